@@ -1,0 +1,36 @@
+// ClBuffer views for kernels, and pinned host memory.
+#include "cl_common.hpp"
+
+namespace gpurt::opencl {
+
+Status ClBuffer::kernel_handle(std::size_t offset, std::size_t size, cl_mem& out) noexcept {
+  if (offset == 0 && size == bytes_) {
+    out = mem_();
+    return Status::success();
+  }
+  return guarded("clCreateSubBuffer", [&] {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto key = std::make_pair(offset, size);
+    auto it = views_.find(key);
+    if (it == views_.end()) {
+      cl_buffer_region region{offset, size};
+      cl_int err = CL_SUCCESS;
+      cl::Buffer sub = mem_.createSubBuffer(CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+      if (err != CL_SUCCESS)
+        return fail(err, "clCreateSubBuffer",
+                    "creating a view at byte " + std::to_string(offset) + " of " + std::to_string(size) + " bytes");
+      it = views_.emplace(key, std::move(sub)).first;
+    }
+    out = it->second();
+    return Status::success();
+  });
+}
+
+ClHostAllocation::~ClHostAllocation() {
+  const cl_int err = clEnqueueUnmapMemObject(queue_(), mem_(), ptr_, 0, nullptr, nullptr);
+  const cl_int fin = err == CL_SUCCESS ? clFinish(queue_()) : err;
+  if (fin != CL_SUCCESS)
+    log(plugin::LogLevel::error, std::string("releasing pinned host memory: unmap failed with ") + name_of(fin));
+}
+
+}  // namespace gpurt::opencl

@@ -1,0 +1,174 @@
+// Shared declarations of the OpenCL backend: the CLHPP configuration, the backend's classes and
+// the one error-mapping function. Vendor headers stay inside backends/opencl/.
+//
+// Mapping: a gpurt Device is one cl_device_id; all devices of one platform share one cl_context
+// (so events order work across them); a Queue is an in-order cl_command_queue (profiling on when
+// timing is asked); a Buffer is a cl_mem; a view passed to a kernel becomes a cached sub-buffer;
+// pinned host memory is a CL_MEM_ALLOC_HOST_PTR buffer kept mapped; an Event is a marker event.
+// Every native handle is owned by a CLHPP wrapper (one owner template, retain/release traits).
+#pragma once
+
+#define CL_TARGET_OPENCL_VERSION 120
+#define CL_HPP_TARGET_OPENCL_VERSION 120
+#define CL_HPP_MINIMUM_OPENCL_VERSION 120
+#include <CL/cl_ext.h>
+#include <CL/opencl.hpp>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpurt/plugin/api.hpp"
+
+namespace gpurt::opencl {
+
+using plugin::Status;
+
+// The one place OpenCL codes become gpurt categories (tested case by case).
+ErrorCategory category_of(cl_int code) noexcept;
+const char* name_of(cl_int code) noexcept;
+// A failed Status for `code` from `call`; `what` says what gpurt was doing.
+Status fail(cl_int code, const char* call, const std::string& what = {});
+
+void log(plugin::LogLevel level, const std::string& message) noexcept;
+void set_host(const plugin::Host* host) noexcept;
+
+// Runs `body` (which returns Status) and turns any exception into a Status: nothing escapes.
+template <class F>
+Status guarded(const char* call, F&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return Status::failure(ErrorCategory::out_of_host_memory, "host memory ran out", call);
+  } catch (const std::exception& e) {
+    return Status::failure(ErrorCategory::internal, e.what(), call);
+  } catch (...) {
+    return Status::failure(ErrorCategory::internal, "unknown exception", call);
+  }
+}
+
+class ClDevice;
+
+class ClBuffer final : public plugin::Buffer {
+ public:
+  ClBuffer(cl::Buffer mem, std::size_t bytes) : mem_(std::move(mem)), bytes_(bytes) {}
+  cl_mem handle() const { return mem_(); }
+  // The cl_mem to hand a kernel for the view [offset, offset + size): the buffer itself or a
+  // cached sub-buffer.
+  Status kernel_handle(std::size_t offset, std::size_t size, cl_mem& out) noexcept;
+
+ private:
+  cl::Buffer mem_;
+  std::size_t bytes_;
+  std::mutex mutex_;
+  std::map<std::pair<std::size_t, std::size_t>, cl::Buffer> views_;
+};
+
+class ClHostAllocation final : public plugin::HostAllocation {
+ public:
+  ClHostAllocation(cl::CommandQueue queue, cl::Buffer mem, void* ptr)
+      : queue_(std::move(queue)), mem_(std::move(mem)), ptr_(ptr) {}
+  ~ClHostAllocation() override;
+  void* data() noexcept override { return ptr_; }
+
+ private:
+  cl::CommandQueue queue_;
+  cl::Buffer mem_;
+  void* ptr_;
+};
+
+class ClEvent final : public plugin::Event {
+ public:
+  explicit ClEvent(cl::Event e) : event_(std::move(e)) {}
+  Status wait() noexcept override;
+  Status query(bool& complete) noexcept override;
+  Status elapsed_ms(plugin::Event& end, double& ms) noexcept override;
+  cl_event handle() const { return event_(); }
+
+ private:
+  cl::Event event_;
+};
+
+class ClKernel final : public plugin::Kernel {
+ public:
+  ClKernel(cl::Kernel k, plugin::KernelInfo info) : kernel_(std::move(k)), info_(std::move(info)) {}
+  const plugin::KernelInfo& info() const noexcept override { return info_; }
+  cl_kernel handle() const { return kernel_(); }
+  // clSetKernelArg + enqueue must not interleave between threads sharing the kernel.
+  std::mutex& mutex() { return mutex_; }
+
+ private:
+  cl::Kernel kernel_;
+  plugin::KernelInfo info_;
+  std::mutex mutex_;
+};
+
+class ClProgram final : public plugin::Program {
+ public:
+  ClProgram(ClDevice& device, cl::Program p, std::string log);
+  Status kernel(const std::string& name, std::unique_ptr<plugin::Kernel>& out) noexcept override;
+  std::vector<std::string> kernel_names() const noexcept override;
+  const std::string& build_log() const noexcept override { return log_; }
+
+ private:
+  ClDevice& device_;
+  cl::Program program_;
+  std::string log_;
+};
+
+class ClQueue final : public plugin::Queue {
+ public:
+  ClQueue(cl::CommandQueue q, cl_context context) : queue_(std::move(q)), context_(context) {}
+  Status copy_from_host(const void* src, plugin::Buffer& dst, std::size_t dst_offset,
+                        std::size_t bytes) noexcept override;
+  Status copy_to_host(plugin::Buffer& src, std::size_t src_offset, void* dst,
+                      std::size_t bytes) noexcept override;
+  Status copy(plugin::Buffer& src, std::size_t src_offset, plugin::Buffer& dst,
+              std::size_t dst_offset, std::size_t bytes) noexcept override;
+  Status fill(plugin::Buffer& dst, std::size_t offset, std::size_t bytes, const void* pattern,
+              std::size_t pattern_size) noexcept override;
+  Status launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
+                const plugin::KernelArg* args, std::size_t count) noexcept override;
+  Status record(bool timing, std::unique_ptr<plugin::Event>& out) noexcept override;
+  Status wait(plugin::Event& event) noexcept override;
+  Status finish() noexcept override;
+
+ private:
+  cl::CommandQueue queue_;
+  cl_context context_;
+};
+
+class ClDevice final : public plugin::Device {
+ public:
+  ClDevice(cl::Platform platform, cl::Device device, cl::Context context);
+  const DeviceProperties& properties() const noexcept override { return props_; }
+  Status create_queue(const plugin::QueueOptions& options,
+                      std::unique_ptr<plugin::Queue>& out) noexcept override;
+  Status allocate(std::size_t bytes, std::unique_ptr<plugin::Buffer>& out) noexcept override;
+  Status allocate_host(std::size_t bytes, std::unique_ptr<plugin::HostAllocation>& out) noexcept override;
+  Status build(const plugin::ProgramSource& source, const std::vector<std::string>& options,
+               std::unique_ptr<plugin::Program>& out) noexcept override;
+  Status memory_usage(std::uint64_t& free_bytes, std::uint64_t& total_bytes) noexcept override;
+
+  const cl::Device& native() const { return device_; }
+  const cl::Context& context() const { return context_; }
+  unsigned address_bits() const { return address_bits_; }
+
+ private:
+  Status utility_queue(cl::CommandQueue& out);
+
+  cl::Device device_;
+  cl::Context context_;
+  DeviceProperties props_;
+  unsigned address_bits_ = 64;
+  std::mutex mutex_;
+  cl::CommandQueue utility_;  // for mapping pinned host memory
+};
+
+// Sizes of OpenCL C scalar and vector type names ("float4" -> 16); 0 when unknown.
+std::size_t scalar_type_size(const std::string& type_name, unsigned address_bits) noexcept;
+
+}  // namespace gpurt::opencl

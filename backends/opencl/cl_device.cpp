@@ -1,0 +1,185 @@
+// ClDevice: properties, queues, memory and program builds for one cl_device_id.
+#include <algorithm>
+#include <cstdio>
+
+#include "cl_common.hpp"
+
+namespace gpurt::opencl {
+
+namespace {
+
+bool has_extension(const std::string& list, const char* ext) {
+  const std::string e(ext);
+  std::size_t pos = 0;
+  while ((pos = list.find(e, pos)) != std::string::npos) {
+    const bool start = pos == 0 || list[pos - 1] == ' ';
+    const bool end = pos + e.size() == list.size() || list[pos + e.size()] == ' ';
+    if (start && end) return true;
+    pos += e.size();
+  }
+  return false;
+}
+
+std::string hex(const unsigned char* bytes, std::size_t n) {
+  std::string out;
+  char buf[3];
+  for (std::size_t i = 0; i < n; ++i) {
+    std::snprintf(buf, sizeof buf, "%02x", bytes[i]);
+    out += buf;
+  }
+  return out;
+}
+
+std::string pci_text(unsigned domain, unsigned bus, unsigned dev, unsigned fn) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%x", domain, bus, dev, fn);
+  return buf;
+}
+
+}  // namespace
+
+ClDevice::ClDevice(cl::Platform platform, cl::Device device, cl::Context context)
+    : device_(std::move(device)), context_(std::move(context)) {
+  DeviceProperties& p = props_;
+  p.backend = "opencl";
+  p.name = device_.getInfo<CL_DEVICE_NAME>();
+  p.vendor = device_.getInfo<CL_DEVICE_VENDOR>();
+  p.platform = platform.getInfo<CL_PLATFORM_NAME>();
+  p.platform_version = platform.getInfo<CL_PLATFORM_VERSION>();
+  const cl_device_type t = device_.getInfo<CL_DEVICE_TYPE>();
+  p.type = (t & CL_DEVICE_TYPE_GPU) ? DeviceType::gpu
+           : (t & CL_DEVICE_TYPE_CPU) ? DeviceType::cpu
+           : (t & CL_DEVICE_TYPE_ACCELERATOR) ? DeviceType::accelerator
+                                              : DeviceType::other;
+  p.driver_version = device_.getInfo<CL_DRIVER_VERSION>();
+  p.architecture = device_.getInfo<CL_DEVICE_VERSION>();
+  p.global_memory = device_.getInfo<CL_DEVICE_GLOBAL_MEM_SIZE>();
+  p.max_allocation = device_.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>();
+  p.compute_units = device_.getInfo<CL_DEVICE_MAX_COMPUTE_UNITS>();
+  p.max_group_size = device_.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>();
+  const std::vector<size_t> dims = device_.getInfo<CL_DEVICE_MAX_WORK_ITEM_SIZES>();
+  p.max_group_dims = Dim3(dims.size() > 0 ? dims[0] : 1, dims.size() > 1 ? dims[1] : 1,
+                          dims.size() > 2 ? dims[2] : 1);
+  p.max_local_memory = device_.getInfo<CL_DEVICE_LOCAL_MEM_SIZE>();
+  address_bits_ = device_.getInfo<CL_DEVICE_ADDRESS_BITS>();
+  const std::string ext = device_.getInfo<CL_DEVICE_EXTENSIONS>();
+  const bool nvidia = p.vendor.find("NVIDIA") != std::string::npos;
+  // OpenCL has no per-dimension group-count limit of its own; NVIDIA's maps onto CUDA grids.
+  p.max_groups = nvidia ? Dim3(2147483647u, 65535, 65535)
+                        : Dim3(2147483647u, 2147483647u, 2147483647u);
+  cl_uint warp = 0;
+  if (has_extension(ext, "cl_nv_device_attribute_query") &&
+      clGetDeviceInfo(device_(), CL_DEVICE_WARP_SIZE_NV, sizeof warp, &warp, nullptr) == CL_SUCCESS)
+    p.simd_width = warp;
+  else
+    p.simd_width = device_.getInfo<CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT>();
+  p.fp64 = device_.getInfo<CL_DEVICE_DOUBLE_FP_CONFIG>() != 0 || has_extension(ext, "cl_khr_fp64");
+  p.fp16 = has_extension(ext, "cl_khr_fp16");
+  p.int32_atomics = true;  // core since OpenCL 1.1
+  p.float_atomic_add = has_extension(ext, "cl_ext_float_atomics");
+  p.view_alignment = std::max<std::size_t>(1, device_.getInfo<CL_DEVICE_MEM_BASE_ADDR_ALIGN>() / 8);
+  if (has_extension(ext, "cl_khr_pci_bus_info")) {
+    cl_device_pci_bus_info_khr info{};
+    if (clGetDeviceInfo(device_(), CL_DEVICE_PCI_BUS_INFO_KHR, sizeof info, &info, nullptr) == CL_SUCCESS)
+      p.pci_bus_id = pci_text(info.pci_domain, info.pci_bus, info.pci_device, info.pci_function);
+  }
+  if (p.pci_bus_id.empty() && has_extension(ext, "cl_nv_device_attribute_query")) {
+    cl_uint bus = 0, slot = 0, domain = 0;
+    if (clGetDeviceInfo(device_(), 0x4008 /* CL_DEVICE_PCI_BUS_ID_NV */, sizeof bus, &bus, nullptr) == CL_SUCCESS &&
+        clGetDeviceInfo(device_(), 0x4009 /* CL_DEVICE_PCI_SLOT_ID_NV */, sizeof slot, &slot, nullptr) == CL_SUCCESS) {
+      clGetDeviceInfo(device_(), 0x400A /* CL_DEVICE_PCI_DOMAIN_ID_NV */, sizeof domain, &domain, nullptr);
+      p.pci_bus_id = pci_text(domain, bus, slot >> 3, slot & 7);
+    }
+  }
+  if (has_extension(ext, "cl_khr_device_uuid")) {
+    unsigned char uuid[CL_UUID_SIZE_KHR] = {};
+    if (clGetDeviceInfo(device_(), CL_DEVICE_UUID_KHR, sizeof uuid, uuid, nullptr) == CL_SUCCESS)
+      p.uuid = hex(uuid, sizeof uuid);
+  }
+  p.languages = {SourceLanguage::opencl_c};
+}
+
+Status ClDevice::create_queue(const plugin::QueueOptions& options,
+                              std::unique_ptr<plugin::Queue>& out) noexcept {
+  return guarded("clCreateCommandQueue", [&] {
+    cl_int err = CL_SUCCESS;
+    cl::CommandQueue q(context_, device_, options.timing ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
+    if (err != CL_SUCCESS) return fail(err, "clCreateCommandQueue", "creating a queue");
+    out = std::make_unique<ClQueue>(std::move(q), context_());
+    return Status::success();
+  });
+}
+
+Status ClDevice::allocate(std::size_t bytes, std::unique_ptr<plugin::Buffer>& out) noexcept {
+  return guarded("clCreateBuffer", [&] {
+    cl_int err = CL_SUCCESS;
+    cl::Buffer mem(context_, CL_MEM_READ_WRITE, bytes, nullptr, &err);
+    if (err != CL_SUCCESS)
+      return fail(err, "clCreateBuffer", "allocating " + std::to_string(bytes) + " bytes");
+    out = std::make_unique<ClBuffer>(std::move(mem), bytes);
+    return Status::success();
+  });
+}
+
+Status ClDevice::utility_queue(cl::CommandQueue& out) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!utility_()) {
+    cl_int err = CL_SUCCESS;
+    cl::CommandQueue q(context_, device_, 0, &err);
+    if (err != CL_SUCCESS) return fail(err, "clCreateCommandQueue", "creating the mapping queue");
+    utility_ = std::move(q);
+  }
+  out = utility_;
+  return Status::success();
+}
+
+Status ClDevice::allocate_host(std::size_t bytes, std::unique_ptr<plugin::HostAllocation>& out) noexcept {
+  return guarded("clCreateBuffer", [&] {
+    cl::CommandQueue q;
+    Status s = utility_queue(q);
+    if (!s.ok()) return s;
+    cl_int err = CL_SUCCESS;
+    cl::Buffer mem(context_, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, nullptr, &err);
+    if (err != CL_SUCCESS)
+      return fail(err, "clCreateBuffer", "allocating " + std::to_string(bytes) + " bytes of pinned host memory");
+    void* ptr = clEnqueueMapBuffer(q(), mem(), CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0,
+                                   nullptr, nullptr, &err);
+    if (err != CL_SUCCESS || !ptr) return fail(err, "clEnqueueMapBuffer", "mapping pinned host memory");
+    out = std::make_unique<ClHostAllocation>(std::move(q), std::move(mem), ptr);
+    return Status::success();
+  });
+}
+
+Status ClDevice::build(const plugin::ProgramSource& source, const std::vector<std::string>& options,
+                       std::unique_ptr<plugin::Program>& out) noexcept {
+  return guarded("clBuildProgram", [&] {
+    std::string opts;
+    for (const auto& o : options) opts += o + " ";
+    opts += "-cl-kernel-arg-info";
+    cl_int err = CL_SUCCESS;
+    cl::Program program(context_, source.text, false, &err);
+    if (err != CL_SUCCESS) return fail(err, "clCreateProgramWithSource", "creating program " + source.name);
+    err = clBuildProgram(program(), 1, &device_(), opts.c_str(), nullptr, nullptr);
+    std::string log;
+    program.getBuildInfo(device_, CL_PROGRAM_BUILD_LOG, &log);
+    while (!log.empty() && (log.back() == '\n' || log.back() == '\0' || log.back() == ' ')) log.pop_back();
+    if (err != CL_SUCCESS) {
+      Status s = fail(err, "clBuildProgram", "building program '" + source.name + "' failed");
+      s.category = ErrorCategory::build_failed;
+      s.build_log = log.empty() ? "(the compiler gave no log)" : log;
+      s.build_options = opts;
+      return s;
+    }
+    out = std::make_unique<ClProgram>(*this, std::move(program), std::move(log));
+    return Status::success();
+  });
+}
+
+Status ClDevice::memory_usage(std::uint64_t& free_bytes, std::uint64_t& total_bytes) noexcept {
+  total_bytes = props_.global_memory;
+  free_bytes = 0;
+  return Status::failure(ErrorCategory::unsupported,
+                         "OpenCL does not report free device memory", "Device::memory_usage");
+}
+
+}  // namespace gpurt::opencl

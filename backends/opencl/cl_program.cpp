@@ -1,0 +1,104 @@
+// ClProgram and ClKernel: kernel lookup and parameter introspection (clGetKernelArgInfo, which
+// the build enables with -cl-kernel-arg-info).
+#include <cctype>
+
+#include "cl_common.hpp"
+
+namespace gpurt::opencl {
+
+std::size_t scalar_type_size(const std::string& type_name, unsigned address_bits) noexcept {
+  std::string base = type_name;
+  std::size_t lanes = 1;
+  std::size_t digits = base.size();
+  while (digits > 0 && std::isdigit(static_cast<unsigned char>(base[digits - 1]))) --digits;
+  if (digits < base.size()) {
+    lanes = static_cast<std::size_t>(std::stoul(base.substr(digits)));
+    base = base.substr(0, digits);
+    if (lanes == 3) lanes = 4;  // 3-component vectors occupy 4
+    if (lanes != 2 && lanes != 4 && lanes != 8 && lanes != 16) return 0;
+  }
+  std::size_t size = 0;
+  if (base == "char" || base == "uchar" || base == "unsigned char") size = 1;
+  else if (base == "short" || base == "ushort" || base == "half" || base == "unsigned short") size = 2;
+  else if (base == "int" || base == "uint" || base == "float" || base == "unsigned int") size = 4;
+  else if (base == "long" || base == "ulong" || base == "double" || base == "unsigned long") size = 8;
+  else if (base == "size_t" || base == "ptrdiff_t" || base == "intptr_t" || base == "uintptr_t")
+    size = address_bits / 8;
+  return size * lanes;
+}
+
+ClProgram::ClProgram(ClDevice& device, cl::Program p, std::string log)
+    : device_(device), program_(std::move(p)), log_(std::move(log)) {}
+
+std::vector<std::string> ClProgram::kernel_names() const noexcept {
+  std::vector<std::string> out;
+  try {
+    std::string names;
+    if (program_.getInfo(CL_PROGRAM_KERNEL_NAMES, &names) != CL_SUCCESS) return out;
+    std::string cur;
+    for (char c : names) {
+      if (c == ';') {
+        if (!cur.empty()) out.push_back(cur);
+        cur.clear();
+      } else if (c != '\0') {
+        cur += c;
+      }
+    }
+    if (!cur.empty()) out.push_back(cur);
+  } catch (...) {
+    out.clear();
+  }
+  return out;
+}
+
+Status ClProgram::kernel(const std::string& name, std::unique_ptr<plugin::Kernel>& out) noexcept {
+  return guarded("clCreateKernel", [&] {
+    cl_int err = CL_SUCCESS;
+    cl::Kernel k(program_, name.c_str(), &err);
+    if (err != CL_SUCCESS) return fail(err, "clCreateKernel", "looking up kernel '" + name + "'");
+    plugin::KernelInfo info;
+    info.name = name;
+    info.dynamic_local_is_parameter = true;
+    info.local_arguments = true;
+    const cl_device_id dev = device_.native()();
+    clGetKernelWorkGroupInfo(k(), dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof(size_t), &info.max_group_size, nullptr);
+    clGetKernelWorkGroupInfo(k(), dev, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, sizeof(size_t),
+                             &info.preferred_group_multiple, nullptr);
+    cl_ulong local = 0;
+    clGetKernelWorkGroupInfo(k(), dev, CL_KERNEL_LOCAL_MEM_SIZE, sizeof local, &local, nullptr);
+    info.static_local_bytes = static_cast<std::size_t>(local);
+    const std::size_t multiple = info.preferred_group_multiple ? info.preferred_group_multiple : 1;
+    std::size_t suggested = std::min<std::size_t>(256, info.max_group_size ? info.max_group_size : 256);
+    if (suggested >= multiple) suggested -= suggested % multiple;
+    info.suggested_group_size = suggested ? suggested : 1;
+
+    cl_uint nargs = 0;
+    err = clGetKernelInfo(k(), CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, nullptr);
+    if (err == CL_SUCCESS) {
+      info.params_known = true;
+      info.params.resize(nargs);
+      for (cl_uint i = 0; i < nargs; ++i) {
+        plugin::ParamInfo& p = info.params[i];
+        cl_kernel_arg_address_qualifier aq = 0;
+        if (clGetKernelArgInfo(k(), i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, nullptr) != CL_SUCCESS)
+          continue;  // no argument info: only the count is checked
+        char type[256] = {};
+        clGetKernelArgInfo(k(), i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, nullptr);
+        p.type_name = type;
+        if (aq == CL_KERNEL_ARG_ADDRESS_GLOBAL || aq == CL_KERNEL_ARG_ADDRESS_CONSTANT) {
+          p.kind = plugin::ParamKind::global_pointer;
+          p.size = sizeof(cl_mem);
+        } else if (aq == CL_KERNEL_ARG_ADDRESS_LOCAL) {
+          p.kind = plugin::ParamKind::local_pointer;
+        } else {
+          p.size = scalar_type_size(p.type_name, device_.address_bits());
+          p.kind = p.size != 0 ? plugin::ParamKind::scalar : plugin::ParamKind::unknown;
+        }
+      }
+    }
+    out = std::make_unique<ClKernel>(std::move(k), std::move(info));
+    return Status::success();
+  });
+}
+
+}  // namespace gpurt::opencl

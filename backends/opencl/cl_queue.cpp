@@ -1,0 +1,135 @@
+// ClQueue and ClEvent: copies, fills, launches and synchronisation on a cl_command_queue.
+#include "cl_common.hpp"
+
+namespace gpurt::opencl {
+
+namespace {
+ClBuffer& buf(plugin::Buffer& b) { return static_cast<ClBuffer&>(b); }
+}  // namespace
+
+Status ClQueue::copy_from_host(const void* src, plugin::Buffer& dst, std::size_t dst_offset,
+                               std::size_t bytes) noexcept {
+  const cl_int err = clEnqueueWriteBuffer(queue_(), buf(dst).handle(), CL_FALSE, dst_offset, bytes,
+                                          src, 0, nullptr, nullptr);
+  return err == CL_SUCCESS ? Status::success() : fail(err, "clEnqueueWriteBuffer");
+}
+
+Status ClQueue::copy_to_host(plugin::Buffer& src, std::size_t src_offset, void* dst,
+                             std::size_t bytes) noexcept {
+  const cl_int err = clEnqueueReadBuffer(queue_(), buf(src).handle(), CL_FALSE, src_offset, bytes,
+                                         dst, 0, nullptr, nullptr);
+  return err == CL_SUCCESS ? Status::success() : fail(err, "clEnqueueReadBuffer");
+}
+
+Status ClQueue::copy(plugin::Buffer& src, std::size_t src_offset, plugin::Buffer& dst,
+                     std::size_t dst_offset, std::size_t bytes) noexcept {
+  const cl_int err = clEnqueueCopyBuffer(queue_(), buf(src).handle(), buf(dst).handle(), src_offset,
+                                         dst_offset, bytes, 0, nullptr, nullptr);
+  return err == CL_SUCCESS ? Status::success() : fail(err, "clEnqueueCopyBuffer");
+}
+
+Status ClQueue::fill(plugin::Buffer& dst, std::size_t offset, std::size_t bytes, const void* pattern,
+                     std::size_t pattern_size) noexcept {
+  const cl_int err = clEnqueueFillBuffer(queue_(), buf(dst).handle(), pattern, pattern_size, offset,
+                                         bytes, 0, nullptr, nullptr);
+  return err == CL_SUCCESS ? Status::success() : fail(err, "clEnqueueFillBuffer");
+}
+
+Status ClQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
+                       const plugin::KernelArg* args, std::size_t count) noexcept {
+  ClKernel& k = static_cast<ClKernel&>(kernel);
+  std::lock_guard<std::mutex> lock(k.mutex());
+  for (std::size_t i = 0; i < count; ++i) {
+    const plugin::KernelArg& a = args[i];
+    cl_int err = CL_SUCCESS;
+    const cl_uint index = static_cast<cl_uint>(i);
+    switch (a.kind) {
+      case plugin::KernelArg::Kind::buffer: {
+        cl_mem mem = nullptr;
+        if (a.buffer && a.size != 0) {
+          Status s = buf(*a.buffer).kernel_handle(a.offset, a.size, mem);
+          if (!s.ok()) return s;
+        }
+        err = clSetKernelArg(k.handle(), index, sizeof(cl_mem), mem ? &mem : nullptr);
+        break;
+      }
+      case plugin::KernelArg::Kind::scalar:
+        err = clSetKernelArg(k.handle(), index, a.size, a.value);
+        break;
+      case plugin::KernelArg::Kind::local:
+        err = clSetKernelArg(k.handle(), index, a.size, nullptr);
+        break;
+    }
+    if (err != CL_SUCCESS)
+      return fail(err, "clSetKernelArg", "setting argument " + std::to_string(i) + " of '" + k.info().name + "'");
+  }
+  const Dim3 g = shape.groups, l = shape.group_size;
+  const size_t global[3] = {g.x * l.x, g.y * l.y, g.z * l.z};
+  const size_t local[3] = {l.x, l.y, l.z};
+  const cl_uint dims = (g.z == 1 && l.z == 1) ? ((g.y == 1 && l.y == 1) ? 1 : 2) : 3;
+  const cl_int err = clEnqueueNDRangeKernel(queue_(), k.handle(), dims, nullptr, global, local, 0,
+                                            nullptr, nullptr);
+  return err == CL_SUCCESS ? Status::success()
+                           : fail(err, "clEnqueueNDRangeKernel", "launching '" + k.info().name + "'");
+}
+
+Status ClQueue::record(bool, std::unique_ptr<plugin::Event>& out) noexcept {
+  return guarded("clEnqueueMarkerWithWaitList", [&] {
+    cl_event e = nullptr;
+    const cl_int err = clEnqueueMarkerWithWaitList(queue_(), 0, nullptr, &e);
+    if (err != CL_SUCCESS) return fail(err, "clEnqueueMarkerWithWaitList");
+    out = std::make_unique<ClEvent>(cl::Event(e));  // adopts the reference
+    return Status::success();
+  });
+}
+
+Status ClQueue::wait(plugin::Event& event) noexcept {
+  ClEvent& e = static_cast<ClEvent&>(event);
+  cl_context ctx = nullptr;
+  cl_int err = clGetEventInfo(e.handle(), CL_EVENT_CONTEXT, sizeof ctx, &ctx, nullptr);
+  if (err != CL_SUCCESS) return fail(err, "clGetEventInfo");
+  if (ctx != context_) return e.wait();  // another platform: its events cannot enter our queue
+  cl_event h = e.handle();
+  err = clEnqueueBarrierWithWaitList(queue_(), 1, &h, nullptr);
+  return err == CL_SUCCESS ? Status::success() : fail(err, "clEnqueueBarrierWithWaitList");
+}
+
+Status ClQueue::finish() noexcept {
+  const cl_int err = clFinish(queue_());
+  return err == CL_SUCCESS ? Status::success() : fail(err, "clFinish");
+}
+
+Status ClEvent::wait() noexcept {
+  cl_event h = event_();
+  const cl_int err = clWaitForEvents(1, &h);
+  return err == CL_SUCCESS ? Status::success() : fail(err, "clWaitForEvents");
+}
+
+Status ClEvent::query(bool& complete) noexcept {
+  cl_int state = 0;
+  const cl_int err = clGetEventInfo(event_(), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, nullptr);
+  if (err != CL_SUCCESS) return fail(err, "clGetEventInfo");
+  if (state < 0)
+    return Status::failure(ErrorCategory::device_lost,
+                           "the work before this event failed on the device", "clGetEventInfo", state,
+                           name_of(state));
+  complete = state == CL_COMPLETE;
+  return Status::success();
+}
+
+Status ClEvent::elapsed_ms(plugin::Event& end_event, double& ms) noexcept {
+  ClEvent& end = static_cast<ClEvent&>(end_event);
+  Status s = end.wait();
+  if (!s.ok()) return s;
+  s = wait();
+  if (!s.ok()) return s;
+  cl_ulong t0 = 0, t1 = 0;
+  cl_int err = clGetEventProfilingInfo(event_(), CL_PROFILING_COMMAND_END, sizeof t0, &t0, nullptr);
+  if (err == CL_SUCCESS)
+    err = clGetEventProfilingInfo(end.event_(), CL_PROFILING_COMMAND_END, sizeof t1, &t1, nullptr);
+  if (err != CL_SUCCESS) return fail(err, "clGetEventProfilingInfo", "reading event times");
+  ms = (static_cast<double>(t1) - static_cast<double>(t0)) * 1e-6;
+  return Status::success();
+}
+
+}  // namespace gpurt::opencl

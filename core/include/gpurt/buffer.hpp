@@ -1,0 +1,126 @@
+// gpurt::Buffer<T>: typed device memory, and gpurt::HostBuffer<T>: page-locked host memory.
+//
+// A Buffer is a reference-counted handle to one device allocation plus a sub-range of it (a
+// view). Copying a Buffer copies the handle, not the memory; the allocation is freed when the
+// last handle (including every view) is gone. A view is a Buffer too and is accepted wherever a
+// Buffer is: copies, fills and kernel arguments. Buffers of any trivially copyable T are allowed;
+// as<U>() reinterprets the bytes of a view as another element type.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <type_traits>
+
+#include "gpurt/device.hpp"
+
+namespace gpurt {
+
+namespace detail {
+struct Allocation;
+struct HostAllocationState;
+
+// Core services for the templates below; each validates and throws Error on bad input.
+std::shared_ptr<Allocation> allocate(const Device& device, std::size_t count, std::size_t elem_size);
+std::shared_ptr<HostAllocationState> allocate_host(const Device& device, std::size_t count,
+                                                   std::size_t elem_size, void** data);
+Device allocation_device(const Allocation* a);
+[[noreturn]] void throw_empty_handle(const char* what, const char* call);
+void check_view(const Allocation* a, std::size_t offset_bytes, std::size_t view_bytes,
+                std::size_t offset, std::size_t count, std::size_t elem_size);
+void check_reinterpret(std::size_t offset_bytes, std::size_t bytes, std::size_t from_size,
+                       std::size_t to_size, std::size_t to_align);
+}  // namespace detail
+
+template <class T>
+class Buffer {
+  static_assert(std::is_trivially_copyable<T>::value,
+                "gpurt::Buffer<T> needs a trivially copyable element type");
+
+ public:
+  using value_type = T;
+
+  Buffer() = default;
+  // Allocates `count` elements on `device` (same as device.alloc<T>(count)).
+  Buffer(const Device& device, std::size_t count)
+      : alloc_(detail::allocate(device, count, sizeof(T))), count_(count) {}
+
+  std::size_t size() const { return count_; }
+  std::size_t size_bytes() const { return count_ * sizeof(T); }
+  bool empty() const { return count_ == 0; }
+  // Start of this view, in elements of T from the start of its allocation.
+  std::size_t offset() const { return offset_bytes_ / sizeof(T); }
+  std::size_t offset_bytes() const { return offset_bytes_; }
+  bool valid() const { return alloc_ != nullptr; }
+
+  Device device() const { return detail::allocation_device(checked("Buffer::device")); }
+
+  // The sub-range [offset, offset + count) of this buffer, sharing its memory.
+  Buffer view(std::size_t offset, std::size_t count) const {
+    detail::check_view(checked("Buffer::view"), offset_bytes_, size_bytes(), offset, count,
+                       sizeof(T));
+    return Buffer(alloc_, offset_bytes_ + offset * sizeof(T), count);
+  }
+
+  // The same bytes seen as elements of U; the view's byte size and start must fit U.
+  template <class U>
+  Buffer<U> as() const {
+    checked("Buffer::as");
+    detail::check_reinterpret(offset_bytes_, size_bytes(), sizeof(T), sizeof(U), alignof(U));
+    return Buffer<U>(alloc_, offset_bytes_, size_bytes() / sizeof(U));
+  }
+
+  // For the core.
+  const detail::Allocation* allocation(const char* call) const { return checked(call); }
+  const std::shared_ptr<detail::Allocation>& shared_allocation() const { return alloc_; }
+  Buffer(std::shared_ptr<detail::Allocation> a, std::size_t offset_bytes, std::size_t count)
+      : alloc_(std::move(a)), offset_bytes_(offset_bytes), count_(count) {}
+
+ private:
+  const detail::Allocation* checked(const char* call) const {
+    if (!alloc_) detail::throw_empty_handle("Buffer", call);
+    return alloc_.get();
+  }
+
+  std::shared_ptr<detail::Allocation> alloc_;
+  std::size_t offset_bytes_ = 0;
+  std::size_t count_ = 0;
+};
+
+// Page-locked (pinned) host memory owned by gpurt, for fast transfers to and from one device.
+// A reference-counted handle like Buffer; the memory is released with the last handle.
+template <class T>
+class HostBuffer {
+  static_assert(std::is_trivially_copyable<T>::value,
+                "gpurt::HostBuffer<T> needs a trivially copyable element type");
+
+ public:
+  HostBuffer() = default;
+  HostBuffer(const Device& device, std::size_t count) : count_(count) {
+    void* p = nullptr;
+    state_ = detail::allocate_host(device, count, sizeof(T), &p);
+    data_ = static_cast<T*>(p);
+  }
+  T* data() const { return data_; }
+  std::size_t size() const { return count_; }
+  std::size_t size_bytes() const { return count_ * sizeof(T); }
+  T& operator[](std::size_t i) const { return data_[i]; }
+  T* begin() const { return data_; }
+  T* end() const { return data_ + count_; }
+  bool valid() const { return state_ != nullptr; }
+
+ private:
+  std::shared_ptr<detail::HostAllocationState> state_;
+  T* data_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+template <class T>
+Buffer<T> Device::alloc(std::size_t count) const {
+  return Buffer<T>(*this, count);
+}
+template <class T>
+HostBuffer<T> Device::alloc_host(std::size_t count) const {
+  return HostBuffer<T>(*this, count);
+}
+
+}  // namespace gpurt

@@ -1,0 +1,87 @@
+// gpurt::Device: one compute device of one backend (a CUDA GPU, an OpenCL GPU or CPU).
+//
+// A Device is a cheap handle; devices live as long as the process. Obtain one from
+// gpurt::devices(), gpurt::default_device() or gpurt::device("opencl:pocl"). A default-constructed
+// Device is empty and every call on it throws Error(invalid_argument).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpurt/types.hpp"
+
+namespace gpurt {
+
+namespace detail {
+struct DeviceState;
+}
+
+template <class T> class Buffer;
+template <class T> class HostBuffer;
+class Queue;
+class Program;
+
+struct QueueOptions {
+  enum class Timing { enabled, disabled };
+  // enabled: Event elapsed times work on this queue (OpenCL profiling, timed CUDA events).
+  Timing timing = Timing::enabled;
+};
+
+struct BuildOptions {
+  std::vector<std::string> flags;  // passed to the compiler as given ("-cl-fast-relaxed-math")
+  std::vector<std::pair<std::string, std::string>> defines;  // become -DNAME=VALUE
+};
+
+struct ProgramSource {
+  SourceLanguage language = SourceLanguage::opencl_c;
+  std::string text;  // source text; for cubin, the binary bytes
+  std::string name = "program";  // how build logs refer to it
+};
+
+struct MemoryUsage {
+  std::uint64_t free_bytes = 0;
+  std::uint64_t total_bytes = 0;
+};
+
+class Device {
+ public:
+  Device() = default;
+
+  const DeviceProperties& properties() const;
+  const std::string& name() const { return properties().name; }
+  const std::string& backend() const { return properties().backend; }
+  // "opencl:0": the selector that names exactly this device.
+  std::string selector() const;
+  // "opencl:0 (pthread-haswell-AMD EPYC 7B13)": for messages.
+  std::string description() const;
+
+  // Device memory for `count` elements of T; contents undefined. Throws out_of_device_memory
+  // when the device cannot hold it. Zero elements gives an empty buffer with no native allocation.
+  template <class T> Buffer<T> alloc(std::size_t count) const;
+  // Page-locked host memory for `count` elements, fast to copy to and from this device.
+  template <class T> HostBuffer<T> alloc_host(std::size_t count) const;
+
+  Queue create_queue(QueueOptions options = {}) const;
+
+  // Compiles `source` for this device; blocks until done. Throws build_failed with the compiler's
+  // log and options, or unsupported when the backend does not take that language.
+  Program build(const ProgramSource& source, const BuildOptions& options = {}) const;
+
+  MemoryUsage memory_usage() const;
+
+  bool empty() const { return state_ == nullptr; }
+  friend bool operator==(const Device& a, const Device& b) { return a.state_ == b.state_; }
+  friend bool operator!=(const Device& a, const Device& b) { return a.state_ != b.state_; }
+
+  // For the core: the state behind the handle (never null once validated).
+  explicit Device(detail::DeviceState* state) : state_(state) {}
+  detail::DeviceState* state() const { return state_; }
+
+ private:
+  detail::DeviceState* state_ = nullptr;
+};
+
+}  // namespace gpurt

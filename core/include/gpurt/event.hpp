@@ -1,0 +1,41 @@
+// gpurt::Event: a point in a queue's stream of work, recorded by Queue::record().
+//
+// An Event completes when everything enqueued on its queue before it has completed. Another
+// queue can wait for it on the device (Queue::wait), the host can wait for it (Event::wait), and
+// two events recorded on timed queues of one device give the device time between them.
+#pragma once
+
+#include <memory>
+
+#include "gpurt/device.hpp"
+
+namespace gpurt {
+
+namespace detail {
+struct EventState;
+}
+
+class Event {
+ public:
+  Event() = default;
+
+  // Blocks the calling thread until the event has completed.
+  void wait() const;
+  // true once the event has completed; never blocks.
+  bool complete() const;
+  Device device() const;
+  bool valid() const { return state_ != nullptr; }
+
+  // For the core.
+  explicit Event(std::shared_ptr<detail::EventState> s) : state_(std::move(s)) {}
+  detail::EventState* state(const char* call) const;
+
+ private:
+  std::shared_ptr<detail::EventState> state_;
+};
+
+// Device time in milliseconds from `start` to `end`, both recorded on timed queues of the same
+// device. Blocks until `end` has completed.
+double elapsed_ms(const Event& start, const Event& end);
+
+}  // namespace gpurt

@@ -1,0 +1,13 @@
+// The one header an application includes.
+#pragma once
+
+#include "gpurt/buffer.hpp"
+#include "gpurt/device.hpp"
+#include "gpurt/error.hpp"
+#include "gpurt/event.hpp"
+#include "gpurt/launch.hpp"
+#include "gpurt/program.hpp"
+#include "gpurt/queue.hpp"
+#include "gpurt/runtime.hpp"
+#include "gpurt/types.hpp"
+#include "gpurt/version.hpp"

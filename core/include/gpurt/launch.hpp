@@ -1,0 +1,48 @@
+// gpurt::LaunchConfig: the shape of one kernel launch, as a value.
+//
+// One convention on every backend: `groups` work-groups (CUDA blocks), each of `group_size`
+// work-items (CUDA threads), plus `local_bytes` of dynamic local (shared) memory per group. The
+// backend converts it at its edge (CUDA grid = groups, block = group_size; OpenCL global size =
+// groups * group_size). Queue::launch checks it against the device and kernel before enqueueing.
+#pragma once
+
+#include <cstddef>
+
+#include "gpurt/types.hpp"
+
+namespace gpurt {
+
+class Kernel;
+
+struct LaunchConfig {
+  Dim3 groups{1};
+  Dim3 group_size{1};
+  std::size_t local_bytes = 0;
+
+  LaunchConfig() = default;
+  LaunchConfig(Dim3 groups_, Dim3 group_size_, std::size_t local_bytes_ = 0)
+      : groups(groups_), group_size(group_size_), local_bytes(local_bytes_) {}
+
+  // Enough groups of `group_size` to cover `items` in every dimension (the count rounds up, so the
+  // kernel must check its index against the item count). Throws invalid_argument when a group
+  // dimension is zero.
+  static LaunchConfig cover(Dim3 items, Dim3 group_size, std::size_t local_bytes = 0);
+  // A 1D launch over `items` with the group size the backend suggests for `kernel`.
+  static LaunchConfig cover(const Kernel& kernel, std::size_t items, std::size_t local_bytes = 0);
+
+  // Work-items in each dimension: groups * group_size.
+  Dim3 global_size() const {
+    return {groups.x * group_size.x, groups.y * group_size.y, groups.z * group_size.z};
+  }
+};
+
+// Dynamic local memory passed as an argument (OpenCL C `__local T*` parameters).
+struct Local {
+  std::size_t bytes = 0;
+};
+template <class T>
+Local local(std::size_t count) {
+  return Local{count * sizeof(T)};
+}
+
+}  // namespace gpurt

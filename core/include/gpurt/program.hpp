@@ -1,0 +1,64 @@
+// gpurt::Program: code built for one device; gpurt::Kernel: one entry point of it.
+//
+// Build with Device::build(ProgramSource{language, text}). Kernels are looked up by name; a
+// Kernel knows its parameters where the backend can introspect them, and the core checks every
+// launch's arguments against them.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpurt/device.hpp"
+
+namespace gpurt {
+
+namespace detail {
+struct ProgramState;
+struct KernelState;
+}
+
+class Kernel;
+
+class Program {
+ public:
+  Program() = default;
+
+  // Throws invalid_argument, listing the kernels the program has, when `name` is not one of them.
+  Kernel kernel(const std::string& name) const;
+  std::vector<std::string> kernel_names() const;
+  // Compiler output of a successful build (warnings); may be empty.
+  const std::string& build_log() const;
+  Device device() const;
+  bool valid() const { return state_ != nullptr; }
+
+  explicit Program(std::shared_ptr<detail::ProgramState> s) : state_(std::move(s)) {}
+
+ private:
+  detail::ProgramState* checked(const char* call) const;
+  std::shared_ptr<detail::ProgramState> state_;
+};
+
+class Kernel {
+ public:
+  Kernel() = default;
+
+  const std::string& name() const;
+  Device device() const;
+  // Number of parameters, when the backend can tell; otherwise throws unsupported.
+  std::size_t arg_count() const;
+  // Largest group (all dimensions together) this kernel can be launched with on its device.
+  std::size_t max_group_size() const;
+  // Group sizes that are a multiple of this run best (warp size, OpenCL preferred multiple).
+  std::size_t preferred_group_multiple() const;
+  // A 1D group size chosen by the backend for this kernel (CUDA: occupancy calculator).
+  std::size_t suggested_group_size() const;
+
+  explicit Kernel(std::shared_ptr<detail::KernelState> s) : state_(std::move(s)) {}
+  detail::KernelState* state(const char* call) const;
+
+ private:
+  std::shared_ptr<detail::KernelState> state_;
+};
+
+}  // namespace gpurt

@@ -1,0 +1,177 @@
+// gpurt::Queue: an in-order stream of work on one device.
+//
+// Everything enqueued on one queue runs in order; separate queues of a device may run
+// concurrently and are ordered with events (record on one, wait on the other). Enqueueing calls
+// are asynchronous: they return once the work is queued. Host memory handed to an asynchronous
+// copy must stay valid and unchanged (for uploads) or untouched (for downloads) until the work
+// has completed (finish(), or an event recorded after it). write() and read() block.
+// Every call validates its arguments first and throws Error without enqueueing anything.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstring>
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+#include "gpurt/buffer.hpp"
+#include "gpurt/event.hpp"
+#include "gpurt/launch.hpp"
+#include "gpurt/program.hpp"
+
+namespace gpurt {
+
+namespace detail {
+struct QueueState;
+
+// A kernel argument as the core sees it before validation.
+struct Arg {
+  enum class Kind { buffer, scalar, local } kind = Kind::scalar;
+  const Allocation* allocation = nullptr;  // buffer
+  std::size_t offset = 0;                  // buffer: view start, bytes
+  std::size_t size = 0;                    // buffer: view bytes; scalar: value bytes; local: bytes
+  std::size_t element_size = 0;            // buffer: sizeof(T)
+  alignas(16) unsigned char value[64] = {};  // scalar bytes
+};
+constexpr std::size_t max_scalar_arg_bytes = sizeof(Arg::value);
+constexpr std::size_t max_kernel_args = 64;
+
+template <class T>
+Arg to_arg(const Buffer<T>& b) {
+  Arg a;
+  a.kind = Arg::Kind::buffer;
+  a.allocation = b.allocation("Queue::launch (buffer argument)");
+  a.offset = b.offset_bytes();
+  a.size = b.size_bytes();
+  a.element_size = sizeof(T);
+  return a;
+}
+inline Arg to_arg(const Local& l) {
+  Arg a;
+  a.kind = Arg::Kind::local;
+  a.size = l.bytes;
+  return a;
+}
+template <class T>
+Arg to_arg(const T& v) {
+  static_assert(!std::is_pointer<T>::value,
+                "pass a gpurt::Buffer to a kernel, not a pointer: host pointers mean nothing on the device");
+  static_assert(std::is_trivially_copyable<T>::value,
+                "kernel scalar arguments must be trivially copyable");
+  static_assert(sizeof(T) <= max_scalar_arg_bytes, "kernel scalar arguments are limited to 64 bytes");
+  Arg a;
+  a.kind = Arg::Kind::scalar;
+  a.size = sizeof(T);
+  std::memcpy(a.value, &v, sizeof(T));
+  return a;
+}
+
+}  // namespace detail
+
+class Queue {
+ public:
+  Queue() = default;
+
+  Device device() const;
+
+  // ---- host -> device (asynchronous) ----
+  // Copies dst.size() elements from `src`.
+  template <class T>
+  void copy(const T* src, const Buffer<T>& dst) {
+    copy_from_host(src, dst.allocation("Queue::copy"), dst.offset_bytes(), dst.size_bytes(),
+                   dst.size_bytes());
+  }
+  // src.size() must equal dst.size().
+  template <class T>
+  void copy(const std::vector<T>& src, const Buffer<T>& dst) {
+    copy_from_host(src.data(), dst.allocation("Queue::copy"), dst.offset_bytes(), dst.size_bytes(),
+                   src.size() * sizeof(T));
+  }
+  template <class T>
+  void copy(const HostBuffer<T>& src, const Buffer<T>& dst) {
+    copy_from_host(src.data(), dst.allocation("Queue::copy"), dst.offset_bytes(), dst.size_bytes(),
+                   src.size_bytes());
+  }
+
+  // ---- device -> host (asynchronous) ----
+  // Copies src.size() elements into `dst`.
+  template <class T>
+  void copy(const Buffer<T>& src, T* dst) {
+    copy_to_host(src.allocation("Queue::copy"), src.offset_bytes(), src.size_bytes(), dst,
+                 src.size_bytes());
+  }
+  template <class T>
+  void copy(const Buffer<T>& src, std::vector<T>& dst) {
+    copy_to_host(src.allocation("Queue::copy"), src.offset_bytes(), src.size_bytes(), dst.data(),
+                 dst.size() * sizeof(T));
+  }
+  template <class T>
+  void copy(const Buffer<T>& src, const HostBuffer<T>& dst) {
+    copy_to_host(src.allocation("Queue::copy"), src.offset_bytes(), src.size_bytes(), dst.data(),
+                 dst.size_bytes());
+  }
+
+  // ---- device -> device (asynchronous); same size, same device; views may overlap only if equal
+  template <class T>
+  void copy(const Buffer<T>& src, const Buffer<T>& dst) {
+    copy_device(src.allocation("Queue::copy"), src.offset_bytes(), src.size_bytes(),
+                dst.allocation("Queue::copy"), dst.offset_bytes(), dst.size_bytes());
+  }
+
+  // Sets every element of `dst` to `value` (asynchronous). sizeof(T) must be 1, 2, 4, 8, 16, 32,
+  // 64 or 128.
+  template <class T>
+  void fill(const Buffer<T>& dst, const T& value) {
+    fill_bytes(dst.allocation("Queue::fill"), dst.offset_bytes(), dst.size_bytes(), &value,
+               sizeof(T));
+  }
+
+  // Enqueues `kernel` with `config` and `args` (Buffers and views, Local sizes, scalars).
+  template <class... Args>
+  void launch(const Kernel& kernel, const LaunchConfig& config, const Args&... args) {
+    static_assert(sizeof...(Args) <= detail::max_kernel_args, "too many kernel arguments");
+    const std::array<detail::Arg, sizeof...(Args)> packed{detail::to_arg(args)...};
+    launch_packed(kernel, config, packed.data(), packed.size());
+  }
+
+  // An event that completes when all work enqueued so far has.
+  Event record();
+  // Work enqueued on this queue after this call waits (on the device) for `event`.
+  void wait(const Event& event);
+  // Blocks until everything enqueued so far has completed.
+  void finish();
+
+  // ---- blocking conveniences ----
+  template <class T>
+  void write(const Buffer<T>& dst, const std::vector<T>& src) {
+    copy(src, dst);
+    finish();
+  }
+  template <class T>
+  std::vector<T> read(const Buffer<T>& src) {
+    std::vector<T> out(src.size());
+    copy(src, out);
+    finish();
+    return out;
+  }
+
+  explicit Queue(std::shared_ptr<detail::QueueState> s) : state_(std::move(s)) {}
+
+ private:
+  detail::QueueState* checked(const char* call) const;
+  void copy_from_host(const void* src, const detail::Allocation* dst, std::size_t dst_offset,
+                      std::size_t dst_bytes, std::size_t src_bytes);
+  void copy_to_host(const detail::Allocation* src, std::size_t src_offset, std::size_t src_bytes,
+                    void* dst, std::size_t dst_bytes);
+  void copy_device(const detail::Allocation* src, std::size_t src_offset, std::size_t src_bytes,
+                   const detail::Allocation* dst, std::size_t dst_offset, std::size_t dst_bytes);
+  void fill_bytes(const detail::Allocation* dst, std::size_t offset, std::size_t bytes,
+                  const void* pattern, std::size_t pattern_size);
+  void launch_packed(const Kernel& kernel, const LaunchConfig& config, const detail::Arg* args,
+                     std::size_t count);
+
+  std::shared_ptr<detail::QueueState> state_;
+};
+
+}  // namespace gpurt

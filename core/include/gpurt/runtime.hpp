@@ -1,0 +1,29 @@
+// Discovery: which backends gpurt has, which devices they offer, and choosing one.
+//
+// Plugins are loaded once, on the first call of any function here (thread-safe). A backend that
+// cannot be used is still listed, with the reason. Selector syntax, used by device(), by
+// GPURT_DEVICE and by every command line: BACKEND[:INDEX|:NAME], where NAME is a
+// case-insensitive substring of the device name, vendor or platform ("cuda", "cuda:1",
+// "opencl:0", "opencl:nvidia", "opencl:pocl").
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpurt/device.hpp"
+#include "gpurt/types.hpp"
+
+namespace gpurt {
+
+// Every backend gpurt knows ("cuda", "opencl"), available or not, with the reason.
+std::vector<BackendInfo> backends();
+// Every device of every available backend, backend by backend.
+std::vector<Device> devices();
+// GPURT_DEVICE if set; otherwise a CUDA GPU, then an OpenCL GPU, then an OpenCL CPU, then any.
+// Throws backend_unavailable, listing every backend's reason, when there is no device at all.
+Device default_device();
+// The first device matching `selector`; throws invalid_argument listing what exists otherwise.
+Device device(std::string_view selector);
+
+}  // namespace gpurt

@@ -1,0 +1,91 @@
+// Value types shared by the public API and the backend plugins: dimensions, device properties,
+// backend availability, program sources and launch shapes. Plain data, no behaviour.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpurt {
+
+// A 1-, 2- or 3-dimensional extent. Unused dimensions are 1.
+struct Dim3 {
+  std::size_t x = 1, y = 1, z = 1;
+  constexpr Dim3() = default;
+  constexpr Dim3(std::size_t x_, std::size_t y_ = 1, std::size_t z_ = 1) : x(x_), y(y_), z(z_) {}
+  constexpr std::size_t volume() const { return x * y * z; }
+  constexpr std::size_t operator[](int i) const { return i == 0 ? x : i == 1 ? y : z; }
+  friend constexpr bool operator==(const Dim3& a, const Dim3& b) {
+    return a.x == b.x && a.y == b.y && a.z == b.z;
+  }
+  friend constexpr bool operator!=(const Dim3& a, const Dim3& b) { return !(a == b); }
+};
+std::string to_string(const Dim3& d);
+
+enum class DeviceType { gpu, cpu, accelerator, other };
+const char* to_string(DeviceType t) noexcept;
+
+// The languages a device's backend can build programs from.
+enum class SourceLanguage {
+  opencl_c,  // OpenCL C source (OpenCL backend)
+  cuda_cpp,  // CUDA C++ source compiled by NVRTC (CUDA backend)
+  ptx,       // PTX assembly text (CUDA backend)
+  cubin,     // a CUDA binary (cubin or fatbin) for this device (CUDA backend)
+};
+const char* to_string(SourceLanguage l) noexcept;
+
+struct DeviceProperties {
+  std::string backend;         // "cuda" or "opencl"
+  std::size_t index = 0;       // position within the backend's device list (selector "backend:index")
+  std::string name;
+  std::string vendor;
+  std::string platform;        // OpenCL platform name; "CUDA" for the CUDA backend
+  std::string platform_version;  // OpenCL platform version ("OpenCL 3.0 PoCL 3.1 ..."), CUDA version
+  DeviceType type = DeviceType::other;
+  std::string driver_version;
+  std::string architecture;    // "sm_90", or the OpenCL device version string
+  std::uint64_t global_memory = 0;     // bytes
+  std::uint64_t max_allocation = 0;    // largest single buffer, bytes
+  unsigned compute_units = 0;
+  std::size_t max_group_size = 0;      // work-items (threads) per group, all dimensions together
+  Dim3 max_group_dims;                 // per-dimension limit on the group size
+  Dim3 max_groups;                     // per-dimension limit on the number of groups
+  std::size_t max_local_memory = 0;    // local (shared) memory per group, bytes
+  unsigned simd_width = 0;             // warp / preferred work-group multiple
+  bool fp64 = false;
+  bool fp16 = false;
+  bool int32_atomics = false;          // 32-bit integer atomics on global memory
+  bool float_atomic_add = false;       // atomic add on 32-bit floats in global memory
+  std::size_t view_alignment = 1;      // a buffer view passed to a kernel must start on a multiple
+                                       // of this many bytes (OpenCL sub-buffer alignment)
+  std::string pci_bus_id;              // "0000:19:00.0" where the backend tells, else empty
+  std::string uuid;                    // 32 hex digits where the backend tells, else empty
+  std::vector<SourceLanguage> languages;  // what Device::build accepts
+};
+
+// Why a backend cannot be used. `available` means it can.
+enum class BackendStatus {
+  available,
+  plugin_not_found,         // no plugin library in any searched directory
+  plugin_invalid,           // a file was found but is not a usable gpurt plugin of this version
+  vendor_library_missing,   // the plugin needs a vendor library (libcuda.so.1, libOpenCL.so.1) that is absent
+  no_device,                // the backend works but sees no device
+  init_failed,              // the vendor library refused to initialise
+  disabled_by_environment,  // GPURT_DISABLE_BACKENDS names it
+};
+const char* to_string(BackendStatus s) noexcept;
+
+struct BackendInfo {
+  std::string name;                   // "cuda", "opencl"
+  BackendStatus status = BackendStatus::plugin_not_found;
+  std::string reason;                 // one sentence a person can act on; empty when available
+  std::string native_text;            // dlerror() text or the driver's code and name
+  std::string plugin_path;            // the library that was loaded or tried
+  std::vector<std::string> searched;  // directories searched for the plugin, in order
+  std::string version;                // backend and driver version when available
+  std::size_t device_count = 0;
+  bool available() const { return status == BackendStatus::available; }
+};
+
+}  // namespace gpurt

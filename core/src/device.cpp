@@ -1,0 +1,125 @@
+// gpurt::Device and memory allocation.
+#include "gpurt/device.hpp"
+
+#include <limits>
+
+#include "format.hpp"
+#include "gpurt/buffer.hpp"
+#include "gpurt/program.hpp"
+#include "gpurt/queue.hpp"
+#include "state.hpp"
+
+namespace gpurt {
+
+const DeviceProperties& Device::properties() const {
+  return detail::checked_device(*this, "Device::properties")->props;
+}
+
+std::string Device::selector() const { return detail::checked_device(*this, "Device::selector")->selector; }
+
+std::string Device::description() const {
+  return detail::checked_device(*this, "Device::description")->description;
+}
+
+Queue Device::create_queue(QueueOptions options) const {
+  detail::DeviceState* d = detail::checked_device(*this, "Device::create_queue");
+  auto q = std::make_shared<detail::QueueState>();
+  q->device = d;
+  q->timing = options.timing == QueueOptions::Timing::enabled;
+  plugin::QueueOptions po;
+  po.timing = q->timing;
+  detail::check(d->impl->create_queue(po, q->impl), d);
+  return Queue(std::move(q));
+}
+
+MemoryUsage Device::memory_usage() const {
+  detail::DeviceState* d = detail::checked_device(*this, "Device::memory_usage");
+  MemoryUsage m;
+  detail::check(d->impl->memory_usage(m.free_bytes, m.total_bytes), d);
+  return m;
+}
+
+namespace detail {
+
+namespace {
+std::size_t checked_bytes(std::size_t count, std::size_t elem_size, const char* call,
+                          const DeviceState* d) {
+  if (elem_size != 0 && count > std::numeric_limits<std::size_t>::max() / elem_size)
+    invalid(std::to_string(count) + " elements of " + std::to_string(elem_size) +
+                " bytes overflow the address space; ask for fewer elements",
+            call, d);
+  return count * elem_size;
+}
+}  // namespace
+
+std::shared_ptr<Allocation> allocate(const Device& device, std::size_t count, std::size_t elem_size) {
+  DeviceState* d = checked_device(device, "Device::alloc");
+  const std::size_t bytes = checked_bytes(count, elem_size, "Device::alloc", d);
+  auto a = std::make_shared<Allocation>();
+  a->device = d;
+  a->bytes = bytes;
+  if (bytes == 0) return a;
+  if (bytes > d->props.max_allocation) {
+    ErrorDetails det;
+    det.backend = d->props.backend;
+    det.device = d->description;
+    det.call = "Device::alloc";
+    throw Error(ErrorCategory::out_of_device_memory,
+                "cannot allocate " + format_bytes(bytes) + ": the largest single allocation " +
+                    d->selector + " allows is " + format_bytes(d->props.max_allocation) +
+                    " (device memory " + format_bytes(d->props.global_memory) +
+                    "); split the data into several buffers",
+                std::move(det));
+  }
+  check(d->impl->allocate(bytes, a->impl), d);
+  return a;
+}
+
+std::shared_ptr<HostAllocationState> allocate_host(const Device& device, std::size_t count,
+                                                   std::size_t elem_size, void** data) {
+  DeviceState* d = checked_device(device, "Device::alloc_host");
+  const std::size_t bytes = checked_bytes(count, elem_size, "Device::alloc_host", d);
+  auto h = std::make_shared<HostAllocationState>();
+  h->device = d;
+  *data = nullptr;
+  if (bytes == 0) return h;
+  check(d->impl->allocate_host(bytes, h->impl), d);
+  *data = h->impl->data();
+  return h;
+}
+
+Device allocation_device(const Allocation* a) { return Device(a->device); }
+
+void throw_empty_handle(const char* what, const char* call) {
+  invalid(std::string("this ") + what +
+              " is empty (default-constructed or moved-from); create it from a Device first",
+          call);
+}
+
+void check_view(const Allocation* a, std::size_t offset_bytes, std::size_t view_bytes,
+                std::size_t offset, std::size_t count, std::size_t elem_size) {
+  const std::size_t size = view_bytes / elem_size;
+  if (offset > size || count > size - offset)
+    invalid("view [" + std::to_string(offset) + ", " + std::to_string(offset) + " + " +
+                std::to_string(count) + ") is outside the buffer's " + std::to_string(size) +
+                " elements; a view must lie inside the buffer it is taken from",
+            "Buffer::view", a->device);
+  (void)offset_bytes;
+}
+
+void check_reinterpret(std::size_t offset_bytes, std::size_t bytes, std::size_t from_size,
+                       std::size_t to_size, std::size_t to_align) {
+  if (bytes % to_size != 0)
+    invalid("a view of " + std::to_string(bytes) + " bytes cannot be seen as elements of " +
+                std::to_string(to_size) + " bytes (it does not divide evenly); take a view whose size fits",
+            "Buffer::as");
+  if (offset_bytes % to_align != 0)
+    invalid("the view starts at byte " + std::to_string(offset_bytes) +
+                ", which is not aligned for elements needing " + std::to_string(to_align) +
+                "-byte alignment",
+            "Buffer::as");
+  (void)from_size;
+}
+
+}  // namespace detail
+}  // namespace gpurt

@@ -1,0 +1,94 @@
+// Parsing of every GPURT_* variable.
+#include "env.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "gpurt/error.hpp"
+
+namespace gpurt::detail {
+
+namespace {
+[[noreturn]] void malformed(const char* var, const std::string& value, const std::string& what) {
+  ErrorDetails d;
+  d.call = std::string("environment variable ") + var;
+  throw Error(ErrorCategory::invalid_argument,
+              std::string(var) + "='" + value + "' is malformed: " + what, std::move(d));
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return {};
+  const auto e = s.find_last_not_of(" \t");
+  return s.substr(b, e - b + 1);
+}
+}  // namespace
+
+const std::vector<std::string>& known_backends() {
+  static const std::vector<std::string> names{"cuda", "opencl"};
+  return names;
+}
+
+Environment parse_environment(const std::function<const char*(const char*)>& get) {
+  Environment env;
+  if (const char* v = get("GPURT_DEVICE"); v && *v) {
+    const std::string s = trim(v);
+    if (s.empty()) malformed("GPURT_DEVICE", v, "expected a selector such as cuda, cuda:0 or opencl:pocl");
+    env.device = s;
+  }
+  if (const char* v = get("GPURT_PLUGIN_PATH"); v && *v) {
+    for (const std::string& dir : split(v, ':')) {
+      if (dir.empty()) continue;
+      if (dir.front() != '/')
+        malformed("GPURT_PLUGIN_PATH", v,
+                  "entry '" + dir +
+                      "' is not an absolute directory; gpurt loads plugins only from absolute "
+                      "directories (never the current one). Use e.g. /opt/gpurt/lib");
+      env.plugin_path.push_back(dir);
+    }
+  }
+  if (const char* v = get("GPURT_DISABLE_BACKENDS"); v && *v) {
+    for (const std::string& raw : split(v, ',')) {
+      const std::string name = trim(raw);
+      if (name.empty()) continue;
+      const auto& known = known_backends();
+      if (std::find(known.begin(), known.end(), name) == known.end())
+        malformed("GPURT_DISABLE_BACKENDS", v,
+                  "'" + name + "' is not a backend; expected a comma-separated list of cuda, opencl");
+      env.disabled_backends.push_back(name);
+    }
+  }
+  if (const char* v = get("GPURT_LOG"); v && *v) {
+    const std::string s = trim(v);
+    static const char* levels[] = {"off", "error", "warn", "info", "debug"};
+    bool found = false;
+    for (int i = 0; i < 5; ++i)
+      if (s == levels[i]) {
+        env.log_level = i;
+        found = true;
+      }
+    if (!found) malformed("GPURT_LOG", v, "expected one of off, error, warn, info, debug");
+  }
+  return env;
+}
+
+Environment read_environment() {
+  return parse_environment([](const char* name) { return std::getenv(name); });
+}
+
+}  // namespace gpurt::detail

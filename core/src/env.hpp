@@ -1,0 +1,29 @@
+// Every GPURT_* environment variable, parsed in one place (docs/environment.md lists them).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpurt/plugin/api.hpp"
+
+namespace gpurt::detail {
+
+struct Environment {
+  std::optional<std::string> device;          // GPURT_DEVICE: a selector
+  std::vector<std::string> plugin_path;       // GPURT_PLUGIN_PATH: absolute directories, ':'-separated
+  std::vector<std::string> disabled_backends; // GPURT_DISABLE_BACKENDS: comma-separated backend names
+  int log_level = 1;                          // GPURT_LOG: off|error|warn|info|debug -> 0..4
+};
+
+// The backends gpurt knows, in preference order.
+const std::vector<std::string>& known_backends();
+
+// Parses the variables through `get` (returns nullptr for unset). Throws Error(invalid_argument)
+// naming the variable, the bad value and the accepted form.
+Environment parse_environment(const std::function<const char*(const char*)>& get);
+// parse_environment over the process environment.
+Environment read_environment();
+
+}  // namespace gpurt::detail

@@ -1,0 +1,210 @@
+// Queue::launch: every check a launch needs, done before anything is enqueued, then one hook.
+#include <array>
+
+#include "format.hpp"
+#include "gpurt/queue.hpp"
+#include "state.hpp"
+
+namespace gpurt {
+
+namespace {
+
+const char* const dim_name[3] = {"x", "y", "z"};
+constexpr const char* call = "Queue::launch";
+
+void check_shape(const detail::DeviceState* d, const plugin::KernelInfo& info,
+                 const LaunchConfig& c) {
+  const DeviceProperties& p = d->props;
+  for (int i = 0; i < 3; ++i) {
+    if (c.groups[i] == 0)
+      detail::invalid("zero volume: groups = " + to_string(c.groups) + " has a zero " +
+                          dim_name[i] + " dimension; a launch needs at least one group in each "
+                          "dimension (skip the launch when there is no work)",
+                      call, d);
+    if (c.group_size[i] == 0)
+      detail::invalid("zero volume: group_size = " + to_string(c.group_size) + " has a zero " +
+                          dim_name[i] + " dimension; use 1 for unused dimensions",
+                      call, d);
+  }
+  for (int i = 0; i < 3; ++i) {
+    if (c.group_size[i] > p.max_group_dims[i])
+      detail::invalid("group size " + to_string(c.group_size) + " is too large in " + dim_name[i] +
+                          ": the device allows at most " + std::to_string(p.max_group_dims[i]) +
+                          " (limits " + to_string(p.max_group_dims) + ")",
+                      call, d);
+    if (c.groups[i] > p.max_groups[i])
+      detail::invalid(std::to_string(c.groups[i]) + " groups in " + dim_name[i] +
+                          " exceed the device's limit of " + std::to_string(p.max_groups[i]) +
+                          " (limits " + to_string(p.max_groups) + "); use larger groups or "
+                          "another dimension",
+                      call, d);
+  }
+  const std::size_t volume = c.group_size.volume();
+  if (volume > p.max_group_size)
+    detail::invalid("oversize group: " + to_string(c.group_size) + " is " + std::to_string(volume) +
+                        " work-items but the device allows at most " +
+                        std::to_string(p.max_group_size) + " per group",
+                    call, d);
+  if (info.max_group_size != 0 && volume > info.max_group_size)
+    detail::invalid("oversize group: " + to_string(c.group_size) + " is " + std::to_string(volume) +
+                        " work-items but kernel '" + info.name + "' allows at most " +
+                        std::to_string(info.max_group_size) +
+                        " on this device (its registers or local memory limit it); use "
+                        "Kernel::max_group_size()",
+                    call, d);
+}
+
+void check_local(const detail::DeviceState* d, const plugin::KernelInfo& info, std::size_t dynamic,
+                 std::size_t from_args) {
+  const std::size_t total = dynamic + from_args + info.static_local_bytes;
+  if (total > d->props.max_local_memory)
+    detail::invalid("too much local memory: the launch asks for " + detail::format_bytes(total) +
+                        " per group (" + std::to_string(dynamic) + " dynamic, " +
+                        std::to_string(from_args) + " in Local arguments, " +
+                        std::to_string(info.static_local_bytes) + " declared in the kernel) but "
+                        "the device offers " + detail::format_bytes(d->props.max_local_memory),
+                    call, d);
+}
+
+std::string param_text(const plugin::KernelInfo& info, std::size_t i) {
+  std::string s = "parameter " + std::to_string(i);
+  if (i < info.params.size() && !info.params[i].type_name.empty())
+    s += " (" + info.params[i].type_name + ")";
+  return s + " of kernel '" + info.name + "'";
+}
+
+}  // namespace
+
+LaunchConfig LaunchConfig::cover(Dim3 items, Dim3 group_size, std::size_t local_bytes) {
+  for (int i = 0; i < 3; ++i)
+    if (group_size[i] == 0)
+      detail::invalid("LaunchConfig::cover needs a group size of at least 1 in every dimension, "
+                      "got " + to_string(group_size),
+                      "LaunchConfig::cover");
+  auto up = [](std::size_t n, std::size_t g) { return n / g + (n % g != 0 ? 1 : 0); };
+  return LaunchConfig({up(items.x, group_size.x), up(items.y, group_size.y), up(items.z, group_size.z)},
+                      group_size, local_bytes);
+}
+
+LaunchConfig LaunchConfig::cover(const Kernel& kernel, std::size_t items, std::size_t local_bytes) {
+  return cover(Dim3(items), Dim3(kernel.suggested_group_size()), local_bytes);
+}
+
+void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, const detail::Arg* args,
+                          std::size_t count) {
+  detail::QueueState* q = checked(call);
+  detail::KernelState* k = kernel.state(call);
+  detail::DeviceState* d = q->device;
+  if (k->device != d)
+    detail::invalid("kernel '" + k->info.name + "' was built for " + k->device->description +
+                        " but the queue is on " + d->description + "; build the program for the "
+                        "queue's device",
+                    call, d);
+  const plugin::KernelInfo& info = k->info;
+  check_shape(d, info, config);
+
+  const bool dynamic_param = info.dynamic_local_is_parameter && config.local_bytes > 0;
+  if (info.params_known) {
+    const std::size_t expected = info.params.size() - (dynamic_param ? 1 : 0);
+    if (dynamic_param && (info.params.empty() ||
+                          info.params.back().kind != plugin::ParamKind::local_pointer))
+      detail::invalid("LaunchConfig::local_bytes is " + std::to_string(config.local_bytes) +
+                          " but kernel '" + info.name + "' does not end with a __local pointer "
+                          "parameter to receive it; add one, or set local_bytes to 0",
+                      call, d);
+    if (count != expected)
+      detail::invalid("kernel '" + info.name + "' takes " + std::to_string(expected) +
+                          " argument" + (expected == 1 ? "" : "s") +
+                          (dynamic_param ? " (besides its dynamic local memory parameter)" : "") +
+                          " but " + std::to_string(count) + " were given",
+                      call, d);
+  }
+
+  std::array<plugin::KernelArg, detail::max_kernel_args + 1> native;
+  std::size_t local_from_args = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const detail::Arg& a = args[i];
+    const plugin::ParamInfo* p =
+        info.params_known && i < info.params.size() ? &info.params[i] : nullptr;
+    plugin::KernelArg& n = native[i];
+    switch (a.kind) {
+      case detail::Arg::Kind::buffer:
+        if (a.allocation->device != d)
+          detail::invalid("argument " + std::to_string(i) + " is a buffer on " +
+                              a.allocation->device->description + ", not on the queue's device " +
+                              d->description + "; copy it to this device first",
+                          call, d);
+        if (p && p->kind != plugin::ParamKind::global_pointer && p->kind != plugin::ParamKind::unknown)
+          detail::invalid("argument " + std::to_string(i) + " is a buffer but " + param_text(info, i) +
+                              " is not a global pointer",
+                          call, d);
+        if (p && p->kind == plugin::ParamKind::unknown && p->size != 0 && p->size != sizeof(void*))
+          detail::invalid("argument " + std::to_string(i) + " is a buffer (a " +
+                              std::to_string(sizeof(void*)) + "-byte pointer) but " +
+                              param_text(info, i) + " has " + std::to_string(p->size) + " bytes",
+                          call, d);
+        if (a.offset % d->props.view_alignment != 0)
+          detail::invalid("argument " + std::to_string(i) + " is a view starting at byte " +
+                              std::to_string(a.offset) + ", but views passed to kernels on " +
+                              d->selector + " must start on a multiple of " +
+                              std::to_string(d->props.view_alignment) +
+                              " bytes; pass the whole buffer and an index offset instead",
+                          call, d);
+        n.kind = plugin::KernelArg::Kind::buffer;
+        n.buffer = a.allocation->impl.get();
+        n.offset = a.offset;
+        n.size = a.size;
+        break;
+      case detail::Arg::Kind::scalar:
+        if (p && (p->kind == plugin::ParamKind::global_pointer ||
+                  p->kind == plugin::ParamKind::local_pointer))
+          detail::invalid("argument " + std::to_string(i) + " is a scalar of " +
+                              std::to_string(a.size) + " bytes but " + param_text(info, i) +
+                              " is a pointer; pass a Buffer" +
+                              (p->kind == plugin::ParamKind::local_pointer ? " or gpurt::Local" : ""),
+                          call, d);
+        if (p && p->size != 0 && p->size != a.size)
+          detail::invalid("argument " + std::to_string(i) + " has " + std::to_string(a.size) +
+                              " bytes but " + param_text(info, i) + " has " +
+                              std::to_string(p->size) + "; pass a value of the parameter's type",
+                          call, d);
+        n.kind = plugin::KernelArg::Kind::scalar;
+        n.value = a.value;
+        n.size = a.size;
+        break;
+      case detail::Arg::Kind::local:
+        if (!info.local_arguments)
+          throw Error(ErrorCategory::unsupported,
+                      "argument " + std::to_string(i) + " is a gpurt::Local, which the " +
+                          d->props.backend + " backend does not take; pass dynamic local memory "
+                          "through LaunchConfig::local_bytes",
+                      ErrorDetails{d->props.backend, 0, {}, call, d->description, {}, {}});
+        if (p && p->kind != plugin::ParamKind::local_pointer && p->kind != plugin::ParamKind::unknown)
+          detail::invalid("argument " + std::to_string(i) + " is a gpurt::Local but " +
+                              param_text(info, i) + " is not a __local pointer",
+                          call, d);
+        if (a.size == 0)
+          detail::invalid("argument " + std::to_string(i) +
+                              " is a gpurt::Local of 0 bytes; local memory arguments need at "
+                              "least one byte",
+                          call, d);
+        local_from_args += a.size;
+        n.kind = plugin::KernelArg::Kind::local;
+        n.size = a.size;
+        break;
+    }
+  }
+  check_local(d, info, config.local_bytes, local_from_args);
+
+  std::size_t native_count = count;
+  plugin::LaunchShape shape{config.groups, config.group_size, config.local_bytes};
+  if (dynamic_param) {
+    plugin::KernelArg& n = native[native_count++];
+    n.kind = plugin::KernelArg::Kind::local;
+    n.size = config.local_bytes;
+    shape.local_bytes = 0;
+  }
+  detail::check(q->impl->launch(*k->impl, shape, native.data(), native_count), d);
+}
+
+}  // namespace gpurt

@@ -1,0 +1,197 @@
+// Finding, loading and initialising backend plugins.
+//
+// For each backend gpurt knows, the loader looks for libgpurt_<name>.so in each absolute directory
+// of GPURT_PLUGIN_PATH and then in the directory holding libgpurt; the first file found is loaded
+// with dlopen(RTLD_NOW | RTLD_LOCAL). Every way this can fail becomes a BackendInfo status with
+// the dlerror() or driver text and the directories searched, so a backend never disappears
+// without a reason.
+#include "loader.hpp"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <mutex>
+
+#include "log.hpp"
+
+namespace gpurt::detail {
+
+namespace {
+
+bool is_regular_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string plugin_file(const std::string& name) { return "libgpurt_" + name + ".so"; }
+
+std::string vendor_hint(const std::string& backend) {
+  if (backend == "cuda")
+    return "install the NVIDIA driver (libcuda.so.1) and the CUDA runtime compiler (libnvrtc)";
+  if (backend == "opencl")
+    return "install an OpenCL ICD loader (libOpenCL.so.1, Debian: ocl-icd-libopencl1) and a "
+           "driver (pocl-opencl-icd for CPUs, the vendor's ICD for GPUs)";
+  return "install the vendor library the plugin needs";
+}
+
+// dlopen() failed on an existing file: tell a missing dependency from a broken plugin.
+void classify_dlopen_failure(BackendRecord& r, const std::string& text) {
+  r.info.native_text = text;
+  const std::string marker = ": cannot open shared object file";
+  const auto pos = text.find(marker);
+  if (pos != std::string::npos) {
+    const std::string missing = text.substr(0, pos);
+    if (missing.find(plugin_file(r.info.name)) == std::string::npos) {
+      r.info.status = BackendStatus::vendor_library_missing;
+      r.info.reason = "the " + r.info.name + " plugin needs " + missing +
+                      ", which the dynamic loader could not find; " + vendor_hint(r.info.name);
+      return;
+    }
+  }
+  r.info.status = BackendStatus::plugin_invalid;
+  r.info.reason = r.info.plugin_path +
+                  " exists but could not be loaded as a shared library; rebuild or reinstall gpurt";
+}
+
+}  // namespace
+
+std::string library_directory() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&library_directory), &info) == 0 || !info.dli_fname)
+    return {};
+  std::string path = info.dli_fname;
+  if (char* real = ::realpath(info.dli_fname, nullptr)) {
+    path = real;
+    std::free(real);
+  }
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash);
+}
+
+std::unique_ptr<BackendRecord> load_backend(const std::string& name,
+                                            const std::vector<std::string>& dirs,
+                                            const plugin::Host& host) {
+  auto r = std::make_unique<BackendRecord>();
+  r->info.name = name;
+  r->info.searched = dirs;
+  const std::string file = plugin_file(name);
+  for (const std::string& dir : dirs) {
+    if (is_regular_file(dir + "/" + file)) {
+      r->info.plugin_path = dir + "/" + file;
+      break;
+    }
+  }
+  if (r->info.plugin_path.empty()) {
+    r->info.status = BackendStatus::plugin_not_found;
+    std::string where;
+    for (const auto& d : dirs) where += (where.empty() ? "" : ", ") + d;
+    r->info.reason = file + " was not found in " + (where.empty() ? "(no directories)" : where) +
+                     "; gpurt was built without this backend, or its plugin was not installed "
+                     "(set GPURT_PLUGIN_PATH to the directory that holds it)";
+    return r;
+  }
+
+  ::dlerror();
+  void* handle = ::dlopen(r->info.plugin_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* e = ::dlerror();
+    classify_dlopen_failure(*r, e ? e : "dlopen failed without a message");
+    return r;
+  }
+  auto version_fn = reinterpret_cast<plugin::AbiVersionFn>(::dlsym(handle, plugin::abi_version_symbol));
+  auto entry_fn = reinterpret_cast<plugin::EntryFn>(::dlsym(handle, plugin::entry_symbol));
+  if (!version_fn || !entry_fn) {
+    r->info.status = BackendStatus::plugin_invalid;
+    r->info.native_text = std::string("missing symbol ") +
+                          (!version_fn ? plugin::abi_version_symbol : plugin::entry_symbol);
+    r->info.reason = r->info.plugin_path +
+                     " is not a gpurt plugin of this version (its entry point is missing); "
+                     "rebuild it with this gpurt";
+    ::dlclose(handle);
+    return r;
+  }
+  const std::uint32_t abi = version_fn();
+  if (abi != plugin::abi_version) {
+    r->info.status = BackendStatus::plugin_invalid;
+    r->info.native_text = "plugin ABI " + std::to_string(abi) + ", gpurt ABI " +
+                          std::to_string(plugin::abi_version);
+    r->info.reason = r->info.plugin_path + " was built for plugin ABI " + std::to_string(abi) +
+                     " but this gpurt speaks ABI " + std::to_string(plugin::abi_version) +
+                     "; install the plugin that came with this gpurt";
+    ::dlclose(handle);
+    return r;
+  }
+
+  plugin::EntryResult result;
+  entry_fn(&host, &result);
+  // The plugin stays loaded from here on, even when it reports no backend: objects and strings
+  // it created may still refer to its code.
+  if (!result.backend) {
+    r->info.status = result.status == BackendStatus::available ? BackendStatus::init_failed
+                                                               : result.status;
+    r->info.reason = result.reason.empty() ? "the plugin reported no backend" : result.reason;
+    r->info.native_text = result.native_text;
+    return r;
+  }
+  r->backend = std::move(result.backend);
+  r->info.version = r->backend->version();
+  const std::size_t n = r->backend->device_count();
+  if (n == 0) {
+    r->info.status = BackendStatus::no_device;
+    r->info.reason = "the " + name + " backend loaded but reports no device";
+    return r;
+  }
+  r->info.status = BackendStatus::available;
+  r->info.device_count = n;
+  for (std::size_t i = 0; i < n; ++i) {
+    auto d = std::make_unique<DeviceState>();
+    d->backend = r.get();
+    d->impl = &r->backend->device(i);
+    d->props = d->impl->properties();
+    d->props.backend = name;
+    d->props.index = i;
+    d->selector = name + ":" + std::to_string(i);
+    d->description = d->selector + " (" + d->props.name + ")";
+    r->devices.push_back(std::move(d));
+  }
+  return r;
+}
+
+const Registry& registry() {
+  static std::mutex mutex;
+  static Registry* instance = nullptr;  // intentionally never destroyed: plugins stay loaded
+  std::lock_guard<std::mutex> lock(mutex);
+  if (instance) return *instance;
+
+  auto reg = std::make_unique<Registry>();
+  reg->env = read_environment();  // throws on malformed variables; nothing is cached then
+  set_log_level(reg->env.log_level);
+
+  std::vector<std::string> dirs = reg->env.plugin_path;
+  const std::string own = library_directory();
+  if (!own.empty()) dirs.push_back(own);
+
+  static const plugin::Host host{plugin::abi_version, &plugin_log};
+  for (const std::string& name : known_backends()) {
+    std::unique_ptr<BackendRecord> rec;
+    bool disabled = false;
+    for (const auto& d : reg->env.disabled_backends) disabled = disabled || d == name;
+    if (disabled) {
+      rec = std::make_unique<BackendRecord>();
+      rec->info.name = name;
+      rec->info.status = BackendStatus::disabled_by_environment;
+      rec->info.reason = "GPURT_DISABLE_BACKENDS lists " + name + "; unset it to use this backend";
+    } else {
+      rec = load_backend(name, dirs, host);
+    }
+    log(rec->info.available() ? plugin::LogLevel::info : plugin::LogLevel::debug, "loader",
+        name + ": " + to_string(rec->info.status) +
+            (rec->info.reason.empty() ? "" : " - " + rec->info.reason));
+    reg->backends.push_back(std::move(rec));
+  }
+  instance = reg.release();
+  return *instance;
+}
+
+}  // namespace gpurt::detail

@@ -1,0 +1,103 @@
+// gpurt::Program and gpurt::Kernel, and Device::build.
+#include "gpurt/program.hpp"
+
+#include "gpurt/device.hpp"
+#include "state.hpp"
+
+namespace gpurt {
+
+Program Device::build(const ProgramSource& source, const BuildOptions& options) const {
+  detail::DeviceState* d = detail::checked_device(*this, "Device::build");
+  bool accepted = false;
+  std::string names;
+  for (SourceLanguage l : d->props.languages) {
+    accepted = accepted || l == source.language;
+    names += std::string(names.empty() ? "" : ", ") + to_string(l);
+  }
+  if (!accepted)
+    throw Error(ErrorCategory::unsupported,
+                std::string("the ") + d->props.backend + " backend cannot build " +
+                    to_string(source.language) + " programs; " + d->selector + " accepts " +
+                    names,
+                ErrorDetails{d->props.backend, 0, {}, "Device::build", d->description, {}, {}});
+  if (source.text.empty())
+    detail::invalid("the program source '" + source.name + "' is empty", "Device::build", d);
+  std::vector<std::string> flags;
+  for (const auto& def : options.defines) {
+    if (def.first.empty())
+      detail::invalid("a define has an empty name", "Device::build", d);
+    flags.push_back("-D" + def.first + (def.second.empty() ? "" : "=" + def.second));
+  }
+  flags.insert(flags.end(), options.flags.begin(), options.flags.end());
+  plugin::ProgramSource ps{source.language, source.text, source.name};
+  auto p = std::make_shared<detail::ProgramState>();
+  p->device = d;
+  detail::check(d->impl->build(ps, flags, p->impl), d);
+  return Program(std::move(p));
+}
+
+detail::ProgramState* Program::checked(const char* call) const {
+  if (!state_) detail::throw_empty_handle("Program", call);
+  return state_.get();
+}
+
+Kernel Program::kernel(const std::string& name) const {
+  detail::ProgramState* p = checked("Program::kernel");
+  auto k = std::make_shared<detail::KernelState>();
+  k->device = p->device;
+  k->program = state_;
+  const plugin::Status s = p->impl->kernel(name, k->impl);
+  if (s.failed) {
+    if (s.category == ErrorCategory::invalid_argument) {
+      std::string names;
+      for (const auto& n : p->impl->kernel_names()) names += (names.empty() ? "" : ", ") + n;
+      plugin::Status more = s;
+      more.message = "the program has no kernel named '" + name + "'; it has: " +
+                     (names.empty() ? "(none)" : names) +
+                     ". CUDA kernels need extern \"C\" to keep their names";
+      detail::raise(more, p->device);
+    }
+    detail::raise(s, p->device);
+  }
+  k->info = k->impl->info();
+  return Kernel(std::move(k));
+}
+
+std::vector<std::string> Program::kernel_names() const {
+  return checked("Program::kernel_names")->impl->kernel_names();
+}
+
+const std::string& Program::build_log() const { return checked("Program::build_log")->impl->build_log(); }
+
+Device Program::device() const { return Device(checked("Program::device")->device); }
+
+detail::KernelState* Kernel::state(const char* call) const {
+  if (!state_) detail::throw_empty_handle("Kernel", call);
+  return state_.get();
+}
+
+const std::string& Kernel::name() const { return state("Kernel::name")->info.name; }
+Device Kernel::device() const { return Device(state("Kernel::device")->device); }
+
+std::size_t Kernel::arg_count() const {
+  detail::KernelState* k = state("Kernel::arg_count");
+  if (!k->info.params_known)
+    throw Error(ErrorCategory::unsupported,
+                "the " + k->device->props.backend + " backend cannot tell the parameters of '" +
+                    k->info.name + "'",
+                ErrorDetails{k->device->props.backend, 0, {}, "Kernel::arg_count",
+                             k->device->description, {}, {}});
+  return k->info.params.size();
+}
+
+std::size_t Kernel::max_group_size() const { return state("Kernel::max_group_size")->info.max_group_size; }
+std::size_t Kernel::preferred_group_multiple() const {
+  return state("Kernel::preferred_group_multiple")->info.preferred_group_multiple;
+}
+std::size_t Kernel::suggested_group_size() const {
+  detail::KernelState* k = state("Kernel::suggested_group_size");
+  if (k->info.suggested_group_size != 0) return k->info.suggested_group_size;
+  return k->info.max_group_size != 0 ? k->info.max_group_size : 64;
+}
+
+}  // namespace gpurt

@@ -1,0 +1,169 @@
+// gpurt::Queue: validation of copies, fills and synchronisation, then one backend hook each.
+#include "gpurt/queue.hpp"
+
+#include "format.hpp"
+#include "state.hpp"
+
+namespace gpurt {
+
+namespace {
+
+void check_same_device(const detail::QueueState* q, const detail::Allocation* a, const char* role,
+                       const char* call) {
+  if (a->device != q->device)
+    detail::invalid(std::string("the ") + role + " buffer lives on " + a->device->description +
+                        " but the queue is on " + q->device->description +
+                        "; use a queue of the buffer's device, or copy through the host",
+                    call, q->device);
+}
+
+void check_host_pointer(const void* p, std::size_t bytes, const char* role, const char* call,
+                        const detail::QueueState* q) {
+  if (bytes != 0 && p == nullptr)
+    detail::invalid(std::string("the ") + role + " host pointer is null but " +
+                        detail::format_bytes(bytes) + " are to be copied; pass valid host memory",
+                    call, q->device);
+}
+
+void check_sizes(std::size_t device_bytes, std::size_t host_bytes, const char* call,
+                 const detail::QueueState* q) {
+  if (device_bytes != host_bytes)
+    detail::invalid("size mismatch: the buffer view holds " + detail::format_bytes(device_bytes) +
+                        " but the host side holds " + detail::format_bytes(host_bytes) +
+                        "; resize the host container or take a view of the matching size",
+                    call, q->device);
+}
+
+}  // namespace
+
+detail::QueueState* Queue::checked(const char* call) const {
+  if (!state_) detail::throw_empty_handle("Queue", call);
+  return state_.get();
+}
+
+Device Queue::device() const { return Device(checked("Queue::device")->device); }
+
+void Queue::copy_from_host(const void* src, const detail::Allocation* dst, std::size_t dst_offset,
+                           std::size_t dst_bytes, std::size_t src_bytes) {
+  constexpr const char* call = "Queue::copy (host to device)";
+  detail::QueueState* q = checked(call);
+  check_same_device(q, dst, "destination", call);
+  check_sizes(dst_bytes, src_bytes, call, q);
+  check_host_pointer(src, src_bytes, "source", call, q);
+  if (dst_bytes == 0) return;
+  detail::check(q->impl->copy_from_host(src, *dst->impl, dst_offset, dst_bytes), q->device);
+}
+
+void Queue::copy_to_host(const detail::Allocation* src, std::size_t src_offset,
+                         std::size_t src_bytes, void* dst, std::size_t dst_bytes) {
+  constexpr const char* call = "Queue::copy (device to host)";
+  detail::QueueState* q = checked(call);
+  check_same_device(q, src, "source", call);
+  check_sizes(src_bytes, dst_bytes, call, q);
+  check_host_pointer(dst, dst_bytes, "destination", call, q);
+  if (src_bytes == 0) return;
+  detail::check(q->impl->copy_to_host(*src->impl, src_offset, dst, src_bytes), q->device);
+}
+
+void Queue::copy_device(const detail::Allocation* src, std::size_t src_offset,
+                        std::size_t src_bytes, const detail::Allocation* dst,
+                        std::size_t dst_offset, std::size_t dst_bytes) {
+  constexpr const char* call = "Queue::copy (device to device)";
+  detail::QueueState* q = checked(call);
+  check_same_device(q, src, "source", call);
+  check_same_device(q, dst, "destination", call);
+  if (src_bytes != dst_bytes)
+    detail::invalid("size mismatch: the source view holds " + detail::format_bytes(src_bytes) +
+                        " but the destination view holds " + detail::format_bytes(dst_bytes) +
+                        "; take views of equal size",
+                    call, q->device);
+  if (src_bytes == 0) return;
+  if (src == dst && src_offset != dst_offset && src_offset < dst_offset + dst_bytes &&
+      dst_offset < src_offset + src_bytes)
+    detail::invalid("the source and destination views overlap (bytes " +
+                        std::to_string(src_offset) + " and " + std::to_string(dst_offset) +
+                        " of one allocation, " + std::to_string(src_bytes) +
+                        " bytes each); copy through a temporary buffer",
+                    call, q->device);
+  if (src == dst && src_offset == dst_offset) return;  // copying a range onto itself
+  detail::check(q->impl->copy(*src->impl, src_offset, *dst->impl, dst_offset, src_bytes), q->device);
+}
+
+void Queue::fill_bytes(const detail::Allocation* dst, std::size_t offset, std::size_t bytes,
+                       const void* pattern, std::size_t pattern_size) {
+  constexpr const char* call = "Queue::fill";
+  detail::QueueState* q = checked(call);
+  check_same_device(q, dst, "destination", call);
+  const bool power_of_two = pattern_size != 0 && (pattern_size & (pattern_size - 1)) == 0;
+  if (!power_of_two || pattern_size > 128)
+    detail::invalid("fill patterns must be 1, 2, 4, 8, 16, 32, 64 or 128 bytes; this element "
+                    "type has " + std::to_string(pattern_size) +
+                    " bytes. Fill through a kernel or a view of another element type",
+                    call, q->device);
+  if (bytes == 0) return;
+  detail::check(q->impl->fill(*dst->impl, offset, bytes, pattern, pattern_size), q->device);
+}
+
+Event Queue::record() {
+  detail::QueueState* q = checked("Queue::record");
+  auto e = std::make_shared<detail::EventState>();
+  e->device = q->device;
+  e->timing = q->timing;
+  detail::check(q->impl->record(q->timing, e->impl), q->device);
+  return Event(std::move(e));
+}
+
+void Queue::wait(const Event& event) {
+  detail::QueueState* q = checked("Queue::wait");
+  detail::EventState* e = event.state("Queue::wait");
+  if (e->device->backend != q->device->backend)
+    detail::invalid("the event comes from " + e->device->description + ", another backend than the "
+                    "queue's " + q->device->description + "; wait for it on the host with "
+                    "Event::wait() instead",
+                    "Queue::wait", q->device);
+  detail::check(q->impl->wait(*e->impl), q->device);
+}
+
+void Queue::finish() {
+  detail::QueueState* q = checked("Queue::finish");
+  detail::check(q->impl->finish(), q->device);
+}
+
+// ---- Event ----
+
+detail::EventState* Event::state(const char* call) const {
+  if (!state_) detail::throw_empty_handle("Event", call);
+  return state_.get();
+}
+
+void Event::wait() const {
+  detail::EventState* e = state("Event::wait");
+  detail::check(e->impl->wait(), e->device);
+}
+
+bool Event::complete() const {
+  detail::EventState* e = state("Event::complete");
+  bool done = false;
+  detail::check(e->impl->query(done), e->device);
+  return done;
+}
+
+Device Event::device() const { return Device(state("Event::device")->device); }
+
+double elapsed_ms(const Event& start, const Event& end) {
+  detail::EventState* a = start.state("gpurt::elapsed_ms");
+  detail::EventState* b = end.state("gpurt::elapsed_ms");
+  if (a->device != b->device)
+    detail::invalid("the two events come from different devices (" + a->device->description +
+                        ", " + b->device->description + "); time events of one device",
+                    "gpurt::elapsed_ms", a->device);
+  if (!a->timing || !b->timing)
+    detail::invalid("an event was recorded on a queue created with timing disabled; create the "
+                    "queue with QueueOptions{QueueOptions::Timing::enabled}",
+                    "gpurt::elapsed_ms", a->device);
+  double ms = 0;
+  detail::check(a->impl->elapsed_ms(*b->impl, ms), a->device);
+  return ms;
+}
+
+}  // namespace gpurt

@@ -1,0 +1,83 @@
+// gpurt::backends(), devices(), default_device() and device(selector).
+#include "gpurt/runtime.hpp"
+
+#include "gpurt/error.hpp"
+#include "loader.hpp"
+#include "selector.hpp"
+
+namespace gpurt {
+
+namespace {
+
+std::string list_devices(const detail::Registry& reg) {
+  std::string out;
+  for (const auto& b : reg.backends) {
+    if (b->info.available()) {
+      for (const auto& d : b->devices) out += "\n  " + d->description;
+    } else {
+      out += "\n  " + b->info.name + ": unavailable (" + to_string(b->info.status) + "): " +
+             b->info.reason;
+    }
+  }
+  return out;
+}
+
+Device select(std::string_view text, const char* origin) {
+  const detail::Selector sel = detail::parse_selector(text);
+  const detail::Registry& reg = detail::registry();
+  for (const auto& b : reg.backends)
+    for (const auto& d : b->devices)
+      if (detail::selector_matches(sel, d->props)) return Device(d.get());
+  ErrorDetails details;
+  details.call = origin;
+  details.backend = sel.backend;
+  throw Error(ErrorCategory::invalid_argument,
+              "no device matches '" + std::string(text) + "'; these exist:" + list_devices(reg),
+              std::move(details));
+}
+
+int preference(const DeviceProperties& p) {
+  const bool cuda = p.backend == "cuda";
+  if (cuda && p.type == DeviceType::gpu) return 0;
+  if (p.type == DeviceType::gpu) return 1;
+  if (p.type == DeviceType::cpu) return 2;
+  return 3;
+}
+
+}  // namespace
+
+std::vector<BackendInfo> backends() {
+  std::vector<BackendInfo> out;
+  for (const auto& b : detail::registry().backends) out.push_back(b->info);
+  return out;
+}
+
+std::vector<Device> devices() {
+  std::vector<Device> out;
+  for (const auto& b : detail::registry().backends)
+    for (const auto& d : b->devices) out.emplace_back(d.get());
+  return out;
+}
+
+Device device(std::string_view selector) { return select(selector, "gpurt::device"); }
+
+Device default_device() {
+  const detail::Registry& reg = detail::registry();
+  if (reg.env.device) return select(*reg.env.device, "GPURT_DEVICE");
+  Device best;
+  int best_rank = 100;
+  for (const auto& b : reg.backends)
+    for (const auto& d : b->devices) {
+      const int rank = preference(d->props);
+      if (rank < best_rank) {
+        best = Device(d.get());
+        best_rank = rank;
+      }
+    }
+  if (best.empty())
+    throw Error(ErrorCategory::backend_unavailable,
+                "no device is available; the backends say:" + list_devices(reg));
+  return best;
+}
+
+}  // namespace gpurt

@@ -1,0 +1,28 @@
+// The device selector syntax: BACKEND[:INDEX|:NAME]. One parser for the API, GPURT_DEVICE and
+// every command line.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpurt/types.hpp"
+
+namespace gpurt::detail {
+
+struct Selector {
+  enum class Kind { backend_only, index, name };
+  std::string backend;
+  Kind kind = Kind::backend_only;
+  std::size_t index = 0;
+  std::string name;  // lower case
+};
+
+// Throws Error(invalid_argument) saying what is wrong with `text` and what the syntax is.
+Selector parse_selector(std::string_view text);
+
+// True when `props` is what `sel` asks for.
+bool selector_matches(const Selector& sel, const DeviceProperties& props);
+
+}  // namespace gpurt::detail

@@ -1,0 +1,72 @@
+// The core's private state behind the public handles, and the Status -> Error bridge.
+// Only core/src and the core's unit tests include this.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "gpurt/device.hpp"
+#include "gpurt/error.hpp"
+#include "gpurt/plugin/api.hpp"
+#include "gpurt/types.hpp"
+
+namespace gpurt::detail {
+
+struct BackendRecord;
+
+struct DeviceState {
+  BackendRecord* backend = nullptr;
+  plugin::Device* impl = nullptr;  // owned by the backend, lives as long as the process
+  DeviceProperties props;
+  std::string selector;     // "opencl:0"
+  std::string description;  // "opencl:0 (name)"
+};
+
+struct Allocation {
+  DeviceState* device = nullptr;
+  std::unique_ptr<plugin::Buffer> impl;  // null for zero-byte allocations
+  std::size_t bytes = 0;
+};
+
+struct HostAllocationState {
+  DeviceState* device = nullptr;
+  std::unique_ptr<plugin::HostAllocation> impl;
+};
+
+struct QueueState {
+  DeviceState* device = nullptr;
+  std::unique_ptr<plugin::Queue> impl;
+  bool timing = true;
+};
+
+struct EventState {
+  DeviceState* device = nullptr;
+  std::unique_ptr<plugin::Event> impl;
+  bool timing = false;
+};
+
+struct ProgramState {
+  DeviceState* device = nullptr;
+  std::unique_ptr<plugin::Program> impl;
+};
+
+struct KernelState {
+  DeviceState* device = nullptr;
+  std::shared_ptr<ProgramState> program;  // keeps the native program alive
+  std::unique_ptr<plugin::Kernel> impl;
+  plugin::KernelInfo info;
+};
+
+// Throws the Error a failed Status describes, naming the device.
+[[noreturn]] void raise(const plugin::Status& status, const DeviceState* device);
+inline void check(const plugin::Status& status, const DeviceState* device) {
+  if (status.failed) raise(status, device);
+}
+// Throws Error(invalid_argument) naming the call and, when given, the device.
+[[noreturn]] void invalid(const std::string& message, const char* call,
+                          const DeviceState* device = nullptr);
+
+DeviceState* checked_device(const Device& d, const char* call);
+[[noreturn]] void throw_empty_handle(const char* what, const char* call);
+
+}  // namespace gpurt::detail

@@ -1,0 +1,114 @@
+// `gpurt info`: the machine's backends (with reasons when unavailable) and devices.
+#include <cstdio>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "gpurt/gpurt.hpp"
+
+namespace gpurt::tool {
+
+namespace {
+
+nlohmann::json device_json(const Device& d) {
+  const DeviceProperties& p = d.properties();
+  nlohmann::json langs = nlohmann::json::array();
+  for (SourceLanguage l : p.languages) langs.push_back(to_string(l));
+  return {{"selector", d.selector()},
+          {"name", p.name},
+          {"vendor", p.vendor},
+          {"backend", p.backend},
+          {"platform", p.platform},
+          {"platform_version", p.platform_version},
+          {"type", to_string(p.type)},
+          {"driver_version", p.driver_version},
+          {"architecture", p.architecture},
+          {"global_memory", p.global_memory},
+          {"max_allocation", p.max_allocation},
+          {"compute_units", p.compute_units},
+          {"max_group_size", p.max_group_size},
+          {"max_group_dims", {p.max_group_dims.x, p.max_group_dims.y, p.max_group_dims.z}},
+          {"max_groups", {p.max_groups.x, p.max_groups.y, p.max_groups.z}},
+          {"max_local_memory", p.max_local_memory},
+          {"simd_width", p.simd_width},
+          {"fp64", p.fp64},
+          {"fp16", p.fp16},
+          {"int32_atomics", p.int32_atomics},
+          {"float_atomic_add", p.float_atomic_add},
+          {"view_alignment", p.view_alignment},
+          {"pci_bus_id", p.pci_bus_id},
+          {"uuid", p.uuid},
+          {"languages", langs}};
+}
+
+std::string mib(std::uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return buf;
+}
+
+}  // namespace
+
+int run_info(bool json) {
+  const std::vector<BackendInfo> bs = backends();
+  const std::vector<Device> ds = devices();
+  if (json) {
+    nlohmann::json out;
+    out["gpurt_version"] = version_string();
+    out["backends"] = nlohmann::json::array();
+    for (const BackendInfo& b : bs)
+      out["backends"].push_back({{"name", b.name},
+                                 {"available", b.available()},
+                                 {"status", to_string(b.status)},
+                                 {"reason", b.reason},
+                                 {"native_text", b.native_text},
+                                 {"plugin_path", b.plugin_path},
+                                 {"searched", b.searched},
+                                 {"version", b.version},
+                                 {"device_count", b.device_count}});
+    out["devices"] = nlohmann::json::array();
+    for (const Device& d : ds) out["devices"].push_back(device_json(d));
+    out["default_device"] = ds.empty() ? nlohmann::json(nullptr) : nlohmann::json(default_device().selector());
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "gpurt " << version_string() << "\n\nBackends\n";
+  for (const BackendInfo& b : bs) {
+    std::cout << "  " << b.name << ": " << to_string(b.status);
+    if (b.available()) {
+      std::cout << " (" << b.device_count << " device" << (b.device_count == 1 ? "" : "s") << "; "
+                << b.version << ")\n      plugin: " << b.plugin_path << "\n";
+    } else {
+      std::cout << "\n      reason: " << b.reason << "\n";
+      if (!b.native_text.empty()) std::cout << "      native: " << b.native_text << "\n";
+      if (!b.plugin_path.empty()) std::cout << "      plugin: " << b.plugin_path << "\n";
+      std::cout << "      searched:";
+      for (const auto& s : b.searched) std::cout << " " << s;
+      std::cout << "\n";
+    }
+  }
+  std::cout << "\nDevices\n";
+  if (ds.empty()) std::cout << "  (none)\n";
+  for (const Device& d : ds) {
+    const DeviceProperties& p = d.properties();
+    std::cout << "  " << d.selector() << "  " << p.name << "\n"
+              << "      type " << to_string(p.type) << ", vendor " << p.vendor << ", platform "
+              << p.platform << "\n"
+              << "      driver " << p.driver_version << ", " << p.architecture << "\n"
+              << "      memory " << mib(p.global_memory) << " (largest buffer " << mib(p.max_allocation)
+              << "), " << p.compute_units << " compute units\n"
+              << "      groups: up to " << p.max_group_size << " items, dims " << to_string(p.max_group_dims)
+              << ", local memory " << p.max_local_memory << " bytes, SIMD width " << p.simd_width << "\n"
+              << "      fp64 " << (p.fp64 ? "yes" : "no") << ", fp16 " << (p.fp16 ? "yes" : "no")
+              << ", int32 atomics " << (p.int32_atomics ? "yes" : "no") << ", float atomic add "
+              << (p.float_atomic_add ? "yes" : "no") << "\n";
+    if (!p.pci_bus_id.empty() || !p.uuid.empty())
+      std::cout << "      pci " << (p.pci_bus_id.empty() ? "-" : p.pci_bus_id) << ", uuid "
+                << (p.uuid.empty() ? "-" : p.uuid) << "\n";
+  }
+  if (!ds.empty()) std::cout << "\nDefault device: " << default_device().description() << "\n";
+  return 0;
+}
+
+}  // namespace gpurt::tool
