@@ -69,7 +69,12 @@ int run_info(bool json) {
                                  {"device_count", b.device_count}});
     out["devices"] = nlohmann::json::array();
     for (const Device& d : ds) out["devices"].push_back(device_json(d));
-    out["default_device"] = ds.empty() ? nlohmann::json(nullptr) : nlohmann::json(default_device().selector());
+    try {
+      out["default_device"] = ds.empty() ? nlohmann::json(nullptr) : nlohmann::json(default_device().selector());
+    } catch (const Error& e) {
+      out["default_device"] = nullptr;
+      out["default_device_error"] = e.what();
+    }
     std::cout << out.dump(2) << "\n";
     return 0;
   }
@@ -107,7 +112,13 @@ int run_info(bool json) {
       std::cout << "      pci " << (p.pci_bus_id.empty() ? "-" : p.pci_bus_id) << ", uuid "
                 << (p.uuid.empty() ? "-" : p.uuid) << "\n";
   }
-  if (!ds.empty()) std::cout << "\nDefault device: " << default_device().description() << "\n";
+  if (!ds.empty()) {
+    try {
+      std::cout << "\nDefault device: " << default_device().description() << "\n";
+    } catch (const Error& e) {
+      std::cout << "\nDefault device: none; " << e.what() << "\n";
+    }
+  }
   return 0;
 }
 

@@ -1,31 +1,8 @@
 // ClProgram and ClKernel: kernel lookup and parameter introspection (clGetKernelArgInfo, which
 // the build enables with -cl-kernel-arg-info).
-#include <cctype>
-
 #include "cl_common.hpp"
 
 namespace gpurt::opencl {
-
-std::size_t scalar_type_size(const std::string& type_name, unsigned address_bits) noexcept {
-  std::string base = type_name;
-  std::size_t lanes = 1;
-  std::size_t digits = base.size();
-  while (digits > 0 && std::isdigit(static_cast<unsigned char>(base[digits - 1]))) --digits;
-  if (digits < base.size()) {
-    lanes = static_cast<std::size_t>(std::stoul(base.substr(digits)));
-    base = base.substr(0, digits);
-    if (lanes == 3) lanes = 4;  // 3-component vectors occupy 4
-    if (lanes != 2 && lanes != 4 && lanes != 8 && lanes != 16) return 0;
-  }
-  std::size_t size = 0;
-  if (base == "char" || base == "uchar" || base == "unsigned char") size = 1;
-  else if (base == "short" || base == "ushort" || base == "half" || base == "unsigned short") size = 2;
-  else if (base == "int" || base == "uint" || base == "float" || base == "unsigned int") size = 4;
-  else if (base == "long" || base == "ulong" || base == "double" || base == "unsigned long") size = 8;
-  else if (base == "size_t" || base == "ptrdiff_t" || base == "intptr_t" || base == "uintptr_t")
-    size = address_bits / 8;
-  return size * lanes;
-}
 
 ClProgram::ClProgram(ClDevice& device, cl::Program p, std::string log)
     : device_(device), program_(std::move(p)), log_(std::move(log)) {}

@@ -103,6 +103,7 @@ void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, cons
   const plugin::KernelInfo& info = k->info;
   check_shape(d, info, config);
 
+  check_local(d, info, config.local_bytes, 0);
   const bool dynamic_param = info.dynamic_local_is_parameter && config.local_bytes > 0;
   if (info.params_known) {
     const std::size_t expected = info.params.size() - (dynamic_param ? 1 : 0);

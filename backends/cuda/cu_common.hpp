@@ -1,0 +1,237 @@
+// Shared declarations of the CUDA backend (driver API + NVRTC). Vendor headers stay inside
+// backends/cuda/.
+//
+// Mapping: a gpurt Device is a CUdevice used through its primary context; a Queue is a
+// non-blocking CUstream; a Buffer is a cuMemAlloc allocation (a view is a pointer offset); pinned
+// host memory comes from cuMemHostAlloc; an Event is a CUevent (timed when the queue is); a
+// Program is a CUmodule loaded from an NVRTC-compiled cubin for the device's exact architecture
+// (PTX kept for the driver to JIT when NVRTC does not know the architecture), from PTX, or from a
+// cubin/fatbin. Every native handle is owned by one move-only Owner<Traits> template.
+#pragma once
+
+#include <cuda.h>
+#include <nvrtc.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpurt/plugin/api.hpp"
+
+namespace gpurt::cuda {
+
+using plugin::Status;
+
+// ---- errors: the one place CUresult / nvrtcResult become gpurt categories (cu_error_map.cpp) ----
+ErrorCategory category_of(CUresult code) noexcept;
+ErrorCategory category_of(nvrtcResult code) noexcept;
+std::string name_of(CUresult code) noexcept;
+Status fail(CUresult code, const char* call, const std::string& what = {});
+Status fail(nvrtcResult code, const char* call, const std::string& what = {});
+
+void log(plugin::LogLevel level, const std::string& message) noexcept;
+void set_host(const plugin::Host* host) noexcept;
+
+template <class F>
+Status guarded(const char* call, F&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return Status::failure(ErrorCategory::out_of_host_memory, "host memory ran out", call);
+  } catch (const std::exception& e) {
+    return Status::failure(ErrorCategory::internal, e.what(), call);
+  } catch (...) {
+    return Status::failure(ErrorCategory::internal, "unknown exception", call);
+  }
+}
+
+// ---- ownership, written once ----
+// Owner<Traits> holds one native handle; Traits gives its type, how to release it and the name of
+// the release call. Move-only; the destructor never throws and logs a failed release.
+template <class Traits>
+class Owner {
+ public:
+  using handle_type = typename Traits::handle;
+  Owner() = default;
+  explicit Owner(handle_type h) : h_(h) {}
+  Owner(const Owner&) = delete;
+  Owner& operator=(const Owner&) = delete;
+  Owner(Owner&& o) noexcept : h_(std::exchange(o.h_, handle_type{})) {}
+  Owner& operator=(Owner&& o) noexcept {
+    if (this != &o) {
+      reset();
+      h_ = std::exchange(o.h_, handle_type{});
+    }
+    return *this;
+  }
+  ~Owner() { reset(); }
+  handle_type get() const { return h_; }
+  explicit operator bool() const { return h_ != handle_type{}; }
+  void reset() noexcept {
+    if (h_ != handle_type{}) {
+      const auto r = Traits::release(h_);
+      if (r != decltype(r){}) log(plugin::LogLevel::error, std::string(Traits::release_name) + " failed while releasing a handle");
+      h_ = handle_type{};
+    }
+  }
+
+ private:
+  handle_type h_{};
+};
+
+struct StreamTraits {
+  using handle = CUstream;
+  static CUresult release(CUstream s) { return cuStreamDestroy(s); }
+  static constexpr const char* release_name = "cuStreamDestroy";
+};
+struct EventTraits {
+  using handle = CUevent;
+  static CUresult release(CUevent e) { return cuEventDestroy(e); }
+  static constexpr const char* release_name = "cuEventDestroy";
+};
+struct ModuleTraits {
+  using handle = CUmodule;
+  static CUresult release(CUmodule m) { return cuModuleUnload(m); }
+  static constexpr const char* release_name = "cuModuleUnload";
+};
+struct DeviceMemoryTraits {
+  using handle = CUdeviceptr;
+  static CUresult release(CUdeviceptr p) { return cuMemFree(p); }
+  static constexpr const char* release_name = "cuMemFree";
+};
+struct HostMemoryTraits {
+  using handle = void*;
+  static CUresult release(void* p) { return cuMemFreeHost(p); }
+  static constexpr const char* release_name = "cuMemFreeHost";
+};
+struct NvrtcProgramTraits {
+  using handle = nvrtcProgram;
+  static nvrtcResult release(nvrtcProgram p) { return nvrtcDestroyProgram(&p); }
+  static constexpr const char* release_name = "nvrtcDestroyProgram";
+};
+
+// Makes `ctx` current on the calling thread when it is not already.
+Status make_current(CUcontext ctx) noexcept;
+
+class CuDevice;
+
+class CuBuffer final : public plugin::Buffer {
+ public:
+  CuBuffer(CUcontext ctx, CUdeviceptr p) : ctx_(ctx), mem_(p) {}
+  ~CuBuffer() override;
+  CUdeviceptr ptr() const { return mem_.get(); }
+
+ private:
+  CUcontext ctx_;
+  Owner<DeviceMemoryTraits> mem_;
+};
+
+class CuHostAllocation final : public plugin::HostAllocation {
+ public:
+  CuHostAllocation(CUcontext ctx, void* p) : ctx_(ctx), mem_(p) {}
+  ~CuHostAllocation() override;
+  void* data() noexcept override { return mem_.get(); }
+
+ private:
+  CUcontext ctx_;
+  Owner<HostMemoryTraits> mem_;
+};
+
+class CuEvent final : public plugin::Event {
+ public:
+  CuEvent(CUcontext ctx, Owner<EventTraits> e) : ctx_(ctx), event_(std::move(e)) {}
+  Status wait() noexcept override;
+  Status query(bool& complete) noexcept override;
+  Status elapsed_ms(plugin::Event& end, double& ms) noexcept override;
+  CUevent handle() const { return event_.get(); }
+
+ private:
+  CUcontext ctx_;
+  Owner<EventTraits> event_;
+};
+
+class CuKernel final : public plugin::Kernel {
+ public:
+  CuKernel(CUfunction f, plugin::KernelInfo info) : function_(f), info_(std::move(info)) {}
+  const plugin::KernelInfo& info() const noexcept override { return info_; }
+  CUfunction function() const { return function_; }
+  // Raises the kernel's dynamic shared memory limit to `bytes` when a launch needs more than 48 KiB.
+  Status allow_dynamic_shared(std::size_t bytes) noexcept;
+
+ private:
+  CUfunction function_;  // owned by the module (kept alive by the core's Program state)
+  plugin::KernelInfo info_;
+  std::mutex mutex_;
+  std::size_t dynamic_limit_ = 48 * 1024;
+};
+
+class CuProgram final : public plugin::Program {
+ public:
+  CuProgram(CuDevice& device, Owner<ModuleTraits> module, std::string log, std::string ptx)
+      : device_(device), module_(std::move(module)), log_(std::move(log)), ptx_(std::move(ptx)) {}
+  ~CuProgram() override;
+  Status kernel(const std::string& name, std::unique_ptr<plugin::Kernel>& out) noexcept override;
+  std::vector<std::string> kernel_names() const noexcept override;
+  const std::string& build_log() const noexcept override { return log_; }
+
+ private:
+  CuDevice& device_;
+  Owner<ModuleTraits> module_;
+  std::string log_;
+  std::string ptx_;  // PTX of an NVRTC build, kept for inspection and JIT fallback
+};
+
+class CuQueue final : public plugin::Queue {
+ public:
+  CuQueue(CUcontext ctx, Owner<StreamTraits> s) : ctx_(ctx), stream_(std::move(s)) {}
+  ~CuQueue() override;
+  Status copy_from_host(const void* src, plugin::Buffer& dst, std::size_t dst_offset,
+                        std::size_t bytes) noexcept override;
+  Status copy_to_host(plugin::Buffer& src, std::size_t src_offset, void* dst,
+                      std::size_t bytes) noexcept override;
+  Status copy(plugin::Buffer& src, std::size_t src_offset, plugin::Buffer& dst,
+              std::size_t dst_offset, std::size_t bytes) noexcept override;
+  Status fill(plugin::Buffer& dst, std::size_t offset, std::size_t bytes, const void* pattern,
+              std::size_t pattern_size) noexcept override;
+  Status launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
+                const plugin::KernelArg* args, std::size_t count) noexcept override;
+  Status record(bool timing, std::unique_ptr<plugin::Event>& out) noexcept override;
+  Status wait(plugin::Event& event) noexcept override;
+  Status finish() noexcept override;
+
+ private:
+  CUcontext ctx_;
+  Owner<StreamTraits> stream_;
+};
+
+class CuDevice final : public plugin::Device {
+ public:
+  CuDevice(CUdevice dev, CUcontext primary, int driver_version);
+  ~CuDevice() override;
+  const DeviceProperties& properties() const noexcept override { return props_; }
+  Status create_queue(const plugin::QueueOptions& options,
+                      std::unique_ptr<plugin::Queue>& out) noexcept override;
+  Status allocate(std::size_t bytes, std::unique_ptr<plugin::Buffer>& out) noexcept override;
+  Status allocate_host(std::size_t bytes, std::unique_ptr<plugin::HostAllocation>& out) noexcept override;
+  Status build(const plugin::ProgramSource& source, const std::vector<std::string>& options,
+               std::unique_ptr<plugin::Program>& out) noexcept override;
+  Status memory_usage(std::uint64_t& free_bytes, std::uint64_t& total_bytes) noexcept override;
+
+  CUcontext context() const { return ctx_; }
+  int compute_capability() const { return cc_major_ * 10 + cc_minor_; }
+
+ private:
+  Status compile_cuda(const plugin::ProgramSource& source, const std::vector<std::string>& options,
+                      std::unique_ptr<plugin::Program>& out);
+  Status load_image(const void* image, const char* what, std::string ptx, std::string log,
+                    std::unique_ptr<plugin::Program>& out);
+
+  CUdevice dev_;
+  CUcontext ctx_;
+  int cc_major_ = 0, cc_minor_ = 0;
+  DeviceProperties props_;
+};
+
+}  // namespace gpurt::cuda

@@ -1,0 +1,126 @@
+// CuDevice: properties, queues, memory and program builds for one CUdevice.
+#include <algorithm>
+#include <cstdio>
+
+#include "cu_common.hpp"
+
+namespace gpurt::cuda {
+
+namespace {
+
+int attribute(CUdevice dev, CUdevice_attribute a) {
+  int v = 0;
+  cuDeviceGetAttribute(&v, a, dev);
+  return v;
+}
+
+}  // namespace
+
+CuDevice::CuDevice(CUdevice dev, CUcontext primary, int driver_version) : dev_(dev), ctx_(primary) {
+  DeviceProperties& p = props_;
+  char name[256] = {};
+  cuDeviceGetName(name, sizeof name - 1, dev);
+  cc_major_ = attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  cc_minor_ = attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  p.backend = "cuda";
+  p.name = name;
+  p.vendor = "NVIDIA Corporation";
+  p.platform = "CUDA";
+  const std::string version = std::to_string(driver_version / 1000) + "." + std::to_string((driver_version % 1000) / 10);
+  p.platform_version = "CUDA " + version;
+  p.driver_version = version;
+  p.type = DeviceType::gpu;
+  p.architecture = "sm_" + std::to_string(cc_major_) + std::to_string(cc_minor_);
+  size_t total = 0;
+  cuDeviceTotalMem(&total, dev);
+  p.global_memory = total;
+  p.max_allocation = total;
+  p.compute_units = static_cast<unsigned>(attribute(dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT));
+  p.max_group_size = static_cast<std::size_t>(attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK));
+  p.max_group_dims = Dim3(attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X),
+                          attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y),
+                          attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z));
+  p.max_groups = Dim3(attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X),
+                      attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y),
+                      attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z));
+  p.max_local_memory = static_cast<std::size_t>(
+      std::max(attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
+               attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)));
+  p.simd_width = static_cast<unsigned>(attribute(dev, CU_DEVICE_ATTRIBUTE_WARP_SIZE));
+  p.fp64 = true;
+  p.fp16 = compute_capability() >= 53;
+  p.int32_atomics = true;
+  p.float_atomic_add = true;
+  p.view_alignment = 1;
+  char pci[32];
+  std::snprintf(pci, sizeof pci, "%04x:%02x:%02x.0", attribute(dev, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID),
+                attribute(dev, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID), attribute(dev, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID));
+  p.pci_bus_id = pci;
+  CUuuid uuid{};
+  if (cuDeviceGetUuid(&uuid, dev) == CUDA_SUCCESS) {
+    char hex[3];
+    for (char b : uuid.bytes) {
+      std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned char>(b));
+      p.uuid += hex;
+    }
+  }
+  p.languages = {SourceLanguage::cuda_cpp, SourceLanguage::ptx, SourceLanguage::cubin};
+}
+
+CuDevice::~CuDevice() {
+  if (cuDevicePrimaryCtxRelease(dev_) != CUDA_SUCCESS)
+    log(plugin::LogLevel::warn, "cuDevicePrimaryCtxRelease failed");
+}
+
+Status CuDevice::create_queue(const plugin::QueueOptions&, std::unique_ptr<plugin::Queue>& out) noexcept {
+  return guarded("cuStreamCreate", [&] {
+    Status s = make_current(ctx_);
+    if (!s.ok()) return s;
+    CUstream stream = nullptr;
+    const CUresult r = cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING);
+    if (r != CUDA_SUCCESS) return fail(r, "cuStreamCreate", "creating a queue");
+    out = std::make_unique<CuQueue>(ctx_, Owner<StreamTraits>(stream));
+    return Status::success();
+  });
+}
+
+Status CuDevice::allocate(std::size_t bytes, std::unique_ptr<plugin::Buffer>& out) noexcept {
+  return guarded("cuMemAlloc", [&] {
+    Status s = make_current(ctx_);
+    if (!s.ok()) return s;
+    CUdeviceptr p = 0;
+    const CUresult r = cuMemAlloc(&p, bytes);
+    if (r != CUDA_SUCCESS) return fail(r, "cuMemAlloc", "allocating " + std::to_string(bytes) + " bytes");
+    out = std::make_unique<CuBuffer>(ctx_, p);
+    return Status::success();
+  });
+}
+
+Status CuDevice::allocate_host(std::size_t bytes, std::unique_ptr<plugin::HostAllocation>& out) noexcept {
+  return guarded("cuMemHostAlloc", [&] {
+    Status s = make_current(ctx_);
+    if (!s.ok()) return s;
+    void* p = nullptr;
+    const CUresult r = cuMemHostAlloc(&p, bytes, CU_MEMHOSTALLOC_PORTABLE);
+    if (r != CUDA_SUCCESS) {
+      Status f = fail(r, "cuMemHostAlloc", "allocating " + std::to_string(bytes) + " bytes of pinned host memory");
+      if (r == CUDA_ERROR_OUT_OF_MEMORY) f.category = ErrorCategory::out_of_host_memory;
+      return f;
+    }
+    out = std::make_unique<CuHostAllocation>(ctx_, p);
+    return Status::success();
+  });
+}
+
+Status CuDevice::memory_usage(std::uint64_t& free_bytes, std::uint64_t& total_bytes) noexcept {
+  Status s = make_current(ctx_);
+  if (!s.ok()) return s;
+  size_t f = 0, t = 0;
+  const CUresult r = cuMemGetInfo(&f, &t);
+  if (r != CUDA_SUCCESS) return fail(r, "cuMemGetInfo");
+  free_bytes = f;
+  total_bytes = t;
+  return Status::success();
+}
+
+}  // namespace gpurt::cuda

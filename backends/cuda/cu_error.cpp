@@ -1,0 +1,45 @@
+// Error names and Status construction for the CUDA backend; the host's logger.
+#include "cu_common.hpp"
+
+namespace gpurt::cuda {
+
+namespace {
+const plugin::Host* g_host = nullptr;
+}
+
+void set_host(const plugin::Host* host) noexcept { g_host = host; }
+
+void log(plugin::LogLevel level, const std::string& message) noexcept {
+  if (g_host && g_host->log) g_host->log(level, "cuda", message.c_str());
+}
+
+std::string name_of(CUresult code) noexcept {
+  const char* name = nullptr;
+  if (cuGetErrorName(code, &name) == CUDA_SUCCESS && name) return name;
+  return "CUDA_ERROR_" + std::to_string(static_cast<int>(code));
+}
+
+Status fail(CUresult code, const char* call, const std::string& what) {
+  const char* text = nullptr;
+  cuGetErrorString(code, &text);
+  std::string msg = std::string(call) + " failed with " + name_of(code) + (text ? std::string(" (") + text + ")" : "");
+  if (!what.empty()) msg = what + ": " + msg;
+  return Status::failure(category_of(code), std::move(msg), call, code, name_of(code));
+}
+
+Status fail(nvrtcResult code, const char* call, const std::string& what) {
+  const char* name = nvrtcGetErrorString(code);
+  std::string msg = std::string(call) + " failed with " + (name ? name : "NVRTC error");
+  if (!what.empty()) msg = what + ": " + msg;
+  return Status::failure(category_of(code), std::move(msg), call, code, name ? name : "");
+}
+
+Status make_current(CUcontext ctx) noexcept {
+  CUcontext cur = nullptr;
+  CUresult r = cuCtxGetCurrent(&cur);
+  if (r == CUDA_SUCCESS && cur == ctx) return Status::success();
+  r = cuCtxSetCurrent(ctx);
+  return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuCtxSetCurrent");
+}
+
+}  // namespace gpurt::cuda

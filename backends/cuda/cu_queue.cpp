@@ -1,0 +1,200 @@
+// CuQueue and CuEvent: asynchronous copies, fills, launches and synchronisation on a CUstream.
+#include <array>
+#include <cstring>
+
+#include "cu_common.hpp"
+
+namespace gpurt::cuda {
+
+namespace {
+
+CUdeviceptr ptr_of(plugin::Buffer& b, std::size_t offset) {
+  return static_cast<CuBuffer&>(b).ptr() + offset;
+}
+
+bool periodic(const unsigned char* p, std::size_t size, std::size_t period) {
+  for (std::size_t i = period; i < size; ++i)
+    if (p[i] != p[i - period]) return false;
+  return true;
+}
+
+}  // namespace
+
+CuQueue::~CuQueue() {
+  if (!make_current(ctx_).ok()) log(plugin::LogLevel::warn, "could not make the context current to destroy a stream");
+  stream_.reset();
+}
+
+Status CuQueue::copy_from_host(const void* src, plugin::Buffer& dst, std::size_t dst_offset,
+                               std::size_t bytes) noexcept {
+  Status s = make_current(ctx_);
+  if (!s.ok()) return s;
+  const CUresult r = cuMemcpyHtoDAsync(ptr_of(dst, dst_offset), src, bytes, stream_.get());
+  return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuMemcpyHtoDAsync");
+}
+
+Status CuQueue::copy_to_host(plugin::Buffer& src, std::size_t src_offset, void* dst,
+                             std::size_t bytes) noexcept {
+  Status s = make_current(ctx_);
+  if (!s.ok()) return s;
+  const CUresult r = cuMemcpyDtoHAsync(dst, ptr_of(src, src_offset), bytes, stream_.get());
+  return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuMemcpyDtoHAsync");
+}
+
+Status CuQueue::copy(plugin::Buffer& src, std::size_t src_offset, plugin::Buffer& dst,
+                     std::size_t dst_offset, std::size_t bytes) noexcept {
+  Status s = make_current(ctx_);
+  if (!s.ok()) return s;
+  const CUresult r = cuMemcpyDtoDAsync(ptr_of(dst, dst_offset), ptr_of(src, src_offset), bytes, stream_.get());
+  return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuMemcpyDtoDAsync");
+}
+
+// The driver's memsets take 1-, 2- or 4-byte values. A longer pattern is written as several
+// strided 2D memsets, one per 4-, 2- or 1-byte column of the pattern, with the pattern as pitch.
+Status CuQueue::fill(plugin::Buffer& dst, std::size_t offset, std::size_t bytes, const void* pattern,
+                     std::size_t pattern_size) noexcept {
+  Status s = make_current(ctx_);
+  if (!s.ok()) return s;
+  const auto* pat = static_cast<const unsigned char*>(pattern);
+  std::size_t period = pattern_size;
+  for (std::size_t d = 1; d < pattern_size; d *= 2)
+    if (periodic(pat, pattern_size, d)) {
+      period = d;
+      break;
+    }
+  const CUdeviceptr ptr = ptr_of(dst, offset);
+  CUstream st = stream_.get();
+  CUresult r = CUDA_SUCCESS;
+  if (period == 1) {
+    r = cuMemsetD8Async(ptr, pat[0], bytes, st);
+    return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuMemsetD8Async");
+  }
+  if (period == 2 && ptr % 2 == 0) {
+    std::uint16_t v;
+    std::memcpy(&v, pat, 2);
+    r = cuMemsetD16Async(ptr, v, bytes / 2, st);
+    return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuMemsetD16Async");
+  }
+  if (period == 4 && ptr % 4 == 0) {
+    std::uint32_t v;
+    std::memcpy(&v, pat, 4);
+    r = cuMemsetD32Async(ptr, v, bytes / 4, st);
+    return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuMemsetD32Async");
+  }
+  const std::size_t unit = (period % 4 == 0 && ptr % 4 == 0) ? 4 : (period % 2 == 0 && ptr % 2 == 0) ? 2 : 1;
+  const std::size_t rows = bytes / period;
+  for (std::size_t col = 0; col < period; col += unit) {
+    const CUdeviceptr p = ptr + col;
+    if (unit == 4) {
+      std::uint32_t v;
+      std::memcpy(&v, pat + col, 4);
+      r = cuMemsetD2D32Async(p, period, v, 1, rows, st);
+    } else if (unit == 2) {
+      std::uint16_t v;
+      std::memcpy(&v, pat + col, 2);
+      r = cuMemsetD2D16Async(p, period, v, 1, rows, st);
+    } else {
+      r = cuMemsetD2D8Async(p, period, pat[col], 1, rows, st);
+    }
+    if (r != CUDA_SUCCESS) return fail(r, "cuMemsetD2DAsync", "filling with a " + std::to_string(pattern_size) + "-byte pattern");
+  }
+  return Status::success();
+}
+
+Status CuQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
+                       const plugin::KernelArg* args, std::size_t count) noexcept {
+  Status s = make_current(ctx_);
+  if (!s.ok()) return s;
+  CuKernel& k = static_cast<CuKernel&>(kernel);
+  std::array<void*, 72> params;
+  std::array<CUdeviceptr, 72> pointers;
+  if (count > params.size())
+    return Status::failure(ErrorCategory::invalid_argument, "too many kernel arguments", "cuLaunchKernel");
+  for (std::size_t i = 0; i < count; ++i) {
+    const plugin::KernelArg& a = args[i];
+    switch (a.kind) {
+      case plugin::KernelArg::Kind::buffer:
+        pointers[i] = (a.buffer && a.size != 0) ? ptr_of(*a.buffer, a.offset) : 0;
+        params[i] = &pointers[i];
+        break;
+      case plugin::KernelArg::Kind::scalar:
+        params[i] = const_cast<void*>(a.value);
+        break;
+      case plugin::KernelArg::Kind::local:
+        return Status::failure(ErrorCategory::unsupported,
+                               "CUDA kernels take dynamic shared memory through LaunchConfig::local_bytes",
+                               "cuLaunchKernel");
+    }
+  }
+  if (shape.local_bytes > 48 * 1024) {
+    s = k.allow_dynamic_shared(shape.local_bytes);
+    if (!s.ok()) return s;
+  }
+  const Dim3 g = shape.groups, b = shape.group_size;
+  const CUresult r = cuLaunchKernel(k.function(), static_cast<unsigned>(g.x), static_cast<unsigned>(g.y),
+                                    static_cast<unsigned>(g.z), static_cast<unsigned>(b.x),
+                                    static_cast<unsigned>(b.y), static_cast<unsigned>(b.z),
+                                    static_cast<unsigned>(shape.local_bytes), stream_.get(),
+                                    count ? params.data() : nullptr, nullptr);
+  return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuLaunchKernel", "launching '" + k.info().name + "'");
+}
+
+Status CuQueue::record(bool timing, std::unique_ptr<plugin::Event>& out) noexcept {
+  return guarded("cuEventRecord", [&] {
+    Status s = make_current(ctx_);
+    if (!s.ok()) return s;
+    CUevent e = nullptr;
+    CUresult r = cuEventCreate(&e, timing ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING);
+    if (r != CUDA_SUCCESS) return fail(r, "cuEventCreate");
+    Owner<EventTraits> owned(e);
+    r = cuEventRecord(e, stream_.get());
+    if (r != CUDA_SUCCESS) return fail(r, "cuEventRecord");
+    out = std::make_unique<CuEvent>(ctx_, std::move(owned));
+    return Status::success();
+  });
+}
+
+Status CuQueue::wait(plugin::Event& event) noexcept {
+  Status s = make_current(ctx_);
+  if (!s.ok()) return s;
+  const CUresult r = cuStreamWaitEvent(stream_.get(), static_cast<CuEvent&>(event).handle(), 0);
+  return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuStreamWaitEvent");
+}
+
+Status CuQueue::finish() noexcept {
+  Status s = make_current(ctx_);
+  if (!s.ok()) return s;
+  const CUresult r = cuStreamSynchronize(stream_.get());
+  return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuStreamSynchronize");
+}
+
+Status CuEvent::wait() noexcept {
+  Status s = make_current(ctx_);
+  if (!s.ok()) return s;
+  const CUresult r = cuEventSynchronize(event_.get());
+  return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuEventSynchronize");
+}
+
+Status CuEvent::query(bool& complete) noexcept {
+  Status s = make_current(ctx_);
+  if (!s.ok()) return s;
+  const CUresult r = cuEventQuery(event_.get());
+  if (r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY) {
+    complete = r == CUDA_SUCCESS;
+    return Status::success();
+  }
+  return fail(r, "cuEventQuery");
+}
+
+Status CuEvent::elapsed_ms(plugin::Event& end_event, double& ms) noexcept {
+  CuEvent& end = static_cast<CuEvent&>(end_event);
+  Status s = end.wait();
+  if (!s.ok()) return s;
+  float t = 0;
+  const CUresult r = cuEventElapsedTime(&t, event_.get(), end.event_.get());
+  if (r != CUDA_SUCCESS) return fail(r, "cuEventElapsedTime");
+  ms = t;
+  return Status::success();
+}
+
+}  // namespace gpurt::cuda

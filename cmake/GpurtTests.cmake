@@ -1,0 +1,29 @@
+# gpurt_discover_tests(TARGET [PER_DEVICE] [LABEL label])
+#
+# Registers every Catch2 test case of TARGET as its own CTest entry, discovered when ctest runs
+# (so the devices are those of the machine running the tests). With PER_DEVICE, each case is
+# registered once per device ("opencl:0 <name> | <case>", label = backend) with
+# GPURT_TEST_DEVICE set, and once per unavailable backend ("cuda unavailable | <case>"), which the
+# harness reports as skipped with the reason. Works with Catch2 2.x and 3.x.
+function(gpurt_discover_tests target)
+  cmake_parse_arguments(ARG "PER_DEVICE" "LABEL" "" ${ARGN})
+  if(GPURT_CATCH2_MAJOR GREATER_EQUAL 3)
+    set(list_args "--list-tests;--verbosity;quiet")
+  else()
+    set(list_args "--list-test-names-only")
+  endif()
+  set(script "${CMAKE_CURRENT_BINARY_DIR}/${target}_include.cmake")
+  set(per_device 0)
+  if(ARG_PER_DEVICE)
+    set(per_device 1)
+  endif()
+  file(GENERATE OUTPUT "${script}" CONTENT
+"set(GPURT_EXE \"$<TARGET_FILE:${target}>\")
+set(GPURT_LIST_ARGS \"${list_args}\")
+set(GPURT_PER_DEVICE ${per_device})
+set(GPURT_LABEL \"${ARG_LABEL}\")
+set(GPURT_TARGET \"${target}\")
+include(\"${PROJECT_SOURCE_DIR}/cmake/GpurtAddTests.cmake\")
+")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${script}")
+endfunction()

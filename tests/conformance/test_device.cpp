@@ -1,0 +1,100 @@
+// Device discovery and properties: sane values, selectors that round-trip, limits that hold.
+#include <algorithm>
+
+#include "fixture.hpp"
+
+using namespace gpurt;
+
+TEST_CASE("device properties are sane") {
+  const Device dev = test::device_under_test();
+  const DeviceProperties& p = dev.properties();
+  CHECK_FALSE(p.name.empty());
+  CHECK_FALSE(p.vendor.empty());
+  CHECK((p.backend == "cuda" || p.backend == "opencl"));
+  CHECK_FALSE(p.driver_version.empty());
+  CHECK(p.global_memory > 0);
+  CHECK(p.max_allocation > 0);
+  CHECK(p.max_allocation <= p.global_memory);
+  CHECK(p.compute_units > 0);
+  CHECK(p.max_group_size >= 1);
+  CHECK(p.max_group_dims.x >= 1);
+  CHECK(p.max_group_dims.x <= p.max_group_size);
+  CHECK(p.max_groups.x >= 1);
+  CHECK(p.max_local_memory > 0);
+  CHECK(p.simd_width >= 1);
+  CHECK(p.view_alignment >= 1);
+  CHECK_FALSE(p.languages.empty());
+  if (p.backend == "cuda") {
+    CHECK(p.type == DeviceType::gpu);
+    CHECK(p.architecture.rfind("sm_", 0) == 0);
+    CHECK(p.pci_bus_id.size() == 12);
+    CHECK(p.uuid.size() == 32);
+  }
+}
+
+TEST_CASE("the device's selector names exactly this device") {
+  const Device dev = test::device_under_test();
+  CHECK(gpurt::device(dev.selector()) == dev);
+  CHECK(dev.description().find(dev.name()) != std::string::npos);
+  const auto all = devices();
+  CHECK(std::find(all.begin(), all.end(), dev) != all.end());
+  CHECK(gpurt::device(dev.backend()).backend() == dev.backend());
+}
+
+TEST_CASE("a selector by name substring finds the device") {
+  const Device dev = test::device_under_test();
+  std::string word = dev.name().substr(0, dev.name().find(' '));
+  for (char& c : word) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const Device found = gpurt::device(dev.backend() + ":" + word);
+  CHECK(found.backend() == dev.backend());
+  CHECK(found.name().find(dev.name().substr(0, dev.name().find(' '))) != std::string::npos);
+}
+
+TEST_CASE("a selector that matches nothing lists what exists") {
+  const Device dev = test::device_under_test();
+  GPURT_REQUIRE_ERROR(gpurt::device(dev.backend() + ":no-such-device-xyz"), ErrorCategory::invalid_argument,
+                      dev.description());
+  GPURT_REQUIRE_ERROR(gpurt::device(dev.backend() + ":999"), ErrorCategory::invalid_argument,
+                      "no device matches");
+}
+
+TEST_CASE("default device prefers GPUs and is listed") {
+  const Device d = default_device();
+  const auto all = devices();
+  REQUIRE_FALSE(all.empty());
+  CHECK(std::find(all.begin(), all.end(), d) != all.end());
+  const bool any_cuda_gpu = std::any_of(all.begin(), all.end(), [](const Device& x) {
+    return x.backend() == "cuda" && x.properties().type == DeviceType::gpu;
+  });
+  const bool any_gpu = std::any_of(all.begin(), all.end(),
+                                   [](const Device& x) { return x.properties().type == DeviceType::gpu; });
+  if (std::getenv("GPURT_DEVICE") == nullptr) {
+    if (any_cuda_gpu) CHECK(d.backend() == "cuda");
+    else if (any_gpu) CHECK(d.properties().type == DeviceType::gpu);
+  }
+}
+
+TEST_CASE("the largest legal group runs and one more item is rejected") {
+  test::Fixture f;
+  Kernel k = f.program().kernel("group_shape");
+  const std::size_t largest = std::min(k.max_group_size(), f.dev.properties().max_group_dims.x);
+  REQUIRE(largest >= 1);
+  auto out = f.dev.alloc<std::uint32_t>(6);
+  f.q.launch(k, LaunchConfig(Dim3(3), Dim3(largest)), out);
+  const auto got = f.q.read(out);
+  CHECK(got[0] == largest);
+  CHECK(got[3] == 3);
+  GPURT_REQUIRE_ERROR(f.q.launch(k, LaunchConfig(Dim3(1), Dim3(largest + 1)), out),
+                      ErrorCategory::invalid_argument, "group");
+}
+
+TEST_CASE("memory usage is reported or clearly unsupported") {
+  const Device dev = test::device_under_test();
+  try {
+    const MemoryUsage m = dev.memory_usage();
+    CHECK(m.total_bytes > 0);
+    CHECK(m.free_bytes <= m.total_bytes);
+  } catch (const Error& e) {
+    CHECK(e.category() == ErrorCategory::unsupported);
+  }
+}

@@ -1,0 +1,147 @@
+// Every bad input raises a typed error before anything is enqueued, and the next valid call
+// succeeds. The same inputs give the same categories on every backend.
+#include "fixture.hpp"
+
+using namespace gpurt;
+
+namespace {
+// After an error, the queue still works: a round trip through it returns what went in.
+void still_works(test::Fixture& f) {
+  const auto in = test::random_vector<int>(33);
+  auto d = f.dev.alloc<int>(33);
+  f.q.write(d, in);
+  CHECK(f.q.read(d) == in);
+}
+}  // namespace
+
+TEST_CASE("copy size mismatches and null host pointers are rejected") {
+  test::Fixture f;
+  auto d = f.dev.alloc<float>(100);
+  std::vector<float> small(99);
+  GPURT_REQUIRE_ERROR(f.q.copy(small, d), ErrorCategory::invalid_argument, "size mismatch");
+  GPURT_REQUIRE_ERROR(f.q.copy(d, small), ErrorCategory::invalid_argument, "size mismatch");
+  GPURT_REQUIRE_ERROR(f.q.copy(static_cast<const float*>(nullptr), d), ErrorCategory::invalid_argument,
+                      "null");
+  GPURT_REQUIRE_ERROR(f.q.copy(d, static_cast<float*>(nullptr)), ErrorCategory::invalid_argument, "null");
+  auto other = f.dev.alloc<float>(50);
+  GPURT_REQUIRE_ERROR(f.q.copy(d, other), ErrorCategory::invalid_argument, "size mismatch");
+  GPURT_REQUIRE_ERROR(f.q.copy(d.view(0, 60), d.view(40, 60)), ErrorCategory::invalid_argument, "overlap");
+  still_works(f);
+}
+
+TEST_CASE("views outside their buffer are rejected") {
+  test::Fixture f;
+  auto d = f.dev.alloc<float>(100);
+  GPURT_REQUIRE_ERROR(d.view(90, 11), ErrorCategory::invalid_argument, "outside the buffer");
+  GPURT_REQUIRE_ERROR(d.view(101, 0), ErrorCategory::invalid_argument, "outside the buffer");
+  GPURT_REQUIRE_ERROR(d.view(10, 20).view(5, 16), ErrorCategory::invalid_argument, "outside the buffer");
+  GPURT_REQUIRE_ERROR(d.view(static_cast<std::size_t>(-1), 2), ErrorCategory::invalid_argument, "outside");
+  CHECK(d.view(100, 0).size() == 0);
+  still_works(f);
+}
+
+TEST_CASE("allocation beyond device memory fails cleanly and the device keeps working") {
+  test::Fixture f;
+  const std::uint64_t too_big = f.dev.properties().global_memory * 2 + 4096;
+  GPURT_REQUIRE_ERROR(f.dev.alloc<std::uint8_t>(too_big), ErrorCategory::out_of_device_memory,
+                      "cannot allocate");
+  GPURT_REQUIRE_ERROR(f.dev.alloc<std::uint64_t>(static_cast<std::size_t>(-1) / 4),
+                      ErrorCategory::invalid_argument, "overflow");
+  still_works(f);
+}
+
+TEST_CASE("launch configurations the device cannot run are rejected with distinct messages") {
+  test::Fixture f;
+  Kernel k = f.program().kernel("empty_kernel");
+  const DeviceProperties& p = f.dev.properties();
+  GPURT_REQUIRE_ERROR(f.q.launch(k, LaunchConfig(Dim3(0), Dim3(64))), ErrorCategory::invalid_argument,
+                      "zero volume");
+  GPURT_REQUIRE_ERROR(f.q.launch(k, LaunchConfig(Dim3(1), Dim3(64, 0, 1))), ErrorCategory::invalid_argument,
+                      "zero volume");
+  GPURT_REQUIRE_ERROR(f.q.launch(k, LaunchConfig(Dim3(1), Dim3(p.max_group_size + 1))),
+                      ErrorCategory::invalid_argument, "group");
+  GPURT_REQUIRE_ERROR(f.q.launch(k, LaunchConfig(Dim3(1), Dim3(1, 1, p.max_group_dims.z + 1))),
+                      ErrorCategory::invalid_argument, "too large in z");
+  GPURT_REQUIRE_ERROR(f.q.launch(k, LaunchConfig(Dim3(1), Dim3(1), p.max_local_memory + 1)),
+                      ErrorCategory::invalid_argument, "too much local memory");
+  if (p.max_groups.y < static_cast<std::size_t>(-1))
+    GPURT_REQUIRE_ERROR(f.q.launch(k, LaunchConfig(Dim3(1, p.max_groups.y + 1), Dim3(1))),
+                        ErrorCategory::invalid_argument, "groups in y");
+  f.q.launch(k, LaunchConfig(Dim3(1), Dim3(1)));
+  f.q.finish();
+  still_works(f);
+}
+
+TEST_CASE("wrong kernel arguments are rejected before the launch") {
+  test::Fixture f;
+  Program p = f.program();
+  Kernel add = p.kernel("vector_add");
+  auto a = f.dev.alloc<float>(10);
+  const LaunchConfig one(Dim3(1), Dim3(16));
+  GPURT_REQUIRE_ERROR(f.q.launch(add, one, a, a, a), ErrorCategory::invalid_argument,
+                      "takes 4 arguments but 3 were given");
+  GPURT_REQUIRE_ERROR(f.q.launch(add, one, a, a, a, 10u, 1u), ErrorCategory::invalid_argument,
+                      "but 5 were given");
+  GPURT_REQUIRE_ERROR(f.q.launch(add, one, a, a, a, std::uint64_t(10)), ErrorCategory::invalid_argument,
+                      "has 8 bytes");
+  GPURT_REQUIRE_ERROR(f.q.launch(add, one, a, a, a, a), ErrorCategory::invalid_argument, "buffer");
+  if (f.dev.backend() == "opencl") {
+    GPURT_REQUIRE_ERROR(f.q.launch(add, one, 1.0f, a, a, 10u), ErrorCategory::invalid_argument,
+                        "is a pointer");
+    GPURT_REQUIRE_ERROR(f.q.launch(add, one, Local{64}, a, a, 10u), ErrorCategory::invalid_argument,
+                        "not a __local pointer");
+  } else {
+    GPURT_REQUIRE_ERROR(f.q.launch(add, one, Local{64}, a, a, 10u), ErrorCategory::unsupported,
+                        "LaunchConfig::local_bytes");
+  }
+  f.q.launch(add, one, a, a, a, 10u);
+  f.q.finish();
+  still_works(f);
+}
+
+TEST_CASE("dynamic local memory needs a kernel that can receive it") {
+  test::Fixture f;
+  Kernel add = f.program().kernel("vector_add");
+  auto a = f.dev.alloc<float>(10);
+  if (f.dev.backend() == "opencl")
+    GPURT_REQUIRE_ERROR(f.q.launch(add, LaunchConfig(Dim3(1), Dim3(16), 256), a, a, a, 10u),
+                        ErrorCategory::invalid_argument, "__local pointer");
+  else
+    f.q.launch(add, LaunchConfig(Dim3(1), Dim3(16), 256), a, a, a, 10u);
+  still_works(f);
+}
+
+TEST_CASE("fill patterns of unsupported sizes are rejected") {
+  test::Fixture f;
+  struct Three {
+    char c[3];
+  };
+  auto d = f.dev.alloc<Three>(10);
+  GPURT_REQUIRE_ERROR(f.q.fill(d, Three{{1, 2, 3}}), ErrorCategory::invalid_argument, "3 bytes");
+  still_works(f);
+}
+
+TEST_CASE("empty and moved-from handles are rejected") {
+  test::Fixture f;
+  Queue q;
+  Buffer<float> b;
+  Kernel k;
+  Event e;
+  Program p;
+  Device d;
+  auto real = f.dev.alloc<float>(4);
+  GPURT_REQUIRE_ERROR(q.finish(), ErrorCategory::invalid_argument, "Queue is empty");
+  GPURT_REQUIRE_ERROR(f.q.copy(b, real), ErrorCategory::invalid_argument, "Buffer is empty");
+  GPURT_REQUIRE_ERROR(f.q.launch(k, LaunchConfig()), ErrorCategory::invalid_argument, "Kernel is empty");
+  GPURT_REQUIRE_ERROR(e.wait(), ErrorCategory::invalid_argument, "Event is empty");
+  GPURT_REQUIRE_ERROR(f.q.wait(e), ErrorCategory::invalid_argument, "Event is empty");
+  GPURT_REQUIRE_ERROR(p.kernel("x"), ErrorCategory::invalid_argument, "Program is empty");
+  GPURT_REQUIRE_ERROR(d.properties(), ErrorCategory::invalid_argument, "Device is empty");
+  GPURT_REQUIRE_ERROR(d.alloc<int>(3), ErrorCategory::invalid_argument, "Device is empty");
+  Buffer<float> moved = std::move(real);
+  GPURT_REQUIRE_ERROR(real.view(0, 1), ErrorCategory::invalid_argument, "moved-from");
+  Queue q2 = std::move(f.q);
+  GPURT_REQUIRE_ERROR(f.q.finish(), ErrorCategory::invalid_argument, "moved-from");
+  q2.fill(moved, 1.0f);
+  CHECK(q2.read(moved) == std::vector<float>(4, 1.0f));
+}

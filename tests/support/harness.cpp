@@ -1,0 +1,106 @@
+// The test harness: a main() for Catch2 2.x and 3.x that adds device listing for per-device
+// CTest discovery, skip reporting through exit code 77, and the seeded random generator.
+#define CATCH_CONFIG_RUNNER
+#include "harness.hpp"
+
+#if GPURT_CATCH2_MAJOR >= 3
+#include <catch2/catch_session.hpp>
+#endif
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+
+namespace gpurt::test {
+
+namespace {
+bool g_skipped = false;
+std::uint64_t g_seed = 0;
+
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : nullptr;
+}
+
+// Prints "SELECTOR<TAB>BACKEND<TAB>available|unavailable<TAB>TEXT" per device, and one line per
+// unavailable backend, for the CTest discovery script.
+int list_devices() {
+  try {
+    for (const BackendInfo& b : backends()) {
+      if (!b.available()) {
+        std::string reason = b.reason + (b.native_text.empty() ? "" : " [" + b.native_text + "]");
+        for (char& c : reason)
+          if (c == '\t' || c == '\n' || c == ';') c = ' ';
+        std::cout << b.name << "\t" << b.name << "\tunavailable\t" << reason << "\n";
+      }
+    }
+    for (const Device& d : devices())
+      std::cout << d.selector() << "\t" << d.backend() << "\tavailable\t" << d.name() << "\n";
+  } catch (const Error& e) {
+    std::cerr << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+}  // namespace
+
+std::uint64_t seed() { return g_seed; }
+
+std::mt19937_64& rng() {
+  static std::mt19937_64 gen(g_seed);
+  return gen;
+}
+
+void mark_skipped(const std::string& reason) {
+  g_skipped = true;
+  std::cout << "SKIPPED: " << reason << std::endl;
+}
+
+Device device_under_test() {
+  if (const char* sel = env("GPURT_TEST_DEVICE")) return device(sel);
+  return default_device();
+}
+
+Program build_for(const Device& d, const std::string& opencl_c, const std::string& cuda_cpp,
+                  const std::string& name) {
+  if (d.backend() == "cuda") return d.build({SourceLanguage::cuda_cpp, cuda_cpp, name + ".cu"});
+  return d.build({SourceLanguage::opencl_c, opencl_c, name + ".cl"});
+}
+
+}  // namespace gpurt::test
+
+int main(int argc, char** argv) {
+  using namespace gpurt;
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--gpurt-list-devices") == 0) return test::list_devices();
+
+  if (const char* s = test::env("GPURT_TEST_SEED")) {
+    test::g_seed = std::strtoull(s, nullptr, 0);
+  } else {
+    test::g_seed = std::random_device{}();
+  }
+  std::cout << "gpurt test seed: " << test::g_seed << " (set GPURT_TEST_SEED=" << test::g_seed
+            << " to replay)" << std::endl;
+
+  // A per-device entry for a backend that cannot be used here is skipped with the reason.
+  if (const char* sel = test::env("GPURT_TEST_DEVICE")) {
+    try {
+      const std::string backend = std::string(sel).substr(0, std::string(sel).find(':'));
+      for (const BackendInfo& b : backends())
+        if (b.name == backend && !b.available()) {
+          std::cout << "SKIPPED: the " << backend << " backend is unavailable here ("
+                    << to_string(b.status) << "): " << b.reason
+                    << (b.native_text.empty() ? "" : " [" + b.native_text + "]") << std::endl;
+          return 77;
+        }
+      std::cout << "device under test: " << device(sel).description() << std::endl;
+    } catch (const Error& e) {
+      std::cerr << e.what() << std::endl;
+      return 1;
+    }
+  }
+
+  const int rc = Catch::Session().run(argc, argv);
+  if (rc == 0 && test::g_skipped) return 77;
+  return rc;
+}

@@ -1,0 +1,91 @@
+// Each backend's one error-mapping function, case by case.
+#include "harness.hpp"
+
+using gpurt::ErrorCategory;
+
+#if GPURT_TEST_OPENCL_ERRORS
+#include "cl_common.hpp"
+TEST_CASE("OpenCL codes map to categories") {
+  using gpurt::opencl::category_of;
+  using gpurt::opencl::name_of;
+  CHECK(category_of(CL_MEM_OBJECT_ALLOCATION_FAILURE) == ErrorCategory::out_of_device_memory);
+  CHECK(category_of(CL_OUT_OF_RESOURCES) == ErrorCategory::out_of_device_memory);
+  CHECK(category_of(CL_INVALID_BUFFER_SIZE) == ErrorCategory::out_of_device_memory);
+  CHECK(category_of(CL_OUT_OF_HOST_MEMORY) == ErrorCategory::out_of_host_memory);
+  CHECK(category_of(CL_BUILD_PROGRAM_FAILURE) == ErrorCategory::build_failed);
+  CHECK(category_of(CL_INVALID_BUILD_OPTIONS) == ErrorCategory::build_failed);
+  CHECK(category_of(CL_COMPILER_NOT_AVAILABLE) == ErrorCategory::build_failed);
+  CHECK(category_of(CL_DEVICE_NOT_AVAILABLE) == ErrorCategory::device_lost);
+  CHECK(category_of(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) == ErrorCategory::device_lost);
+  CHECK(category_of(CL_PLATFORM_NOT_FOUND_KHR) == ErrorCategory::backend_unavailable);
+  CHECK(category_of(CL_PROFILING_INFO_NOT_AVAILABLE) == ErrorCategory::unsupported);
+  CHECK(category_of(CL_INVALID_OPERATION) == ErrorCategory::unsupported);
+  CHECK(category_of(CL_INVALID_VALUE) == ErrorCategory::invalid_argument);
+  CHECK(category_of(CL_INVALID_KERNEL_NAME) == ErrorCategory::invalid_argument);
+  CHECK(category_of(CL_INVALID_WORK_GROUP_SIZE) == ErrorCategory::invalid_argument);
+  CHECK(category_of(CL_MISALIGNED_SUB_BUFFER_OFFSET) == ErrorCategory::invalid_argument);
+  CHECK(category_of(-9999) == ErrorCategory::internal);
+  CHECK(std::string(name_of(CL_INVALID_KERNEL_NAME)) == "CL_INVALID_KERNEL_NAME");
+  CHECK(std::string(name_of(-9999)) == "CL_UNKNOWN_ERROR");
+}
+
+TEST_CASE("OpenCL failures carry code, name and call") {
+  const auto s = gpurt::opencl::fail(CL_MEM_OBJECT_ALLOCATION_FAILURE, "clCreateBuffer", "allocating");
+  CHECK(s.failed);
+  CHECK(s.category == ErrorCategory::out_of_device_memory);
+  CHECK(s.native_code == CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  CHECK(s.native_name == "CL_MEM_OBJECT_ALLOCATION_FAILURE");
+  CHECK(s.call == "clCreateBuffer");
+}
+
+TEST_CASE("OpenCL C type names give scalar sizes") {
+  using gpurt::opencl::scalar_type_size;
+  CHECK(scalar_type_size("char", 64) == 1);
+  CHECK(scalar_type_size("ushort", 64) == 2);
+  CHECK(scalar_type_size("float", 64) == 4);
+  CHECK(scalar_type_size("ulong", 64) == 8);
+  CHECK(scalar_type_size("float4", 64) == 16);
+  CHECK(scalar_type_size("int3", 64) == 16);
+  CHECK(scalar_type_size("double16", 64) == 128);
+  CHECK(scalar_type_size("size_t", 32) == 4);
+  CHECK(scalar_type_size("struct params", 64) == 0);
+  CHECK(scalar_type_size("float5", 64) == 0);
+}
+#endif
+
+#if GPURT_TEST_CUDA_ERRORS
+#include <cuda.h>
+#include <nvrtc.h>
+namespace gpurt::cuda {
+ErrorCategory category_of(CUresult code) noexcept;
+ErrorCategory category_of(nvrtcResult code) noexcept;
+}  // namespace gpurt::cuda
+
+TEST_CASE("CUDA driver codes map to categories") {
+  using gpurt::cuda::category_of;
+  CHECK(category_of(CUDA_ERROR_OUT_OF_MEMORY) == ErrorCategory::out_of_device_memory);
+  CHECK(category_of(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) == ErrorCategory::out_of_device_memory);
+  CHECK(category_of(CUDA_ERROR_NO_DEVICE) == ErrorCategory::backend_unavailable);
+  CHECK(category_of(CUDA_ERROR_NOT_INITIALIZED) == ErrorCategory::backend_unavailable);
+  CHECK(category_of(CUDA_ERROR_STUB_LIBRARY) == ErrorCategory::backend_unavailable);
+  CHECK(category_of(CUDA_ERROR_INVALID_PTX) == ErrorCategory::build_failed);
+  CHECK(category_of(CUDA_ERROR_NO_BINARY_FOR_GPU) == ErrorCategory::build_failed);
+  CHECK(category_of(CUDA_ERROR_ILLEGAL_ADDRESS) == ErrorCategory::device_lost);
+  CHECK(category_of(CUDA_ERROR_LAUNCH_FAILED) == ErrorCategory::device_lost);
+  CHECK(category_of(CUDA_ERROR_ECC_UNCORRECTABLE) == ErrorCategory::device_lost);
+  CHECK(category_of(CUDA_ERROR_NOT_SUPPORTED) == ErrorCategory::unsupported);
+  CHECK(category_of(CUDA_ERROR_INVALID_VALUE) == ErrorCategory::invalid_argument);
+  CHECK(category_of(CUDA_ERROR_NOT_FOUND) == ErrorCategory::invalid_argument);
+  CHECK(category_of(CUDA_ERROR_INVALID_HANDLE) == ErrorCategory::invalid_argument);
+  CHECK(category_of(static_cast<CUresult>(12345)) == ErrorCategory::internal);
+}
+
+TEST_CASE("NVRTC codes map to categories") {
+  using gpurt::cuda::category_of;
+  CHECK(category_of(NVRTC_ERROR_COMPILATION) == ErrorCategory::build_failed);
+  CHECK(category_of(NVRTC_ERROR_INVALID_OPTION) == ErrorCategory::build_failed);
+  CHECK(category_of(NVRTC_ERROR_OUT_OF_MEMORY) == ErrorCategory::out_of_host_memory);
+  CHECK(category_of(NVRTC_ERROR_INVALID_INPUT) == ErrorCategory::invalid_argument);
+  CHECK(category_of(NVRTC_ERROR_BUILTIN_OPERATION_FAILURE) == ErrorCategory::internal);
+}
+#endif
