@@ -51,9 +51,9 @@ Status CuDevice::build(const plugin::ProgramSource& source, const std::vector<st
       case SourceLanguage::cuda_cpp:
         return compile_cuda(source, options, out);
       case SourceLanguage::ptx:
-        return load_image(source.text.c_str(), "PTX", source.text, {}, out);
+        return load_image(source.text.c_str(), ("PTX '" + source.name + "'").c_str(), source.text, {}, out);
       case SourceLanguage::cubin:
-        return load_image(source.text.data(), "cubin", {}, {}, out);
+        return load_image(source.text.data(), ("cubin '" + source.name + "'").c_str(), {}, {}, out);
       default:
         return Status::failure(ErrorCategory::unsupported, "the CUDA backend cannot build this language", "Device::build");
     }
@@ -101,11 +101,11 @@ Status CuDevice::compile_cuda(const plugin::ProgramSource& source, const std::ve
     std::string cubin(cubin_size, '\0');
     r = nvrtcGetCUBIN(prog.get(), &cubin[0]);
     if (r != NVRTC_SUCCESS) return fail(r, "nvrtcGetCUBIN");
-    return load_image(cubin.data(), "NVRTC cubin", std::move(ptx), std::move(log), out);
+    return load_image(cubin.data(), ("NVRTC cubin of '" + source.name + "'").c_str(), std::move(ptx), std::move(log), out);
   }
   if (ptx.empty()) return Status::failure(ErrorCategory::build_failed, "NVRTC produced no PTX", "nvrtcGetPTX");
   const std::string image = ptx;
-  return load_image(image.c_str(), "NVRTC PTX", std::move(ptx), std::move(log), out);
+  return load_image(image.c_str(), ("NVRTC PTX of '" + source.name + "'").c_str(), std::move(ptx), std::move(log), out);
 }
 
 Status CuDevice::load_image(const void* image, const char* what, std::string ptx, std::string log,

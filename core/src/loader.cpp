@@ -158,40 +158,63 @@ std::unique_ptr<BackendRecord> load_backend(const std::string& name,
   return r;
 }
 
-const Registry& registry() {
+Registry& registry() {
   static std::mutex mutex;
   static Registry* instance = nullptr;  // intentionally never destroyed: plugins stay loaded
   std::lock_guard<std::mutex> lock(mutex);
   if (instance) return *instance;
-
   auto reg = std::make_unique<Registry>();
   reg->env = read_environment();  // throws on malformed variables; nothing is cached then
   set_log_level(reg->env.log_level);
-
-  std::vector<std::string> dirs = reg->env.plugin_path;
+  reg->dirs = reg->env.plugin_path;
   const std::string own = library_directory();
-  if (!own.empty()) dirs.push_back(own);
-
-  static const plugin::Host host{plugin::abi_version, &plugin_log};
+  if (!own.empty()) reg->dirs.push_back(own);
   for (const std::string& name : known_backends()) {
-    std::unique_ptr<BackendRecord> rec;
-    bool disabled = false;
-    for (const auto& d : reg->env.disabled_backends) disabled = disabled || d == name;
-    if (disabled) {
-      rec = std::make_unique<BackendRecord>();
-      rec->info.name = name;
-      rec->info.status = BackendStatus::disabled_by_environment;
-      rec->info.reason = "GPURT_DISABLE_BACKENDS lists " + name + "; unset it to use this backend";
-    } else {
-      rec = load_backend(name, dirs, host);
-    }
-    log(rec->info.available() ? plugin::LogLevel::info : plugin::LogLevel::debug, "loader",
-        name + ": " + to_string(rec->info.status) +
-            (rec->info.reason.empty() ? "" : " - " + rec->info.reason));
-    reg->backends.push_back(std::move(rec));
+    reg->backends.push_back(std::make_unique<BackendRecord>());
+    reg->backends.back()->info.name = name;
   }
   instance = reg.release();
   return *instance;
+}
+
+namespace {
+void ensure_loaded(Registry& reg, BackendRecord& rec) {
+  std::call_once(rec.loaded, [&] {
+    static const plugin::Host host{plugin::abi_version, &plugin_log};
+    const std::string name = rec.info.name;
+    bool disabled = false;
+    for (const auto& d : reg.env.disabled_backends) disabled = disabled || d == name;
+    if (disabled) {
+      rec.info.status = BackendStatus::disabled_by_environment;
+      rec.info.reason = "GPURT_DISABLE_BACKENDS lists " + name + "; unset it to use this backend";
+    } else {
+      std::unique_ptr<BackendRecord> loaded = load_backend(name, reg.dirs, host);
+      rec.info = std::move(loaded->info);
+      rec.backend = std::move(loaded->backend);
+      rec.devices = std::move(loaded->devices);
+      for (auto& d : rec.devices) d->backend = &rec;
+    }
+    log(rec.info.available() ? plugin::LogLevel::info : plugin::LogLevel::debug, "loader",
+        name + ": " + to_string(rec.info.status) +
+            (rec.info.reason.empty() ? "" : " - " + rec.info.reason));
+  });
+}
+}  // namespace
+
+BackendRecord* backend_record(const std::string& name) {
+  Registry& reg = registry();
+  for (auto& rec : reg.backends)
+    if (rec->info.name == name) {
+      ensure_loaded(reg, *rec);
+      return rec.get();
+    }
+  return nullptr;
+}
+
+const std::vector<std::unique_ptr<BackendRecord>>& all_backends() {
+  Registry& reg = registry();
+  for (auto& rec : reg.backends) ensure_loaded(reg, *rec);
+  return reg.backends;
 }
 
 }  // namespace gpurt::detail

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -13,20 +14,28 @@
 namespace gpurt::detail {
 
 struct BackendRecord {
+  std::once_flag loaded;  // each backend loads on first use, once
   BackendInfo info;
   std::unique_ptr<plugin::Backend> backend;  // null unless available
   std::vector<std::unique_ptr<DeviceState>> devices;
 };
 
-// Loaded once, on first use; never destroyed (plugins stay loaded for the process).
+// Created on first use; never destroyed (plugins stay loaded for the process). Each backend's
+// plugin is loaded the first time that backend is asked for, so a program that only uses
+// "opencl:0" never initialises CUDA.
 struct Registry {
   Environment env;
+  std::vector<std::string> dirs;  // plugin search path
   std::vector<std::unique_ptr<BackendRecord>> backends;
 };
 
-// The registry, loading plugins on the first call. Throws Error(invalid_argument) when a GPURT_*
-// variable is malformed (and tries again on the next call).
-const Registry& registry();
+// The registry. Throws Error(invalid_argument) when a GPURT_* variable is malformed (and reads
+// the environment again on the next call).
+Registry& registry();
+// The named backend's record, loading its plugin on first use; null for an unknown name.
+BackendRecord* backend_record(const std::string& name);
+// Every backend's record, all loaded.
+const std::vector<std::unique_ptr<BackendRecord>>& all_backends();
 
 // Loads the plugin for `name` from `dirs` (first match wins) into a record. Never throws.
 std::unique_ptr<BackendRecord> load_backend(const std::string& name,

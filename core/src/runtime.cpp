@@ -9,9 +9,9 @@ namespace gpurt {
 
 namespace {
 
-std::string list_devices(const detail::Registry& reg) {
+std::string list_devices() {
   std::string out;
-  for (const auto& b : reg.backends) {
+  for (const auto& b : detail::all_backends()) {
     if (b->info.available()) {
       for (const auto& d : b->devices) out += "\n  " + d->description;
     } else {
@@ -24,15 +24,14 @@ std::string list_devices(const detail::Registry& reg) {
 
 Device select(std::string_view text, const char* origin) {
   const detail::Selector sel = detail::parse_selector(text);
-  const detail::Registry& reg = detail::registry();
-  for (const auto& b : reg.backends)
+  if (detail::BackendRecord* b = detail::backend_record(sel.backend))
     for (const auto& d : b->devices)
       if (detail::selector_matches(sel, d->props)) return Device(d.get());
   ErrorDetails details;
   details.call = origin;
   details.backend = sel.backend;
   throw Error(ErrorCategory::invalid_argument,
-              "no device matches '" + std::string(text) + "'; these exist:" + list_devices(reg),
+              "no device matches '" + std::string(text) + "'; these exist:" + list_devices(),
               std::move(details));
 }
 
@@ -48,25 +47,33 @@ int preference(const DeviceProperties& p) {
 
 std::vector<BackendInfo> backends() {
   std::vector<BackendInfo> out;
-  for (const auto& b : detail::registry().backends) out.push_back(b->info);
+  for (const auto& b : detail::all_backends()) out.push_back(b->info);
   return out;
 }
 
 std::vector<Device> devices() {
   std::vector<Device> out;
-  for (const auto& b : detail::registry().backends)
+  for (const auto& b : detail::all_backends())
     for (const auto& d : b->devices) out.emplace_back(d.get());
   return out;
 }
 
 Device device(std::string_view selector) { return select(selector, "gpurt::device"); }
 
+BackendInfo backend(std::string_view name) {
+  if (detail::BackendRecord* b = detail::backend_record(std::string(name))) return b->info;
+  ErrorDetails details;
+  details.call = "gpurt::backend";
+  throw Error(ErrorCategory::invalid_argument,
+              "'" + std::string(name) + "' is not a backend gpurt knows (cuda, opencl)", std::move(details));
+}
+
 Device default_device() {
   const detail::Registry& reg = detail::registry();
   if (reg.env.device) return select(*reg.env.device, "GPURT_DEVICE");
   Device best;
   int best_rank = 100;
-  for (const auto& b : reg.backends)
+  for (const auto& b : detail::all_backends())
     for (const auto& d : b->devices) {
       const int rank = preference(d->props);
       if (rank < best_rank) {
@@ -76,7 +83,7 @@ Device default_device() {
     }
   if (best.empty())
     throw Error(ErrorCategory::backend_unavailable,
-                "no device is available; the backends say:" + list_devices(reg));
+                "no device is available; the backends say:" + list_devices());
   return best;
 }
 

@@ -85,10 +85,10 @@ int main(int argc, char** argv) {
   // A per-device entry for a backend that cannot be used here is skipped with the reason.
   if (const char* sel = test::env("GPURT_TEST_DEVICE")) {
     try {
-      const std::string backend = std::string(sel).substr(0, std::string(sel).find(':'));
-      for (const BackendInfo& b : backends())
-        if (b.name == backend && !b.available()) {
-          std::cout << "SKIPPED: the " << backend << " backend is unavailable here ("
+      const std::string backend_name = std::string(sel).substr(0, std::string(sel).find(':'));
+      const BackendInfo b = gpurt::backend(backend_name);
+      if (!b.available()) {
+          std::cout << "SKIPPED: the " << backend_name << " backend is unavailable here ("
                     << to_string(b.status) << "): " << b.reason
                     << (b.native_text.empty() ? "" : " [" + b.native_text + "]") << std::endl;
           return 77;

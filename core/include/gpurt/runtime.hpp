@@ -1,6 +1,7 @@
 // Discovery: which backends gpurt has, which devices they offer, and choosing one.
 //
-// Plugins are loaded once, on the first call of any function here (thread-safe). A backend that
+// Each backend's plugin is loaded once, the first time that backend is needed (thread-safe):
+// device("opencl:0") loads only the OpenCL plugin; backends() and devices() load them all. A backend that
 // cannot be used is still listed, with the reason. Selector syntax, used by device(), by
 // GPURT_DEVICE and by every command line: BACKEND[:INDEX|:NAME], where NAME is a
 // case-insensitive substring of the device name, vendor or platform ("cuda", "cuda:1",
@@ -18,6 +19,9 @@ namespace gpurt {
 
 // Every backend gpurt knows ("cuda", "opencl"), available or not, with the reason.
 std::vector<BackendInfo> backends();
+// One backend's availability, loading only that backend's plugin. Throws invalid_argument for a
+// name gpurt does not know.
+BackendInfo backend(std::string_view name);
 // Every device of every available backend, backend by backend.
 std::vector<Device> devices();
 // GPURT_DEVICE if set; otherwise a CUDA GPU, then an OpenCL GPU, then an OpenCL CPU, then any.

@@ -1,0 +1,51 @@
+// `gpurt build FILE`: compile a kernel source for a device and report its kernels or the
+// compiler's log. The language follows the file's extension unless --language says otherwise.
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "commands.hpp"
+#include "gpurt/gpurt.hpp"
+
+namespace gpurt::tool {
+
+namespace {
+SourceLanguage language_of(const std::string& path, const std::string& forced) {
+  const std::string key = forced.empty() ? path.substr(path.rfind('.') == std::string::npos ? path.size() : path.rfind('.') + 1) : forced;
+  if (key == "cl" || key == "opencl") return SourceLanguage::opencl_c;
+  if (key == "cu" || key == "cuda") return SourceLanguage::cuda_cpp;
+  if (key == "ptx") return SourceLanguage::ptx;
+  if (key == "cubin" || key == "fatbin") return SourceLanguage::cubin;
+  throw Error(ErrorCategory::invalid_argument,
+              "cannot tell the language of '" + path + "'; name it .cl, .cu, .ptx or .cubin, or pass "
+              "--language opencl|cuda|ptx|cubin");
+}
+}  // namespace
+
+int run_build(const BuildCommand& cmd) {
+  std::ifstream in(cmd.file, std::ios::binary);
+  if (!in) {
+    std::cerr << "gpurt build: cannot read '" << cmd.file << "'\n";
+    return 2;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  const Device dev = cmd.device.empty() ? default_device() : device(cmd.device);
+  BuildOptions options;
+  for (const std::string& d : cmd.defines) {
+    const auto eq = d.find('=');
+    options.defines.emplace_back(d.substr(0, eq), eq == std::string::npos ? "" : d.substr(eq + 1));
+  }
+  options.flags = cmd.flags;
+  const Program p = dev.build({language_of(cmd.file, cmd.language), text.str(), cmd.file}, options);
+  std::cout << cmd.file << ": built for " << dev.description() << "\n";
+  for (const std::string& name : p.kernel_names()) {
+    const Kernel k = p.kernel(name);
+    std::cout << "  kernel " << name << ": " << k.arg_count() << " parameters, max group "
+              << k.max_group_size() << ", suggested group " << k.suggested_group_size() << "\n";
+  }
+  if (!p.build_log().empty()) std::cout << "--- build log ---\n" << p.build_log() << "\n";
+  return 0;
+}
+
+}  // namespace gpurt::tool
