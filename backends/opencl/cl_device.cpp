@@ -150,22 +150,49 @@ Status ClDevice::allocate_host(std::size_t bytes, std::unique_ptr<plugin::HostAl
   });
 }
 
+namespace {
+// One clBuildProgram attempt; the log is returned either way.
+cl_int build_once(const cl::Context& context, const cl::Device& device, const std::string& text,
+                  const std::string& options, cl::Program& program, std::string& log) {
+  cl_int err = CL_SUCCESS;
+  program = cl::Program(context, text, false, &err);
+  if (err != CL_SUCCESS) return err;
+  err = clBuildProgram(program(), 1, &device(), options.c_str(), nullptr, nullptr);
+  log.clear();
+  program.getBuildInfo(device, CL_PROGRAM_BUILD_LOG, &log);
+  while (!log.empty() && (log.back() == '\n' || log.back() == '\0' || log.back() == ' ')) log.pop_back();
+  return err;
+}
+}  // namespace
+
+// Programs are built with -cl-kernel-arg-info so that launches can be checked against each
+// kernel's parameters. NVIDIA's OpenCL compiler emits invalid PTX for some kernels with that
+// option (a kernel without parameters fails in ptxas), so a failed build is retried once without
+// it; the program then gets argument-count checks only.
 Status ClDevice::build(const plugin::ProgramSource& source, const std::vector<std::string>& options,
                        std::unique_ptr<plugin::Program>& out) noexcept {
   return guarded("clBuildProgram", [&] {
-    std::string opts;
-    for (const auto& o : options) opts += o + " ";
-    opts += "-cl-kernel-arg-info";
-    cl_int err = CL_SUCCESS;
-    cl::Program program(context_, source.text, false, &err);
-    if (err != CL_SUCCESS) return fail(err, "clCreateProgramWithSource", "creating program " + source.name);
-    err = clBuildProgram(program(), 1, &device_(), opts.c_str(), nullptr, nullptr);
+    std::string user;
+    for (const auto& o : options) user += o + " ";
+    std::string opts = user + "-cl-kernel-arg-info";
+    cl::Program program;
     std::string log;
-    program.getBuildInfo(device_, CL_PROGRAM_BUILD_LOG, &log);
-    while (!log.empty() && (log.back() == '\n' || log.back() == '\0' || log.back() == ' ')) log.pop_back();
+    cl_int err = build_once(context_, device_, source.text, opts, program, log);
+    if (err == CL_BUILD_PROGRAM_FAILURE) {
+      std::string plain_log;
+      cl::Program plain;
+      const std::string plain_opts = user.empty() ? std::string() : user.substr(0, user.size() - 1);
+      if (build_once(context_, device_, source.text, plain_opts, plain, plain_log) == CL_SUCCESS) {
+        opencl::log(plugin::LogLevel::info, "'" + source.name + "' built only without -cl-kernel-arg-info on " +
+                                        props_.name + "; its launches get argument-count checks only");
+        program = std::move(plain);
+        log = std::move(plain_log);
+        err = CL_SUCCESS;
+      }
+    }
     if (err != CL_SUCCESS) {
       Status s = fail(err, "clBuildProgram", "building program '" + source.name + "' failed");
-      s.category = ErrorCategory::build_failed;
+      if (err == CL_BUILD_PROGRAM_FAILURE || err == CL_INVALID_BUILD_OPTIONS) s.category = ErrorCategory::build_failed;
       s.build_log = log.empty() ? "(the compiler gave no log)" : log;
       s.build_options = opts;
       return s;
