@@ -108,7 +108,9 @@ class ClKernel final : public plugin::Kernel {
 
 class ClProgram final : public plugin::Program {
  public:
-  ClProgram(ClDevice& device, cl::Program p, std::string log);
+  // `signatures`: parameters parsed from the source, used when the driver has no argument info.
+  ClProgram(ClDevice& device, cl::Program p, std::string log,
+            std::map<std::string, std::vector<plugin::ParamInfo>> signatures);
   Status kernel(const std::string& name, std::unique_ptr<plugin::Kernel>& out) noexcept override;
   std::vector<std::string> kernel_names() const noexcept override;
   const std::string& build_log() const noexcept override { return log_; }
@@ -117,6 +119,7 @@ class ClProgram final : public plugin::Program {
   ClDevice& device_;
   cl::Program program_;
   std::string log_;
+  std::map<std::string, std::vector<plugin::ParamInfo>> signatures_;
 };
 
 class ClQueue final : public plugin::Queue {
@@ -167,6 +170,10 @@ class ClDevice final : public plugin::Device {
   std::mutex mutex_;
   cl::CommandQueue utility_;  // for mapping pinned host memory
 };
+
+// Parameters of every kernel in OpenCL C `source`, by kernel name (see cl_signature.cpp).
+std::map<std::string, std::vector<plugin::ParamInfo>> parse_kernel_signatures(const std::string& source,
+                                                                              unsigned address_bits);
 
 // Sizes of OpenCL C scalar and vector type names ("float4" -> 16); 0 when unknown.
 std::size_t scalar_type_size(const std::string& type_name, unsigned address_bits) noexcept;

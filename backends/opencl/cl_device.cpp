@@ -168,7 +168,7 @@ cl_int build_once(const cl::Context& context, const cl::Device& device, const st
 // Programs are built with -cl-kernel-arg-info so that launches can be checked against each
 // kernel's parameters. NVIDIA's OpenCL compiler emits invalid PTX for some kernels with that
 // option (a kernel without parameters fails in ptxas), so a failed build is retried once without
-// it; the program then gets argument-count checks only.
+// it; the kinds of its kernels' parameters then come from the source (cl_signature.cpp).
 Status ClDevice::build(const plugin::ProgramSource& source, const std::vector<std::string>& options,
                        std::unique_ptr<plugin::Program>& out) noexcept {
   return guarded("clBuildProgram", [&] {
@@ -177,6 +177,7 @@ Status ClDevice::build(const plugin::ProgramSource& source, const std::vector<st
     std::string opts = user + "-cl-kernel-arg-info";
     cl::Program program;
     std::string log;
+    std::map<std::string, std::vector<plugin::ParamInfo>> signatures;
     cl_int err = build_once(context_, device_, source.text, opts, program, log);
     if (err == CL_BUILD_PROGRAM_FAILURE) {
       std::string plain_log;
@@ -184,9 +185,10 @@ Status ClDevice::build(const plugin::ProgramSource& source, const std::vector<st
       const std::string plain_opts = user.empty() ? std::string() : user.substr(0, user.size() - 1);
       if (build_once(context_, device_, source.text, plain_opts, plain, plain_log) == CL_SUCCESS) {
         opencl::log(plugin::LogLevel::info, "'" + source.name + "' built only without -cl-kernel-arg-info on " +
-                                        props_.name + "; its launches get argument-count checks only");
+                                        props_.name + "; kernel parameters are read from the source");
         program = std::move(plain);
         log = std::move(plain_log);
+        signatures = parse_kernel_signatures(source.text, address_bits_);
         err = CL_SUCCESS;
       }
     }
@@ -197,7 +199,7 @@ Status ClDevice::build(const plugin::ProgramSource& source, const std::vector<st
       s.build_options = opts;
       return s;
     }
-    out = std::make_unique<ClProgram>(*this, std::move(program), std::move(log));
+    out = std::make_unique<ClProgram>(*this, std::move(program), std::move(log), std::move(signatures));
     return Status::success();
   });
 }

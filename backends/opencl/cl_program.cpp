@@ -4,8 +4,9 @@
 
 namespace gpurt::opencl {
 
-ClProgram::ClProgram(ClDevice& device, cl::Program p, std::string log)
-    : device_(device), program_(std::move(p)), log_(std::move(log)) {}
+ClProgram::ClProgram(ClDevice& device, cl::Program p, std::string log,
+                     std::map<std::string, std::vector<plugin::ParamInfo>> signatures)
+    : device_(device), program_(std::move(p)), log_(std::move(log)), signatures_(std::move(signatures)) {}
 
 std::vector<std::string> ClProgram::kernel_names() const noexcept {
   std::vector<std::string> out;
@@ -54,11 +55,13 @@ Status ClProgram::kernel(const std::string& name, std::unique_ptr<plugin::Kernel
     if (err == CL_SUCCESS) {
       info.params_known = true;
       info.params.resize(nargs);
+      const auto parsed = signatures_.find(name);
+      if (parsed != signatures_.end() && parsed->second.size() == nargs) info.params = parsed->second;
       for (cl_uint i = 0; i < nargs; ++i) {
         plugin::ParamInfo& p = info.params[i];
         cl_kernel_arg_address_qualifier aq = 0;
         if (clGetKernelArgInfo(k(), i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, nullptr) != CL_SUCCESS)
-          continue;  // no argument info: only the count is checked
+          continue;  // no argument info: keep what the source said, if anything
         char type[256] = {};
         clGetKernelArgInfo(k(), i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, nullptr);
         p.type_name = type;

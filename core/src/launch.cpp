@@ -111,7 +111,12 @@ void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, cons
                           info.params.back().kind != plugin::ParamKind::local_pointer))
       detail::invalid("LaunchConfig::local_bytes is " + std::to_string(config.local_bytes) +
                           " but kernel '" + info.name + "' does not end with a __local pointer "
-                          "parameter to receive it; add one, or set local_bytes to 0",
+                          "parameter to receive it" +
+                          (!info.params.empty() && info.params.back().kind == plugin::ParamKind::unknown
+                               ? " (its last parameter's kind is unknown: the driver gave no "
+                                 "argument info and the source could not be read)"
+                               : "") +
+                          "; add one, or set local_bytes to 0",
                       call, d);
     if (count != expected)
       detail::invalid("kernel '" + info.name + "' takes " + std::to_string(expected) +
@@ -180,9 +185,15 @@ void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, cons
                           d->props.backend + " backend does not take; pass dynamic local memory "
                           "through LaunchConfig::local_bytes",
                       ErrorDetails{d->props.backend, 0, {}, call, d->description, {}, {}});
-        if (p && p->kind != plugin::ParamKind::local_pointer && p->kind != plugin::ParamKind::unknown)
+        // A Local given to a parameter of unknown kind is refused: drivers do not all check it,
+        // and one that takes it for a pointer corrupts memory.
+        if (p && p->kind != plugin::ParamKind::local_pointer)
           detail::invalid("argument " + std::to_string(i) + " is a gpurt::Local but " +
-                              param_text(info, i) + " is not a __local pointer",
+                              param_text(info, i) +
+                              (p->kind == plugin::ParamKind::unknown
+                                   ? " is of unknown kind (the driver gave no argument info), so "
+                                     "gpurt cannot check it is a __local pointer"
+                                   : " is not a __local pointer"),
                           call, d);
         if (a.size == 0)
           detail::invalid("argument " + std::to_string(i) +

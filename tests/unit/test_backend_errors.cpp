@@ -89,3 +89,39 @@ TEST_CASE("NVRTC codes map to categories") {
   CHECK(category_of(NVRTC_ERROR_BUILTIN_OPERATION_FAILURE) == ErrorCategory::internal);
 }
 #endif
+
+#if GPURT_TEST_OPENCL_ERRORS
+TEST_CASE("OpenCL kernel signatures are read from source when the driver gives no argument info") {
+  using gpurt::plugin::ParamKind;
+  const std::string src = R"(
+    // a comment mentioning kernel void fake(int x)
+    #define N 4
+    __kernel void empty_kernel() {}
+    kernel void noargs(void) {}
+    /* block comment */ __kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+    void mixed(__global const float* restrict a, global int *b, __constant float4* c,
+               __local int* tmp, const uint n, float4 v, struct params p, image2d_t img) { }
+  )";
+  const auto sigs = gpurt::opencl::parse_kernel_signatures(src, 64);
+  CHECK(sigs.count("fake") == 0);
+  REQUIRE(sigs.count("empty_kernel") == 1);
+  CHECK(sigs.at("empty_kernel").empty());
+  REQUIRE(sigs.count("noargs") == 1);
+  CHECK(sigs.at("noargs").empty());
+  REQUIRE(sigs.count("mixed") == 1);
+  const auto& m = sigs.at("mixed");
+  REQUIRE(m.size() == 8);
+  CHECK(m[0].kind == ParamKind::global_pointer);
+  CHECK(m[0].type_name == "float*");
+  CHECK(m[1].kind == ParamKind::global_pointer);
+  CHECK(m[2].kind == ParamKind::global_pointer);
+  CHECK(m[3].kind == ParamKind::local_pointer);
+  CHECK(m[4].kind == ParamKind::scalar);
+  CHECK(m[4].size == 4);
+  CHECK(m[5].kind == ParamKind::scalar);
+  CHECK(m[5].size == 16);
+  CHECK(m[6].kind == ParamKind::scalar);
+  CHECK(m[6].size == 0);
+  CHECK(m[7].kind == ParamKind::unknown);
+}
+#endif
