@@ -64,7 +64,7 @@ CuDevice::CuDevice(CUdevice dev, CUcontext primary, int driver_version) : dev_(d
       p.uuid += hex;
     }
   }
-  p.languages = {SourceLanguage::cuda_cpp, SourceLanguage::ptx, SourceLanguage::cubin};
+  p.languages = {SourceLanguage::portable, SourceLanguage::cuda_cpp, SourceLanguage::ptx, SourceLanguage::cubin};
 }
 
 CuDevice::~CuDevice() {

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "cu_common.hpp"
+#include "cu_prelude.hpp"
 
 namespace gpurt::cuda {
 
@@ -50,6 +51,11 @@ Status CuDevice::build(const plugin::ProgramSource& source, const std::vector<st
     switch (source.language) {
       case SourceLanguage::cuda_cpp:
         return compile_cuda(source, options, out);
+      case SourceLanguage::portable: {
+        plugin::ProgramSource full = source;
+        full.text = std::string(portable_prelude) + "#line 1 \"" + source.name + "\"\n" + source.text;
+        return compile_cuda(full, options, out);
+      }
       case SourceLanguage::ptx:
         return load_image(source.text.c_str(), ("PTX '" + source.name + "'").c_str(), source.text, {}, out);
       case SourceLanguage::cubin:

@@ -108,6 +108,8 @@ Status CuQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
   CuKernel& k = static_cast<CuKernel&>(kernel);
   std::array<void*, 72> params;
   std::array<CUdeviceptr, 72> pointers;
+  static const unsigned char tag = 0;  // value of a portable kernel's dynamic-local parameter
+  std::size_t shared = shape.local_bytes;
   if (count > params.size())
     return Status::failure(ErrorCategory::invalid_argument, "too many kernel arguments", "cuLaunchKernel");
   for (std::size_t i = 0; i < count; ++i) {
@@ -121,20 +123,22 @@ Status CuQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
         params[i] = const_cast<void*>(a.value);
         break;
       case plugin::KernelArg::Kind::local:
-        return Status::failure(ErrorCategory::unsupported,
-                               "CUDA kernels take dynamic shared memory through LaunchConfig::local_bytes",
-                               "cuLaunchKernel");
+        // Only the core passes these: the dynamic local memory of a portable kernel, whose last
+        // parameter is an empty tag; the bytes become the launch's dynamic shared memory.
+        params[i] = const_cast<unsigned char*>(&tag);
+        shared += a.size;
+        break;
     }
   }
-  if (shape.local_bytes > 48 * 1024) {
-    s = k.allow_dynamic_shared(shape.local_bytes);
+  if (shared > 48 * 1024) {
+    s = k.allow_dynamic_shared(shared);
     if (!s.ok()) return s;
   }
   const Dim3 g = shape.groups, b = shape.group_size;
   const CUresult r = cuLaunchKernel(k.function(), static_cast<unsigned>(g.x), static_cast<unsigned>(g.y),
                                     static_cast<unsigned>(g.z), static_cast<unsigned>(b.x),
                                     static_cast<unsigned>(b.y), static_cast<unsigned>(b.z),
-                                    static_cast<unsigned>(shape.local_bytes), stream_.get(),
+                                    static_cast<unsigned>(shared), stream_.get(),
                                     count ? params.data() : nullptr, nullptr);
   return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuLaunchKernel", "launching '" + k.info().name + "'");
 }

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cl_common.hpp"
+#include "cl_prelude.hpp"
 
 namespace gpurt::opencl {
 
@@ -96,7 +97,7 @@ ClDevice::ClDevice(cl::Platform platform, cl::Device device, cl::Context context
     if (clGetDeviceInfo(device_(), CL_DEVICE_UUID_KHR, sizeof uuid, uuid, nullptr) == CL_SUCCESS)
       p.uuid = hex(uuid, sizeof uuid);
   }
-  p.languages = {SourceLanguage::opencl_c};
+  p.languages = {SourceLanguage::portable, SourceLanguage::opencl_c};
 }
 
 Status ClDevice::create_queue(const plugin::QueueOptions& options,
@@ -178,12 +179,15 @@ Status ClDevice::build(const plugin::ProgramSource& source, const std::vector<st
     cl::Program program;
     std::string log;
     std::map<std::string, std::vector<plugin::ParamInfo>> signatures;
-    cl_int err = build_once(context_, device_, source.text, opts, program, log);
+    const std::string text = source.language == SourceLanguage::portable
+                                 ? std::string(portable_prelude) + "#line 1 \"" + source.name + "\"\n" + source.text
+                                 : source.text;
+    cl_int err = build_once(context_, device_, text, opts, program, log);
     if (err == CL_BUILD_PROGRAM_FAILURE) {
       std::string plain_log;
       cl::Program plain;
       const std::string plain_opts = user.empty() ? std::string() : user.substr(0, user.size() - 1);
-      if (build_once(context_, device_, source.text, plain_opts, plain, plain_log) == CL_SUCCESS) {
+      if (build_once(context_, device_, text, plain_opts, plain, plain_log) == CL_SUCCESS) {
         opencl::log(plugin::LogLevel::info, "'" + source.name + "' built only without -cl-kernel-arg-info on " +
                                         props_.name + "; kernel parameters are read from the source");
         program = std::move(plain);

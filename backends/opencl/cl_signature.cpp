@@ -2,7 +2,8 @@
 //
 // gpurt builds with -cl-kernel-arg-info; where that build fails (NVIDIA's compiler emits invalid
 // PTX for parameterless kernels with it) the program is rebuilt without it, and the kinds of the
-// kernels' parameters come from here instead: each `kernel`/`__kernel` function's parameter list,
+// kernels' parameters come from here instead: each `kernel`/`__kernel`/`GPURT_KERNEL` function's
+// parameter list,
 // split at top-level commas, classified by address-space qualifier, scalar sizes by type name.
 // A parameter this cannot classify stays `unknown`; a kernel whose parsed parameter count differs
 // from the driver's is not used at all.
@@ -54,12 +55,20 @@ plugin::ParamInfo classify(const std::string& param, unsigned address_bits) {
   plugin::ParamInfo p;
   std::vector<std::string> type;
   bool pointer = false, global = false, local = false;
-  for (const std::string& t : words(param)) {
-    if (t == "__global" || t == "global" || t == "__constant" || t == "constant") global = true;
-    else if (t == "__local" || t == "local") local = true;
+  const std::vector<std::string> w = words(param);
+  if (!w.empty() && w[0] == "GPURT_DYNAMIC_LOCAL") {  // the portable dialect's dynamic local memory
+    p.kind = plugin::ParamKind::local_pointer;
+    p.type_name = (w.size() > 1 ? w[1] : std::string("?")) + "*";
+    return p;
+  }
+  for (const std::string& t : w) {
+    if (t == "__global" || t == "global" || t == "__constant" || t == "constant" || t == "GPURT_GLOBAL" ||
+        t == "GPURT_CONSTANT")
+      global = true;
+    else if (t == "__local" || t == "local" || t == "GPURT_LOCAL") local = true;
     else if (t == "*") pointer = true;
     else if (t != "const" && t != "volatile" && t != "restrict" && t != "__restrict" && t != "__private" &&
-             t != "private")
+             t != "private" && t != "GPURT_RESTRICT")
       type.push_back(t);
   }
   if (!type.empty()) type.pop_back();  // the last word is the parameter's name
@@ -86,7 +95,7 @@ std::map<std::string, std::vector<plugin::ParamInfo>> parse_kernel_signatures(co
   std::map<std::string, std::vector<plugin::ParamInfo>> out;
   const std::string text = strip_comments(source);
   static const std::regex header(
-      R"((?:^|[^A-Za-z0-9_])(?:__kernel|kernel)\s+(?:__attribute__\s*\(\([^;{]*?\)\)\s*)*void\s+([A-Za-z_][A-Za-z0-9_]*)\s*\()");
+      R"((?:^|[^A-Za-z0-9_])(?:__kernel|kernel|GPURT_KERNEL)\s+(?:__attribute__\s*\(\([^;{]*?\)\)\s*)*void\s+([A-Za-z_][A-Za-z0-9_]*)\s*\()");
   for (auto it = std::sregex_iterator(text.begin(), text.end(), header); it != std::sregex_iterator(); ++it) {
     const std::string name = (*it)[1].str();
     std::size_t pos = static_cast<std::size_t>(it->position(0) + it->length(0));

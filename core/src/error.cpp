@@ -64,6 +64,7 @@ const char* to_string(DeviceType t) noexcept {
 
 const char* to_string(SourceLanguage l) noexcept {
   switch (l) {
+    case SourceLanguage::portable: return "gpurt portable";
     case SourceLanguage::opencl_c: return "OpenCL C";
     case SourceLanguage::cuda_cpp: return "CUDA C++";
     case SourceLanguage::ptx: return "PTX";

@@ -1,6 +1,7 @@
 // gpurt::Program and gpurt::Kernel, and Device::build.
 #include "gpurt/program.hpp"
 
+#include "dialect.hpp"
 #include "gpurt/device.hpp"
 #include "state.hpp"
 
@@ -32,6 +33,7 @@ Program Device::build(const ProgramSource& source, const BuildOptions& options) 
   plugin::ProgramSource ps{source.language, source.text, source.name};
   auto p = std::make_shared<detail::ProgramState>();
   p->device = d;
+  if (source.language == SourceLanguage::portable) p->dynamic_local_kernels = detail::dynamic_local_kernels(source.text);
   detail::check(d->impl->build(ps, flags, p->impl), d);
   return Program(std::move(p));
 }
@@ -60,6 +62,10 @@ Kernel Program::kernel(const std::string& name) const {
     detail::raise(s, p->device);
   }
   k->info = k->impl->info();
+  if (p->dynamic_local_kernels.count(name) && k->info.params_known && !k->info.params.empty()) {
+    k->info.params.back().kind = plugin::ParamKind::local_pointer;
+    k->info.dynamic_local_is_parameter = true;
+  }
   return Kernel(std::move(k));
 }
 

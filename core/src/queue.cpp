@@ -127,6 +127,16 @@ void Queue::wait(const Event& event) {
 void Queue::finish() {
   detail::QueueState* q = checked("Queue::finish");
   detail::check(q->impl->finish(), q->device);
+  std::vector<std::shared_ptr<const void>> done;
+  {
+    std::lock_guard<std::mutex> lock(q->retained_mutex);
+    done.swap(q->retained);
+  }
+}
+
+void detail::retain_until_finish(QueueState* q, std::shared_ptr<const void> object) {
+  std::lock_guard<std::mutex> lock(q->retained_mutex);
+  q->retained.push_back(std::move(object));
 }
 
 // ---- Event ----

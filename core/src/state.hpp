@@ -3,6 +3,9 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <vector>
+#include <set>
 #include <string>
 
 #include "gpurt/device.hpp"
@@ -37,7 +40,17 @@ struct QueueState {
   DeviceState* device = nullptr;
   std::unique_ptr<plugin::Queue> impl;
   bool timing = true;
+  // Temporaries of enqueued work (the library's scratch buffers), released at the next finish().
+  std::mutex retained_mutex;
+  std::vector<std::shared_ptr<const void>> retained;
+  // Waits for the queue's work before its temporaries and native queue go (never throws).
+  ~QueueState() {
+    if (impl && !retained.empty()) (void)impl->finish();
+  }
 };
+
+// Keeps `object` alive until the queue's next successful finish().
+void retain_until_finish(QueueState* q, std::shared_ptr<const void> object);
 
 struct EventState {
   DeviceState* device = nullptr;
@@ -48,6 +61,7 @@ struct EventState {
 struct ProgramState {
   DeviceState* device = nullptr;
   std::unique_ptr<plugin::Program> impl;
+  std::set<std::string> dynamic_local_kernels;  // portable kernels ending in GPURT_DYNAMIC_LOCAL
 };
 
 struct KernelState {

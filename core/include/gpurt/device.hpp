@@ -36,7 +36,7 @@ struct BuildOptions {
 };
 
 struct ProgramSource {
-  SourceLanguage language = SourceLanguage::opencl_c;
+  SourceLanguage language = SourceLanguage::portable;
   std::string text;  // source text; for cubin, the binary bytes
   std::string name = "program";  // how build logs refer to it
 };

@@ -157,6 +157,7 @@ class Queue {
   }
 
   explicit Queue(std::shared_ptr<detail::QueueState> s) : state_(std::move(s)) {}
+  detail::QueueState* state(const char* call) const { return checked(call); }
 
  private:
   detail::QueueState* checked(const char* call) const;

@@ -28,6 +28,7 @@ const char* to_string(DeviceType t) noexcept;
 
 // The languages a device's backend can build programs from.
 enum class SourceLanguage {
+  portable,  // gpurt's kernel dialect (docs/kernel-language.md), built by every backend
   opencl_c,  // OpenCL C source (OpenCL backend)
   cuda_cpp,  // CUDA C++ source compiled by NVRTC (CUDA backend)
   ptx,       // PTX assembly text (CUDA backend)

@@ -1,0 +1,51 @@
+// gpurt::lib: the built-in kernel library, written once in the portable dialect (kernels/*.gpurt)
+// and run on every backend.
+//
+// Every call enqueues on `queue` and returns without waiting, except reduce(), which returns the
+// value and therefore blocks. Programs are built on first use per device and element type (and
+// come from the compile cache after that). Sizes are checked first: a mismatch throws
+// Error(invalid_argument) and enqueues nothing; double on a device without fp64 throws
+// Error(unsupported). Element types: std::int32_t, std::uint32_t, float, double unless stated.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "gpurt/buffer.hpp"
+#include "gpurt/queue.hpp"
+
+namespace gpurt::lib {
+
+enum class BinaryOp { add, subtract, multiply, divide, minimum, maximum };
+enum class ReduceOp { sum, min, max };
+enum class ScanKind { inclusive, exclusive };
+
+// Every element of `dst` = value.
+template <class T> void fill(Queue& queue, const Buffer<T>& dst, T value);
+// dst = src (equal sizes).
+template <class T> void copy(Queue& queue, const Buffer<T>& src, const Buffer<T>& dst);
+// y = a * x + y (equal sizes).
+template <class T> void axpy(Queue& queue, T a, const Buffer<T>& x, const Buffer<T>& y);
+// out = a OP b, element by element (equal sizes; out may be a or b).
+template <class T>
+void binary(Queue& queue, BinaryOp op, const Buffer<T>& a, const Buffer<T>& b, const Buffer<T>& out);
+// The sum, minimum or maximum of `in` (blocks). Empty input gives 0, the largest or the smallest T.
+template <class T> T reduce(Queue& queue, ReduceOp op, const Buffer<T>& in);
+// out[i] = in[0] + ... + in[i] (inclusive) or + in[i-1] (exclusive); equal sizes, no overlap.
+template <class T> void scan(Queue& queue, const Buffer<T>& in, const Buffer<T>& out, ScanKind kind);
+
+// out (cols x rows) = transpose of in (rows x cols), row-major fp32.
+void transpose(Queue& queue, const Buffer<float>& in, const Buffer<float>& out, std::size_t rows,
+               std::size_t cols);
+// c (m x n) = a (m x k) * b (k x n), row-major fp32.
+void matmul(Queue& queue, const Buffer<float>& a, const Buffer<float>& b, const Buffer<float>& c,
+            std::size_t m, std::size_t n, std::size_t k);
+// out = in (width x height, row-major) correlated with a filter_size x filter_size filter (odd,
+// at most 15), zero-padded at the borders.
+void conv2d(Queue& queue, const Buffer<float>& in, const Buffer<float>& filter, const Buffer<float>& out,
+            std::size_t width, std::size_t height, std::size_t filter_size);
+// counts[v] = number of elements of `in` equal to v, for v < counts.size() (other values are not
+// counted). counts is overwritten.
+void histogram(Queue& queue, const Buffer<std::uint32_t>& in, const Buffer<std::uint32_t>& counts);
+
+}  // namespace gpurt::lib

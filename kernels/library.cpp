@@ -1,0 +1,237 @@
+// Host side of the kernel library: size checks, program builds (once per device and type), and
+// launch shapes. The kernels themselves are kernels/*.gpurt, embedded at build time.
+#include "gpurt/library.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "embedded_kernels.hpp"
+#include "gpurt/program.hpp"
+#include "state.hpp"
+
+namespace gpurt::lib {
+
+namespace {
+
+template <class T> const char* type_name();
+template <> const char* type_name<std::int32_t>() { return "int"; }
+template <> const char* type_name<std::uint32_t>() { return "uint"; }
+template <> const char* type_name<float>() { return "float"; }
+template <> const char* type_name<double>() { return "double"; }
+
+// The library's programs, built once per (device, source, element type) for the process.
+Program library_program(const Device& dev, const char* source_name, const char* source, const char* type) {
+  static std::mutex mutex;
+  static std::map<std::tuple<detail::DeviceState*, std::string, std::string>, Program> programs;
+  const auto key = std::make_tuple(dev.state(), std::string(source_name), std::string(type ? type : ""));
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = programs.find(key);
+    if (it != programs.end()) return it->second;
+  }
+  if (type && std::string(type) == "double" && !dev.properties().fp64)
+    throw Error(ErrorCategory::unsupported,
+                std::string("the library's ") + source_name + " kernels in double need fp64, which " +
+                    dev.description() + " lacks; use float",
+                ErrorDetails{dev.backend(), 0, {}, "gpurt::lib", dev.description(), {}, {}});
+  BuildOptions options;
+  if (type) options.defines.push_back({"T", type});
+  Program p = dev.build({SourceLanguage::portable, source, std::string(source_name) + ".gpurt"}, options);
+  std::lock_guard<std::mutex> lock(mutex);
+  return programs.emplace(key, p).first->second;
+}
+
+template <class T>
+Kernel kernel(Queue& q, const char* source_name, const char* source, const char* name) {
+  return library_program(q.device(), source_name, source, type_name<T>()).kernel(name);
+}
+
+// A 1D grid-stride launch: enough groups to fill the device, never more than the items need.
+LaunchConfig stride_config(const Queue& q, const Kernel& k, std::size_t n) {
+  const std::size_t group = std::min<std::size_t>(256, k.max_group_size());
+  const std::size_t fill = static_cast<std::size_t>(q.device().properties().compute_units) * 16;
+  const std::size_t needed = (n + group - 1) / group;
+  return LaunchConfig(Dim3(std::max<std::size_t>(1, std::min({needed, fill, q.device().properties().max_groups.x}))),
+                      Dim3(group));
+}
+
+// The largest power of two not above the kernel's limit, capped at 256 (tree reductions).
+std::size_t pow2_group(const Kernel& k) {
+  std::size_t g = 1;
+  while (g * 2 <= std::min<std::size_t>(256, k.max_group_size())) g *= 2;
+  return g;
+}
+
+[[noreturn]] void bad(const Queue& q, const std::string& call, const std::string& what) {
+  throw Error(ErrorCategory::invalid_argument, what,
+              ErrorDetails{q.device().backend(), 0, {}, "gpurt::lib::" + call, q.device().description(), {}, {}});
+}
+
+void require_size(const Queue& q, const char* call, const char* what, std::size_t have, std::size_t want) {
+  if (have != want)
+    bad(q, call, std::string(what) + " holds " + std::to_string(have) + " elements but " + std::to_string(want) +
+                     " are needed");
+}
+
+template <class T>
+void retain(Queue& q, const Buffer<T>& b) {
+  detail::retain_until_finish(q.state("gpurt::lib"), b.shared_allocation());
+}
+
+template <class T>
+T identity(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::sum: return T(0);
+    case ReduceOp::min: return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
+                                                                     : std::numeric_limits<T>::max();
+    case ReduceOp::max: return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                                     : std::numeric_limits<T>::lowest();
+  }
+  return T(0);
+}
+
+template <class T>
+void scan_impl(Queue& q, const Buffer<T>& in, const Buffer<T>& out, std::size_t n, int exclusive) {
+  Kernel blocks = kernel<T>(q, "scan", embedded::scan, "gpurt_scan_blocks");
+  const std::size_t group = pow2_group(blocks);
+  const std::size_t nblocks = (n + group - 1) / group;
+  Buffer<T> sums = q.device().alloc<T>(nblocks);
+  retain(q, sums);
+  q.launch(blocks, LaunchConfig(Dim3(nblocks), Dim3(group), group * sizeof(T)), in, out, sums,
+           static_cast<std::uint64_t>(n), exclusive);
+  if (nblocks == 1) return;
+  Buffer<T> offsets = q.device().alloc<T>(nblocks);
+  retain(q, offsets);
+  scan_impl(q, sums, offsets, nblocks, 1);
+  Kernel add = kernel<T>(q, "scan", embedded::scan, "gpurt_scan_add");
+  q.launch(add, LaunchConfig(Dim3(nblocks), Dim3(group)), out, offsets, static_cast<std::uint64_t>(n));
+}
+
+}  // namespace
+
+template <class T>
+void fill(Queue& q, const Buffer<T>& dst, T value) {
+  if (dst.empty()) return;
+  Kernel k = kernel<T>(q, "elementwise", embedded::elementwise, "gpurt_fill");
+  q.launch(k, stride_config(q, k, dst.size()), dst, value, static_cast<std::uint64_t>(dst.size()));
+}
+
+template <class T>
+void copy(Queue& q, const Buffer<T>& src, const Buffer<T>& dst) {
+  require_size(q, "copy", "the destination", dst.size(), src.size());
+  if (src.empty()) return;
+  Kernel k = kernel<T>(q, "elementwise", embedded::elementwise, "gpurt_copy");
+  q.launch(k, stride_config(q, k, src.size()), src, dst, static_cast<std::uint64_t>(src.size()));
+}
+
+template <class T>
+void axpy(Queue& q, T a, const Buffer<T>& x, const Buffer<T>& y) {
+  require_size(q, "axpy", "y", y.size(), x.size());
+  if (x.empty()) return;
+  Kernel k = kernel<T>(q, "elementwise", embedded::elementwise, "gpurt_axpy");
+  q.launch(k, stride_config(q, k, x.size()), a, x, y, static_cast<std::uint64_t>(x.size()));
+}
+
+template <class T>
+void binary(Queue& q, BinaryOp op, const Buffer<T>& a, const Buffer<T>& b, const Buffer<T>& out) {
+  require_size(q, "binary", "b", b.size(), a.size());
+  require_size(q, "binary", "out", out.size(), a.size());
+  if (a.empty()) return;
+  Kernel k = kernel<T>(q, "elementwise", embedded::elementwise, "gpurt_binary");
+  q.launch(k, stride_config(q, k, a.size()), a, b, out, static_cast<std::uint64_t>(a.size()),
+           static_cast<int>(op));
+}
+
+template <class T>
+T reduce(Queue& q, ReduceOp op, const Buffer<T>& in) {
+  const T id = identity<T>(op);
+  if (in.empty()) return id;
+  Kernel k = kernel<T>(q, "reduce", embedded::reduce, "gpurt_reduce");
+  const std::size_t group = pow2_group(k);
+  const std::size_t groups = std::min<std::size_t>((in.size() + group - 1) / group, 1024);
+  Buffer<T> partials = q.device().alloc<T>(groups);
+  Buffer<T> result = q.device().alloc<T>(1);
+  q.launch(k, LaunchConfig(Dim3(groups), Dim3(group), group * sizeof(T)), in, partials,
+           static_cast<std::uint64_t>(in.size()), static_cast<int>(op), id);
+  q.launch(k, LaunchConfig(Dim3(1), Dim3(group), group * sizeof(T)), partials, result,
+           static_cast<std::uint64_t>(groups), static_cast<int>(op), id);
+  return q.read(result)[0];
+}
+
+template <class T>
+void scan(Queue& q, const Buffer<T>& in, const Buffer<T>& out, ScanKind kind) {
+  require_size(q, "scan", "out", out.size(), in.size());
+  if (in.empty()) return;
+  scan_impl(q, in, out, in.size(), kind == ScanKind::exclusive ? 1 : 0);
+}
+
+void transpose(Queue& q, const Buffer<float>& in, const Buffer<float>& out, std::size_t rows, std::size_t cols) {
+  require_size(q, "transpose", "in", in.size(), rows * cols);
+  require_size(q, "transpose", "out", out.size(), rows * cols);
+  if (rows == 0 || cols == 0) return;
+  Kernel k = library_program(q.device(), "transpose", embedded::transpose, nullptr).kernel("gpurt_transpose");
+  // One group per 32x32 tile; 32x8 work-items each move 4 rows of it.
+  const Dim3 tiles = LaunchConfig::cover(Dim3(cols, rows), Dim3(32, 32)).groups;
+  q.launch(k, LaunchConfig(tiles, Dim3(32, 8)), in, out, static_cast<std::uint32_t>(rows),
+           static_cast<std::uint32_t>(cols));
+}
+
+void matmul(Queue& q, const Buffer<float>& a, const Buffer<float>& b, const Buffer<float>& c, std::size_t m,
+            std::size_t n, std::size_t k) {
+  require_size(q, "matmul", "a", a.size(), m * k);
+  require_size(q, "matmul", "b", b.size(), k * n);
+  require_size(q, "matmul", "c", c.size(), m * n);
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    fill(q, c, 0.0f);
+    return;
+  }
+  Kernel kern = library_program(q.device(), "matmul", embedded::matmul, nullptr).kernel("gpurt_matmul");
+  q.launch(kern, LaunchConfig(LaunchConfig::cover(Dim3(n, m), Dim3(64, 64)).groups, Dim3(16, 16)), a, b, c,
+           static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(k));
+}
+
+void conv2d(Queue& q, const Buffer<float>& in, const Buffer<float>& filter, const Buffer<float>& out,
+            std::size_t width, std::size_t height, std::size_t filter_size) {
+  if (filter_size % 2 == 0 || filter_size > 15)
+    bad(q, "conv2d", "the filter size must be odd and at most 15, got " + std::to_string(filter_size));
+  require_size(q, "conv2d", "filter", filter.size(), filter_size * filter_size);
+  require_size(q, "conv2d", "in", in.size(), width * height);
+  require_size(q, "conv2d", "out", out.size(), width * height);
+  if (width == 0 || height == 0) return;
+  Kernel k = library_program(q.device(), "conv2d", embedded::conv2d, nullptr).kernel("gpurt_conv2d");
+  q.launch(k, LaunchConfig::cover(Dim3(width, height), Dim3(16, 16)), in, filter, out,
+           static_cast<std::uint32_t>(width), static_cast<std::uint32_t>(height),
+           static_cast<std::uint32_t>(filter_size));
+}
+
+void histogram(Queue& q, const Buffer<std::uint32_t>& in, const Buffer<std::uint32_t>& counts) {
+  if (counts.empty()) bad(q, "histogram", "counts is empty; give it one element per bin");
+  if (counts.size_bytes() > q.device().properties().max_local_memory / 2)
+    bad(q, "histogram", std::to_string(counts.size()) + " bins do not fit the device's local memory (" +
+                            std::to_string(q.device().properties().max_local_memory) + " bytes); use fewer bins");
+  q.fill(counts, 0u);
+  if (in.empty()) return;
+  Kernel k = library_program(q.device(), "histogram", embedded::histogram, nullptr).kernel("gpurt_histogram");
+  LaunchConfig cfg = stride_config(q, k, in.size());
+  cfg.local_bytes = counts.size_bytes();
+  q.launch(k, cfg, in, counts, static_cast<std::uint64_t>(in.size()), static_cast<std::uint32_t>(counts.size()));
+}
+
+#define GPURT_LIB_INSTANTIATE(T)                                                         \
+  template void fill<T>(Queue&, const Buffer<T>&, T);                                    \
+  template void copy<T>(Queue&, const Buffer<T>&, const Buffer<T>&);                     \
+  template void axpy<T>(Queue&, T, const Buffer<T>&, const Buffer<T>&);                  \
+  template void binary<T>(Queue&, BinaryOp, const Buffer<T>&, const Buffer<T>&, const Buffer<T>&); \
+  template T reduce<T>(Queue&, ReduceOp, const Buffer<T>&);                              \
+  template void scan<T>(Queue&, const Buffer<T>&, const Buffer<T>&, ScanKind);
+GPURT_LIB_INSTANTIATE(std::int32_t)
+GPURT_LIB_INSTANTIATE(std::uint32_t)
+GPURT_LIB_INSTANTIATE(float)
+GPURT_LIB_INSTANTIATE(double)
+#undef GPURT_LIB_INSTANTIATE
+
+}  // namespace gpurt::lib
