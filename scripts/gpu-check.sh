@@ -36,6 +36,14 @@ for sel in $("$BUILD/bin/gpurt" info --json | python3 -c 'import json,sys; print
   "$BUILD/bin/01_vector_add" "$sel" 10000019 2>&1 | tail -1 | sed "s/^/  $sel: /"
 done | tee "$OUT/examples.txt"
 
+echo "compile cache: cold build, then cached load, of bench/tiny3.gpurt (a new process each):"
+for sel in $("$BUILD/bin/gpurt" info --json | python3 -c 'import json,sys; print(" ".join(d["selector"] for d in json.load(sys.stdin)["devices"]))'); do
+  dir=$(mktemp -d)
+  for run in cold cached; do
+    GPURT_CACHE_DIR=$dir "$BUILD/bin/gpurt" build bench/tiny3.gpurt -d "$sel" | head -1 | sed "s/^/  $sel $run: /"
+  done
+done | tee "$OUT/cache.txt"
+
 if [ "${1:-}" != "--no-bench" ] && [ -x "$BUILD/bin/gpurt_bench_check" ]; then
   "$BUILD/bin/gpurt_bench_check" | tee "$OUT/bench.txt"
 fi

@@ -2,7 +2,7 @@
 # Installs what gpurt needs to build and test on Debian 12 / Ubuntu 24.04 (apt-get), when missing.
 set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd clinfo
-          catch2 nlohmann-json3-dev libcli11-dev)
+          catch2 nlohmann-json3-dev libcli11-dev libssl-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" > /dev/null 2>&1 || missing+=("$p")

@@ -12,13 +12,14 @@ namespace gpurt::tool {
 namespace {
 SourceLanguage language_of(const std::string& path, const std::string& forced) {
   const std::string key = forced.empty() ? path.substr(path.rfind('.') == std::string::npos ? path.size() : path.rfind('.') + 1) : forced;
+  if (key == "gpurt" || key == "portable") return SourceLanguage::portable;
   if (key == "cl" || key == "opencl") return SourceLanguage::opencl_c;
   if (key == "cu" || key == "cuda") return SourceLanguage::cuda_cpp;
   if (key == "ptx") return SourceLanguage::ptx;
   if (key == "cubin" || key == "fatbin") return SourceLanguage::cubin;
   throw Error(ErrorCategory::invalid_argument,
-              "cannot tell the language of '" + path + "'; name it .cl, .cu, .ptx or .cubin, or pass "
-              "--language opencl|cuda|ptx|cubin");
+              "cannot tell the language of '" + path + "'; name it .gpurt, .cl, .cu, .ptx or .cubin, or "
+              "pass --language portable|opencl|cuda|ptx|cubin");
 }
 }  // namespace
 
@@ -38,7 +39,9 @@ int run_build(const BuildCommand& cmd) {
   }
   options.flags = cmd.flags;
   const Program p = dev.build({language_of(cmd.file, cmd.language), text.str(), cmd.file}, options);
-  std::cout << cmd.file << ": built for " << dev.description() << "\n";
+  const BuildInfo& info = p.build_info();
+  std::cout << cmd.file << ": " << to_string(info.path) << " for " << dev.description() << " in "
+            << info.milliseconds << " ms" << (info.note.empty() ? "" : " (" + info.note + ")") << "\n";
   for (const std::string& name : p.kernel_names()) {
     const Kernel k = p.kernel(name);
     std::cout << "  kernel " << name << ": " << k.arg_count() << " parameters, max group "

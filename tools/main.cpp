@@ -16,9 +16,9 @@ int main(int argc, char** argv) {
 
   gpurt::tool::BuildCommand build_cmd;
   CLI::App* build = app.add_subcommand("build", "compile a kernel file for a device and list its kernels");
-  build->add_option("file", build_cmd.file, "kernel source (.cl, .cu, .ptx, .cubin)")->required();
+  build->add_option("file", build_cmd.file, "kernel source (.gpurt, .cl, .cu, .ptx, .cubin)")->required();
   build->add_option("-d,--device", build_cmd.device, "device selector, e.g. cuda:0 or opencl:pocl");
-  build->add_option("-l,--language", build_cmd.language, "opencl, cuda, ptx or cubin");
+  build->add_option("-l,--language", build_cmd.language, "portable, opencl, cuda, ptx or cubin");
   build->add_option("-D,--define", build_cmd.defines, "NAME or NAME=VALUE");
   build->add_option("-f,--flag", build_cmd.flags, "a compiler flag, passed as given");
 

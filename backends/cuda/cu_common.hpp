@@ -169,18 +169,21 @@ class CuKernel final : public plugin::Kernel {
 
 class CuProgram final : public plugin::Program {
  public:
-  CuProgram(CuDevice& device, Owner<ModuleTraits> module, std::string log, std::string ptx)
-      : device_(device), module_(std::move(module)), log_(std::move(log)), ptx_(std::move(ptx)) {}
+  // `image`: what the module was loaded from, `kind` 'C' (cubin/fatbin) or 'P' (PTX).
+  CuProgram(CuDevice& device, Owner<ModuleTraits> module, std::string log, std::string image, char kind)
+      : device_(device), module_(std::move(module)), log_(std::move(log)), image_(std::move(image)), kind_(kind) {}
   ~CuProgram() override;
   Status kernel(const std::string& name, std::unique_ptr<plugin::Kernel>& out) noexcept override;
   std::vector<std::string> kernel_names() const noexcept override;
   const std::string& build_log() const noexcept override { return log_; }
+  Status binary(std::string& out) const noexcept override;
 
  private:
   CuDevice& device_;
   Owner<ModuleTraits> module_;
   std::string log_;
-  std::string ptx_;  // PTX of an NVRTC build, kept for inspection and JIT fallback
+  std::string image_;  // cubin for the exact architecture, or PTX the driver JIT-compiles
+  char kind_;
 };
 
 class CuQueue final : public plugin::Queue {
@@ -218,6 +221,9 @@ class CuDevice final : public plugin::Device {
   Status build(const plugin::ProgramSource& source, const std::vector<std::string>& options,
                std::unique_ptr<plugin::Program>& out) noexcept override;
   Status memory_usage(std::uint64_t& free_bytes, std::uint64_t& total_bytes) noexcept override;
+  std::string compiler_id() const noexcept override { return compiler_id_; }
+  Status load_binary(const plugin::ProgramSource& source, const std::vector<std::string>& options,
+                     const std::string& binary, std::unique_ptr<plugin::Program>& out) noexcept override;
 
   CUcontext context() const { return ctx_; }
   int compute_capability() const { return cc_major_ * 10 + cc_minor_; }
@@ -225,13 +231,15 @@ class CuDevice final : public plugin::Device {
  private:
   Status compile_cuda(const plugin::ProgramSource& source, const std::vector<std::string>& options,
                       std::unique_ptr<plugin::Program>& out);
-  Status load_image(const void* image, const char* what, std::string ptx, std::string log,
+  // Loads `image` (cubin/fatbin bytes for kind 'C', PTX text for 'P') as a module.
+  Status load_image(std::string image, char kind, const std::string& what, std::string log,
                     std::unique_ptr<plugin::Program>& out);
 
   CUdevice dev_;
   CUcontext ctx_;
   int cc_major_ = 0, cc_minor_ = 0;
   DeviceProperties props_;
+  std::string compiler_id_;
 };
 
 }  // namespace gpurt::cuda

@@ -65,6 +65,10 @@ CuDevice::CuDevice(CUdevice dev, CUcontext primary, int driver_version) : dev_(d
     }
   }
   p.languages = {SourceLanguage::portable, SourceLanguage::cuda_cpp, SourceLanguage::ptx, SourceLanguage::cubin};
+  int nvrtc_major = 0, nvrtc_minor = 0;
+  nvrtcVersion(&nvrtc_major, &nvrtc_minor);
+  compiler_id_ = "nvrtc " + std::to_string(nvrtc_major) + "." + std::to_string(nvrtc_minor) + "|driver " +
+                 std::to_string(driver_version) + "|" + p.architecture;
 }
 
 CuDevice::~CuDevice() {

@@ -57,9 +57,9 @@ Status CuDevice::build(const plugin::ProgramSource& source, const std::vector<st
         return compile_cuda(full, options, out);
       }
       case SourceLanguage::ptx:
-        return load_image(source.text.c_str(), ("PTX '" + source.name + "'").c_str(), source.text, {}, out);
+        return load_image(source.text, 'P', "PTX '" + source.name + "'", {}, out);
       case SourceLanguage::cubin:
-        return load_image(source.text.data(), ("cubin '" + source.name + "'").c_str(), {}, {}, out);
+        return load_image(source.text, 'C', "cubin '" + source.name + "'", {}, out);
       default:
         return Status::failure(ErrorCategory::unsupported, "the CUDA backend cannot build this language", "Device::build");
     }
@@ -94,12 +94,6 @@ Status CuDevice::compile_cuda(const plugin::ProgramSource& source, const std::ve
     f.build_options = join(opts);
     return f;
   }
-  std::string ptx;
-  size_t ptx_size = 0;
-  if (nvrtcGetPTXSize(prog.get(), &ptx_size) == NVRTC_SUCCESS && ptx_size > 1) {
-    ptx.resize(ptx_size);
-    if (nvrtcGetPTX(prog.get(), &ptx[0]) != NVRTC_SUCCESS) ptx.clear();
-  }
   if (exact) {
     size_t cubin_size = 0;
     r = nvrtcGetCUBINSize(prog.get(), &cubin_size);
@@ -107,14 +101,19 @@ Status CuDevice::compile_cuda(const plugin::ProgramSource& source, const std::ve
     std::string cubin(cubin_size, '\0');
     r = nvrtcGetCUBIN(prog.get(), &cubin[0]);
     if (r != NVRTC_SUCCESS) return fail(r, "nvrtcGetCUBIN");
-    return load_image(cubin.data(), ("NVRTC cubin of '" + source.name + "'").c_str(), std::move(ptx), std::move(log), out);
+    return load_image(std::move(cubin), 'C', "NVRTC cubin of '" + source.name + "'", std::move(log), out);
+  }
+  std::string ptx;
+  size_t ptx_size = 0;
+  if (nvrtcGetPTXSize(prog.get(), &ptx_size) == NVRTC_SUCCESS && ptx_size > 1) {
+    ptx.resize(ptx_size);
+    if (nvrtcGetPTX(prog.get(), &ptx[0]) != NVRTC_SUCCESS) ptx.clear();
   }
   if (ptx.empty()) return Status::failure(ErrorCategory::build_failed, "NVRTC produced no PTX", "nvrtcGetPTX");
-  const std::string image = ptx;
-  return load_image(image.c_str(), ("NVRTC PTX of '" + source.name + "'").c_str(), std::move(ptx), std::move(log), out);
+  return load_image(std::move(ptx), 'P', "NVRTC PTX of '" + source.name + "'", std::move(log), out);
 }
 
-Status CuDevice::load_image(const void* image, const char* what, std::string ptx, std::string log,
+Status CuDevice::load_image(std::string image, char kind, const std::string& what, std::string log,
                             std::unique_ptr<plugin::Program>& out) {
   char error_log[8192] = {};
   char info_log[4096] = {};
@@ -123,17 +122,38 @@ Status CuDevice::load_image(const void* image, const char* what, std::string ptx
   void* values[] = {error_log, reinterpret_cast<void*>(sizeof error_log - 1), info_log,
                     reinterpret_cast<void*>(sizeof info_log - 1)};
   CUmodule module = nullptr;
-  const CUresult r = cuModuleLoadDataEx(&module, image, 4, keys, values);
+  const CUresult r = cuModuleLoadDataEx(&module, image.c_str(), 4, keys, values);
   if (r != CUDA_SUCCESS) {
-    Status f = fail(r, "cuModuleLoadDataEx", std::string("loading the ") + what + " for " + props_.architecture);
+    Status f = fail(r, "cuModuleLoadDataEx", "loading the " + what + " for " + props_.architecture);
     if (f.category == ErrorCategory::invalid_argument || f.category == ErrorCategory::internal)
       f.category = ErrorCategory::build_failed;
     f.build_log = error_log[0] ? error_log : (log.empty() ? "(the driver gave no log)" : log);
     return f;
   }
   if (info_log[0]) log += (log.empty() ? "" : "\n") + std::string(info_log);
-  out = std::make_unique<CuProgram>(*this, Owner<ModuleTraits>(module), std::move(log), std::move(ptx));
+  out = std::make_unique<CuProgram>(*this, Owner<ModuleTraits>(module), std::move(log), std::move(image), kind);
   return Status::success();
+}
+
+Status CuDevice::load_binary(const plugin::ProgramSource& source, const std::vector<std::string>&,
+                             const std::string& binary, std::unique_ptr<plugin::Program>& out) noexcept {
+  return guarded("cuModuleLoadDataEx", [&]() -> Status {
+    Status s = make_current(ctx_);
+    if (!s.ok()) return s;
+    if (binary.size() < 2 || (binary[0] != 'C' && binary[0] != 'P'))
+      return Status::failure(ErrorCategory::invalid_argument, "not a binary this backend wrote", "load_binary");
+    return load_image(binary.substr(1), binary[0], "cached binary of '" + source.name + "'", {}, out);
+  });
+}
+
+Status CuProgram::binary(std::string& out) const noexcept {
+  return guarded("CuProgram::binary", [&] {
+    out.clear();
+    out.reserve(image_.size() + 1);
+    out += kind_;
+    out += image_;
+    return Status::success();
+  });
 }
 
 CuProgram::~CuProgram() {

@@ -108,17 +108,21 @@ class ClKernel final : public plugin::Kernel {
 
 class ClProgram final : public plugin::Program {
  public:
-  // `signatures`: parameters parsed from the source, used when the driver has no argument info.
-  ClProgram(ClDevice& device, cl::Program p, std::string log,
-            std::map<std::string, std::vector<plugin::ParamInfo>> signatures);
+  // `source`: the full text compiled, read for parameters when the driver has no argument info.
+  ClProgram(ClDevice& device, cl::Program p, std::string log, std::string source);
   Status kernel(const std::string& name, std::unique_ptr<plugin::Kernel>& out) noexcept override;
   std::vector<std::string> kernel_names() const noexcept override;
   const std::string& build_log() const noexcept override { return log_; }
+  Status binary(std::string& out) const noexcept override;
 
  private:
+  const std::vector<plugin::ParamInfo>* parsed_signature(const std::string& kernel);
+
   ClDevice& device_;
   cl::Program program_;
   std::string log_;
+  std::string source_;
+  std::once_flag parsed_once_;
   std::map<std::string, std::vector<plugin::ParamInfo>> signatures_;
 };
 
@@ -155,6 +159,9 @@ class ClDevice final : public plugin::Device {
   Status build(const plugin::ProgramSource& source, const std::vector<std::string>& options,
                std::unique_ptr<plugin::Program>& out) noexcept override;
   Status memory_usage(std::uint64_t& free_bytes, std::uint64_t& total_bytes) noexcept override;
+  std::string compiler_id() const noexcept override { return compiler_id_; }
+  Status load_binary(const plugin::ProgramSource& source, const std::vector<std::string>& options,
+                     const std::string& binary, std::unique_ptr<plugin::Program>& out) noexcept override;
 
   const cl::Device& native() const { return device_; }
   const cl::Context& context() const { return context_; }
@@ -166,6 +173,7 @@ class ClDevice final : public plugin::Device {
   cl::Device device_;
   cl::Context context_;
   DeviceProperties props_;
+  std::string compiler_id_;
   unsigned address_bits_ = 64;
   std::mutex mutex_;
   cl::CommandQueue utility_;  // for mapping pinned host memory

@@ -98,6 +98,8 @@ ClDevice::ClDevice(cl::Platform platform, cl::Device device, cl::Context context
       p.uuid = hex(uuid, sizeof uuid);
   }
   p.languages = {SourceLanguage::portable, SourceLanguage::opencl_c};
+  compiler_id_ = p.platform_version + "|" + p.driver_version + "|" + p.architecture + "|" +
+                 device_.getInfo<CL_DEVICE_OPENCL_C_VERSION>();
 }
 
 Status ClDevice::create_queue(const plugin::QueueOptions& options,
@@ -152,6 +154,13 @@ Status ClDevice::allocate_host(std::size_t bytes, std::unique_ptr<plugin::HostAl
 }
 
 namespace {
+// What the compiler sees: portable sources get the dialect's prelude, then a #line directive so
+// messages keep the user's line numbers.
+std::string full_source(const plugin::ProgramSource& source) {
+  if (source.language != SourceLanguage::portable) return source.text;
+  return std::string(portable_prelude) + "#line 1 \"" + source.name + "\"\n" + source.text;
+}
+
 // One clBuildProgram attempt; the log is returned either way.
 cl_int build_once(const cl::Context& context, const cl::Device& device, const std::string& text,
                   const std::string& options, cl::Program& program, std::string& log) {
@@ -178,10 +187,7 @@ Status ClDevice::build(const plugin::ProgramSource& source, const std::vector<st
     std::string opts = user + "-cl-kernel-arg-info";
     cl::Program program;
     std::string log;
-    std::map<std::string, std::vector<plugin::ParamInfo>> signatures;
-    const std::string text = source.language == SourceLanguage::portable
-                                 ? std::string(portable_prelude) + "#line 1 \"" + source.name + "\"\n" + source.text
-                                 : source.text;
+    const std::string text = full_source(source);
     cl_int err = build_once(context_, device_, text, opts, program, log);
     if (err == CL_BUILD_PROGRAM_FAILURE) {
       std::string plain_log;
@@ -192,7 +198,6 @@ Status ClDevice::build(const plugin::ProgramSource& source, const std::vector<st
                                         props_.name + "; kernel parameters are read from the source");
         program = std::move(plain);
         log = std::move(plain_log);
-        signatures = parse_kernel_signatures(source.text, address_bits_);
         err = CL_SUCCESS;
       }
     }
@@ -203,7 +208,26 @@ Status ClDevice::build(const plugin::ProgramSource& source, const std::vector<st
       s.build_options = opts;
       return s;
     }
-    out = std::make_unique<ClProgram>(*this, std::move(program), std::move(log), std::move(signatures));
+    out = std::make_unique<ClProgram>(*this, std::move(program), std::move(log), text);
+    return Status::success();
+  });
+}
+
+Status ClDevice::load_binary(const plugin::ProgramSource& source, const std::vector<std::string>& options,
+                             const std::string& binary, std::unique_ptr<plugin::Program>& out) noexcept {
+  return guarded("clCreateProgramWithBinary", [&] {
+    std::string opts;
+    for (const auto& o : options) opts += o + " ";
+    const unsigned char* bytes = reinterpret_cast<const unsigned char*>(binary.data());
+    const size_t size = binary.size();
+    cl_int status = CL_SUCCESS, err = CL_SUCCESS;
+    cl_program raw = clCreateProgramWithBinary(context_(), 1, &device_(), &size, &bytes, &status, &err);
+    if (err != CL_SUCCESS || status != CL_SUCCESS)
+      return fail(err != CL_SUCCESS ? err : status, "clCreateProgramWithBinary", "loading a cached binary");
+    cl::Program program(raw);  // adopts the reference
+    err = clBuildProgram(program(), 1, &device_(), opts.c_str(), nullptr, nullptr);
+    if (err != CL_SUCCESS) return fail(err, "clBuildProgram", "finishing a cached binary");
+    out = std::make_unique<ClProgram>(*this, std::move(program), std::string(), full_source(source));
     return Status::success();
   });
 }

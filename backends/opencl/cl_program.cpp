@@ -4,9 +4,42 @@
 
 namespace gpurt::opencl {
 
-ClProgram::ClProgram(ClDevice& device, cl::Program p, std::string log,
-                     std::map<std::string, std::vector<plugin::ParamInfo>> signatures)
-    : device_(device), program_(std::move(p)), log_(std::move(log)), signatures_(std::move(signatures)) {}
+ClProgram::ClProgram(ClDevice& device, cl::Program p, std::string log, std::string source)
+    : device_(device), program_(std::move(p)), log_(std::move(log)), source_(std::move(source)) {}
+
+const std::vector<plugin::ParamInfo>* ClProgram::parsed_signature(const std::string& kernel) {
+  std::call_once(parsed_once_, [&] { signatures_ = parse_kernel_signatures(source_, device_.address_bits()); });
+  const auto it = signatures_.find(kernel);
+  return it == signatures_.end() ? nullptr : &it->second;
+}
+
+Status ClProgram::binary(std::string& out) const noexcept {
+  return guarded("clGetProgramInfo", [&] {
+    cl_uint count = 0;
+    cl_int err = clGetProgramInfo(program_(), CL_PROGRAM_NUM_DEVICES, sizeof count, &count, nullptr);
+    if (err != CL_SUCCESS || count == 0) return fail(err, "clGetProgramInfo", "reading the program's devices");
+    std::vector<cl_device_id> devices(count);
+    clGetProgramInfo(program_(), CL_PROGRAM_DEVICES, sizeof(cl_device_id) * count, devices.data(), nullptr);
+    std::vector<size_t> sizes(count);
+    err = clGetProgramInfo(program_(), CL_PROGRAM_BINARY_SIZES, sizeof(size_t) * count, sizes.data(), nullptr);
+    if (err != CL_SUCCESS) return fail(err, "clGetProgramInfo", "reading binary sizes");
+    std::vector<std::string> bins(count);
+    std::vector<unsigned char*> ptrs(count);
+    for (cl_uint i = 0; i < count; ++i) {
+      bins[i].resize(sizes[i]);
+      ptrs[i] = sizes[i] ? reinterpret_cast<unsigned char*>(&bins[i][0]) : nullptr;
+    }
+    err = clGetProgramInfo(program_(), CL_PROGRAM_BINARIES, sizeof(unsigned char*) * count, ptrs.data(), nullptr);
+    if (err != CL_SUCCESS) return fail(err, "clGetProgramInfo", "reading binaries");
+    for (cl_uint i = 0; i < count; ++i)
+      if (devices[i] == device_.native()() && !bins[i].empty()) {
+        out = std::move(bins[i]);
+        return Status::success();
+      }
+    return Status::failure(ErrorCategory::unsupported, "the driver returned no binary for this device",
+                           "clGetProgramInfo");
+  });
+}
 
 std::vector<std::string> ClProgram::kernel_names() const noexcept {
   std::vector<std::string> out;
@@ -55,8 +88,11 @@ Status ClProgram::kernel(const std::string& name, std::unique_ptr<plugin::Kernel
     if (err == CL_SUCCESS) {
       info.params_known = true;
       info.params.resize(nargs);
-      const auto parsed = signatures_.find(name);
-      if (parsed != signatures_.end() && parsed->second.size() == nargs) info.params = parsed->second;
+      cl_kernel_arg_address_qualifier probe = 0;
+      if (nargs > 0 && clGetKernelArgInfo(k(), 0, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof probe, &probe, nullptr) != CL_SUCCESS) {
+        const auto* parsed = parsed_signature(name);
+        if (parsed && parsed->size() == nargs) info.params = *parsed;
+      }
       for (cl_uint i = 0; i < nargs; ++i) {
         plugin::ParamInfo& p = info.params[i];
         cl_kernel_arg_address_qualifier aq = 0;

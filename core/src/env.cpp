@@ -84,7 +84,25 @@ Environment parse_environment(const std::function<const char*(const char*)>& get
       }
     if (!found) malformed("GPURT_LOG", v, "expected one of off, error, warn, info, debug");
   }
+  if (const char* v = get("GPURT_CACHE"); v && *v) {
+    const std::string s = trim(v);
+    if (s == "off" || s == "0") env.cache_enabled = false;
+    else if (s == "on" || s == "1") env.cache_enabled = true;
+    else malformed("GPURT_CACHE", v, "expected on or off");
+  }
+  if (const char* v = get("GPURT_CACHE_DIR"); v && *v) {
+    if (v[0] != '/') malformed("GPURT_CACHE_DIR", v, "expected an absolute directory such as /var/tmp/gpurt-cache");
+    env.cache_dir = v;
+  } else {
+    env.cache_dir = default_cache_dir(get);
+  }
   return env;
+}
+
+std::string default_cache_dir(const std::function<const char*(const char*)>& get) {
+  if (const char* x = get("XDG_CACHE_HOME"); x && x[0] == '/') return std::string(x) + "/gpurt";
+  if (const char* h = get("HOME"); h && h[0] == '/') return std::string(h) + "/.cache/gpurt";
+  return {};
 }
 
 Environment read_environment() {

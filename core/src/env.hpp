@@ -15,7 +15,12 @@ struct Environment {
   std::vector<std::string> plugin_path;       // GPURT_PLUGIN_PATH: absolute directories, ':'-separated
   std::vector<std::string> disabled_backends; // GPURT_DISABLE_BACKENDS: comma-separated backend names
   int log_level = 1;                          // GPURT_LOG: off|error|warn|info|debug -> 0..4
+  bool cache_enabled = true;                  // GPURT_CACHE: on|off
+  std::string cache_dir;                      // GPURT_CACHE_DIR: absolute directory
 };
+
+// The default cache directory: $XDG_CACHE_HOME/gpurt, else $HOME/.cache/gpurt; empty if neither.
+std::string default_cache_dir(const std::function<const char*(const char*)>& get);
 
 // The backends gpurt knows, in preference order.
 const std::vector<std::string>& known_backends();

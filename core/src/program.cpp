@@ -1,7 +1,11 @@
 // gpurt::Program and gpurt::Kernel, and Device::build.
 #include "gpurt/program.hpp"
 
+#include <chrono>
+
+#include "cache.hpp"
 #include "dialect.hpp"
+#include "log.hpp"
 #include "gpurt/device.hpp"
 #include "state.hpp"
 
@@ -30,11 +34,43 @@ Program Device::build(const ProgramSource& source, const BuildOptions& options) 
     flags.push_back("-D" + def.first + (def.second.empty() ? "" : "=" + def.second));
   }
   flags.insert(flags.end(), options.flags.begin(), options.flags.end());
+  const auto start = std::chrono::steady_clock::now();
   plugin::ProgramSource ps{source.language, source.text, source.name};
   auto p = std::make_shared<detail::ProgramState>();
   p->device = d;
   if (source.language == SourceLanguage::portable) p->dynamic_local_kernels = detail::dynamic_local_kernels(source.text);
-  detail::check(d->impl->build(ps, flags, p->impl), d);
+
+  BuildInfo& info = p->build_info;
+  const std::string key = detail::cache_key(*d, ps, flags, info.note);
+  if (!key.empty()) {
+    info.cache_entry = detail::cache_entry_path(key);
+    if (auto payload = detail::cache_load(key)) {
+      const plugin::Status loaded = d->impl->load_binary(ps, flags, *payload, p->impl);
+      if (loaded.ok()) {
+        detail::count_cache_hit();
+        info.path = BuildPath::loaded_from_cache;
+      } else {
+        detail::count_cache_corrupt();
+        detail::log(plugin::LogLevel::warn, "cache", "entry " + info.cache_entry + " did not load (" +
+                                                         loaded.message + "); rebuilding it");
+        p->impl.reset();
+      }
+    }
+  }
+  if (!p->impl) {
+    detail::check(d->impl->build(ps, flags, p->impl), d);
+    if (!key.empty()) {
+      detail::count_cache_miss();
+      std::string binary;
+      const plugin::Status got = p->impl->binary(binary);
+      if (got.ok() && detail::cache_store(key, binary)) {
+        info.path = BuildPath::built_and_cached;
+      } else {
+        info.note = got.ok() ? "the cache directory is not writable" : "the backend gave no binary: " + got.message;
+      }
+    }
+  }
+  info.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return Program(std::move(p));
 }
 
@@ -74,6 +110,8 @@ std::vector<std::string> Program::kernel_names() const {
 }
 
 const std::string& Program::build_log() const { return checked("Program::build_log")->impl->build_log(); }
+
+const BuildInfo& Program::build_info() const { return checked("Program::build_info")->build_info; }
 
 Device Program::device() const { return Device(checked("Program::device")->device); }
 

@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 
+#include "gpurt/cache.hpp"
 #include "gpurt/device.hpp"
 #include "gpurt/error.hpp"
 #include "gpurt/plugin/api.hpp"
@@ -62,6 +63,7 @@ struct ProgramState {
   DeviceState* device = nullptr;
   std::unique_ptr<plugin::Program> impl;
   std::set<std::string> dynamic_local_kernels;  // portable kernels ending in GPURT_DYNAMIC_LOCAL
+  BuildInfo build_info;
 };
 
 struct KernelState {

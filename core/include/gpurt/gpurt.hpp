@@ -2,6 +2,7 @@
 #pragma once
 
 #include "gpurt/buffer.hpp"
+#include "gpurt/cache.hpp"
 #include "gpurt/device.hpp"
 #include "gpurt/error.hpp"
 #include "gpurt/event.hpp"

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gpurt/cache.hpp"
 #include "gpurt/device.hpp"
 
 namespace gpurt {
@@ -29,6 +30,8 @@ class Program {
   std::vector<std::string> kernel_names() const;
   // Compiler output of a successful build (warnings); may be empty.
   const std::string& build_log() const;
+  // How the program was obtained: compiled or loaded from the compile cache, and how long it took.
+  const BuildInfo& build_info() const;
   Device device() const;
   bool valid() const { return state_ != nullptr; }
 

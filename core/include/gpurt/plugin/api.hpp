@@ -118,6 +118,8 @@ class Program {
   virtual Status kernel(const std::string& name, std::unique_ptr<Kernel>& out) noexcept = 0;
   virtual std::vector<std::string> kernel_names() const noexcept = 0;
   virtual const std::string& build_log() const noexcept = 0;
+  // The built program in a form Device::load_binary takes back (for the compile cache).
+  virtual Status binary(std::string& out) const noexcept = 0;
 };
 
 struct KernelArg {
@@ -174,6 +176,12 @@ class Device {
   virtual Status build(const ProgramSource& source, const std::vector<std::string>& options,
                        std::unique_ptr<Program>& out) noexcept = 0;
   virtual Status memory_usage(std::uint64_t& free_bytes, std::uint64_t& total_bytes) noexcept = 0;
+  // Identifies the compiler and driver: part of the compile cache's key, so that an update of
+  // either never reuses an old binary.
+  virtual std::string compiler_id() const noexcept = 0;
+  // Recreates a program from Program::binary() output of the same source and options.
+  virtual Status load_binary(const ProgramSource& source, const std::vector<std::string>& options,
+                             const std::string& binary, std::unique_ptr<Program>& out) noexcept = 0;
 };
 
 class Backend {

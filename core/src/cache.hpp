@@ -1,0 +1,33 @@
+// The on-disk compile cache behind Device::build (see gpurt/cache.hpp for the contract).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpurt/cache.hpp"
+#include "state.hpp"
+
+namespace gpurt::detail {
+
+// SHA-256 of `data` as 64 hex digits.
+std::string sha256_hex(const std::string& data);
+
+// The cache key of a build, or empty with `why` set when the build must not be cached.
+std::string cache_key(const DeviceState& device, const plugin::ProgramSource& source,
+                      const std::vector<std::string>& flags, std::string& why);
+
+// The file an entry of `key` lives in under the current configuration (empty when disabled).
+std::string cache_entry_path(const std::string& key);
+
+// The payload of a valid entry. A missing entry gives nullopt; a corrupt one is counted, removed
+// and gives nullopt.
+std::optional<std::string> cache_load(const std::string& key);
+// Stores atomically; false (after one warning per process) when the directory is not writable.
+bool cache_store(const std::string& key, const std::string& payload);
+
+void count_cache_hit();
+void count_cache_miss();
+void count_cache_corrupt();
+
+}  // namespace gpurt::detail

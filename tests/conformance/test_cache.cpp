@@ -1,0 +1,144 @@
+// The compile cache on every device: hit after miss, corrupt entries rebuilt, unwritable
+// directories tolerated, concurrent builders.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include "fixture.hpp"
+
+using namespace gpurt;
+
+namespace {
+std::string temp_dir() {
+  char tmpl[] = "/tmp/gpurt-cache-test-XXXXXX";
+  REQUIRE(::mkdtemp(tmpl) != nullptr);
+  return tmpl;
+}
+
+// A source no earlier run has cached: its constant is random.
+std::string fresh_source(std::uint32_t& constant) {
+  constant = test::random_vector<std::uint32_t>(1, 1, 1u << 30)[0];
+  return "GPURT_KERNEL void cached_kernel(GPURT_GLOBAL uint32_t* out) { out[gpurt_global_id(0)] = " +
+         std::to_string(constant) + "u + (uint32_t)gpurt_global_id(0); }\n";
+}
+
+void check_runs(test::Fixture& f, const Program& p, std::uint32_t constant) {
+  auto out = f.dev.alloc<std::uint32_t>(64);
+  f.q.launch(p.kernel("cached_kernel"), LaunchConfig(Dim3(2), Dim3(32)), out);
+  const auto r = f.q.read(out);
+  for (std::uint32_t i = 0; i < 64; ++i) REQUIRE(r[i] == constant + i);
+}
+}  // namespace
+
+TEST_CASE("compile cache: a second build loads what the first stored") {
+  test::Fixture f;
+  set_cache_config({true, temp_dir()});
+  std::uint32_t c = 0;
+  const std::string src = fresh_source(c);
+  const CacheStatistics before = cache_statistics();
+  Program first = f.dev.build({SourceLanguage::portable, src, "cached.gpurt"});
+  INFO(first.build_info().note);
+  CHECK(first.build_info().path == BuildPath::built_and_cached);
+  CHECK(::access(first.build_info().cache_entry.c_str(), R_OK) == 0);
+  Program second = f.dev.build({SourceLanguage::portable, src, "cached.gpurt"});
+  CHECK(second.build_info().path == BuildPath::loaded_from_cache);
+  CHECK(second.build_info().cache_entry == first.build_info().cache_entry);
+  const CacheStatistics after = cache_statistics();
+  CHECK(after.misses == before.misses + 1);
+  CHECK(after.hits == before.hits + 1);
+  check_runs(f, second, c);
+  BuildOptions other;
+  other.defines.push_back({"UNUSED_DEFINE", "1"});
+  CHECK(f.dev.build({SourceLanguage::portable, src, "cached.gpurt"}, other).build_info().path ==
+        BuildPath::built_and_cached);
+}
+
+TEST_CASE("compile cache: a corrupt or truncated entry is detected and rebuilt") {
+  test::Fixture f;
+  set_cache_config({true, temp_dir()});
+  std::uint32_t c = 0;
+  const std::string src = fresh_source(c);
+  const std::string entry = f.dev.build({SourceLanguage::portable, src, "corrupt.gpurt"}).build_info().cache_entry;
+  for (int damage = 0; damage < 2; ++damage) {
+    std::string bytes;
+    {
+      std::ifstream in(entry, std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    REQUIRE(bytes.size() > 64);
+    if (damage == 0) bytes[bytes.size() / 2] ^= 0x5a;  // flipped byte
+    else bytes.resize(bytes.size() / 2);               // truncated
+    std::ofstream(entry, std::ios::binary | std::ios::trunc) << bytes;
+    const CacheStatistics before = cache_statistics();
+    Program p = f.dev.build({SourceLanguage::portable, src, "corrupt.gpurt"});
+    CHECK(p.build_info().path == BuildPath::built_and_cached);
+    CHECK(cache_statistics().corrupt_entries == before.corrupt_entries + 1);
+    check_runs(f, p, c);
+    CHECK(f.dev.build({SourceLanguage::portable, src, "corrupt.gpurt"}).build_info().path == BuildPath::loaded_from_cache);
+  }
+}
+
+TEST_CASE("compile cache: an unwritable directory means no caching, never a failure") {
+  test::Fixture f;
+  const std::string dir = temp_dir();
+  const std::string blocker = dir + "/not-a-directory";
+  std::ofstream(blocker) << "x";
+  set_cache_config({true, blocker + "/cache"});
+  std::uint32_t c = 0;
+  const std::string src = fresh_source(c);
+  const CacheStatistics before = cache_statistics();
+  Program p = f.dev.build({SourceLanguage::portable, src, "unwritable.gpurt"});
+  CHECK(p.build_info().path == BuildPath::built);
+  CHECK_FALSE(p.build_info().note.empty());
+  CHECK(cache_statistics().write_failures == before.write_failures + 1);
+  check_runs(f, p, c);
+}
+
+TEST_CASE("compile cache: off, and sources with includes, are built every time") {
+  test::Fixture f;
+  set_cache_config({false, temp_dir()});
+  std::uint32_t c = 0;
+  const std::string src = fresh_source(c);
+  Program p = f.dev.build({SourceLanguage::portable, src, "off.gpurt"});
+  CHECK(p.build_info().path == BuildPath::built);
+  CHECK(p.build_info().note.find("off") != std::string::npos);
+  const std::string dir = temp_dir();
+  std::ofstream(dir + "/included.h") << "#define FROM_HEADER 1\n";
+  set_cache_config({true, temp_dir()});
+  BuildOptions include;
+  include.flags.push_back("-I" + dir);
+  Program q = f.dev.build({SourceLanguage::portable, "#include \"included.h\"\n" + src, "inc.gpurt"}, include);
+  CHECK(q.build_info().path == BuildPath::built);
+  CHECK(q.build_info().note.find("include") != std::string::npos);
+}
+
+TEST_CASE("compile cache: many threads building the same program all succeed") {
+  test::Fixture f;
+  set_cache_config({true, temp_dir()});
+  std::uint32_t c = 0;
+  const std::string src = fresh_source(c);
+  std::vector<Program> programs(6);
+  std::vector<std::string> errors(6);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < programs.size(); ++i)
+    threads.emplace_back([&, i] {
+      try {
+        programs[i] = f.dev.build({SourceLanguage::portable, src, "threads.gpurt"});
+      } catch (const std::exception& e) {
+        errors[i] = e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (std::size_t i = 0; i < programs.size(); ++i) {
+    INFO(errors[i]);
+    REQUIRE(programs[i].valid());
+    check_runs(f, programs[i], c);
+  }
+  CHECK(f.dev.build({SourceLanguage::portable, src, "threads.gpurt"}).build_info().path == BuildPath::loaded_from_cache);
+}
+
+TEST_CASE("compile cache: relative directories are refused") {
+  GPURT_REQUIRE_ERROR(set_cache_config({true, "relative/dir"}), ErrorCategory::invalid_argument, "not absolute");
+}
