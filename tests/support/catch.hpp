@@ -3,6 +3,7 @@
 
 #if GPURT_CATCH2_MAJOR >= 3
 #include <catch2/catch_approx.hpp>
+#include <catch2/catch_template_test_macros.hpp>
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 using Catch::Approx;
