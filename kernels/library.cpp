@@ -38,7 +38,8 @@ Program library_program(const Device& dev, const char* source_name, const char* 
                     dev.description() + " lacks; use float",
                 ErrorDetails{dev.backend(), 0, {}, "gpurt::lib", dev.description(), {}, {}});
   BuildOptions options;
-  if (type) options.defines.push_back({"T", type});
+  // The element type arrives as GPURT_T (a macro named T would clash with NVRTC's own headers).
+  if (type) options.defines.push_back({"GPURT_T", type});
   Program p = dev.build({SourceLanguage::portable, source, std::string(source_name) + ".gpurt"}, options);
   std::lock_guard<std::mutex> lock(mutex);
   return programs.emplace(key, p).first->second;

@@ -183,6 +183,12 @@ class ClDevice final : public plugin::Device {
 std::map<std::string, std::vector<plugin::ParamInfo>> parse_kernel_signatures(const std::string& source,
                                                                               unsigned address_bits);
 
+// What the compiler sees: portable sources get the dialect's prelude and a #line directive.
+std::string full_source(const plugin::ProgramSource& source);
+// Compilers that ignore #line (NVIDIA's reports "<kernel>:56:10") count the prelude's lines; this
+// moves such line numbers back onto the user's source `name`.
+std::string remap_prelude_lines(const std::string& log, const std::string& name);
+
 // Sizes of OpenCL C scalar and vector type names ("float4" -> 16); 0 when unknown.
 std::size_t scalar_type_size(const std::string& type_name, unsigned address_bits) noexcept;
 

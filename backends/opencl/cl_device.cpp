@@ -3,7 +3,6 @@
 #include <cstdio>
 
 #include "cl_common.hpp"
-#include "cl_prelude.hpp"
 
 namespace gpurt::opencl {
 
@@ -154,13 +153,6 @@ Status ClDevice::allocate_host(std::size_t bytes, std::unique_ptr<plugin::HostAl
 }
 
 namespace {
-// What the compiler sees: portable sources get the dialect's prelude, then a #line directive so
-// messages keep the user's line numbers.
-std::string full_source(const plugin::ProgramSource& source) {
-  if (source.language != SourceLanguage::portable) return source.text;
-  return std::string(portable_prelude) + "#line 1 \"" + source.name + "\"\n" + source.text;
-}
-
 // One clBuildProgram attempt; the log is returned either way.
 cl_int build_once(const cl::Context& context, const cl::Device& device, const std::string& text,
                   const std::string& options, cl::Program& program, std::string& log) {
@@ -204,6 +196,7 @@ Status ClDevice::build(const plugin::ProgramSource& source, const std::vector<st
     if (err != CL_SUCCESS) {
       Status s = fail(err, "clBuildProgram", "building program '" + source.name + "' failed");
       if (err == CL_BUILD_PROGRAM_FAILURE || err == CL_INVALID_BUILD_OPTIONS) s.category = ErrorCategory::build_failed;
+      if (source.language == SourceLanguage::portable) log = remap_prelude_lines(log, source.name);
       s.build_log = log.empty() ? "(the compiler gave no log)" : log;
       s.build_options = opts;
       return s;

@@ -1,4 +1,6 @@
 // Each backend's one error-mapping function, case by case.
+#include <algorithm>
+
 #include "harness.hpp"
 
 using gpurt::ErrorCategory;
@@ -123,5 +125,19 @@ TEST_CASE("OpenCL kernel signatures are read from source when the driver gives n
   CHECK(m[6].kind == ParamKind::scalar);
   CHECK(m[6].size == 0);
   CHECK(m[7].kind == ParamKind::unknown);
+}
+#endif
+
+#if GPURT_TEST_OPENCL_ERRORS
+TEST_CASE("OpenCL compiler line numbers are mapped back past the portable prelude") {
+  gpurt::plugin::ProgramSource src{gpurt::SourceLanguage::portable, "", "mine.gpurt"};
+  const std::string full = gpurt::opencl::full_source(src);
+  const long prelude = static_cast<long>(std::count(full.begin(), full.end(), '\n'));
+  const std::string log = "<kernel>:" + std::to_string(prelude + 3) + ":10: error: use of undeclared identifier\n"
+                          "<kernel>:2:1: note: inside the prelude\n";
+  const std::string mapped = gpurt::opencl::remap_prelude_lines(log, "mine.gpurt");
+  CHECK(mapped.find("mine.gpurt:3:10: error") != std::string::npos);
+  CHECK(mapped.find("<kernel>:2:1: note") != std::string::npos);
+  CHECK(full.find("#line 1 \"mine.gpurt\"") != std::string::npos);
 }
 #endif
