@@ -17,4 +17,13 @@ struct BuildCommand {
 };
 int run_build(const BuildCommand& cmd);
 
+struct ConformanceCommand {
+  std::string suite;                 // path of gpurt_conformance; empty: next to this tool
+  std::vector<std::string> devices;  // selectors; empty: every device and unavailable backend
+  std::string case_filter;           // regular expression on case names
+  unsigned jobs = 0;                 // parallel runs; 0: one per core
+  bool json = false;
+};
+int run_conformance(const ConformanceCommand& cmd);
+
 }  // namespace gpurt::tool

@@ -11,6 +11,13 @@ namespace gpurt::tool {
 
 namespace {
 
+nlohmann::json same_as(const Device& d) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Device& other : devices())
+    if (other != d && same_physical_device(d, other)) out.push_back(other.selector());
+  return out;
+}
+
 nlohmann::json device_json(const Device& d) {
   const DeviceProperties& p = d.properties();
   nlohmann::json langs = nlohmann::json::array();
@@ -39,7 +46,8 @@ nlohmann::json device_json(const Device& d) {
           {"view_alignment", p.view_alignment},
           {"pci_bus_id", p.pci_bus_id},
           {"uuid", p.uuid},
-          {"languages", langs}};
+          {"languages", langs},
+          {"same_physical_device_as", same_as(d)}};
 }
 
 std::string mib(std::uint64_t bytes) {
@@ -111,6 +119,9 @@ int run_info(bool json) {
     if (!p.pci_bus_id.empty() || !p.uuid.empty())
       std::cout << "      pci " << (p.pci_bus_id.empty() ? "-" : p.pci_bus_id) << ", uuid "
                 << (p.uuid.empty() ? "-" : p.uuid) << "\n";
+    for (const Device& other : ds)
+      if (other != d && same_physical_device(d, other))
+        std::cout << "      same physical device as " << other.selector() << "\n";
   }
   if (!ds.empty()) {
     try {

@@ -1,4 +1,4 @@
-// The gpurt command-line tool: `gpurt info [--json]`, `gpurt build FILE`.
+// The gpurt command-line tool: `gpurt info`, `gpurt build FILE`, `gpurt conformance`.
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -22,10 +22,21 @@ int main(int argc, char** argv) {
   build->add_option("-D,--define", build_cmd.defines, "NAME or NAME=VALUE");
   build->add_option("-f,--flag", build_cmd.flags, "a compiler flag, passed as given");
 
+  gpurt::tool::ConformanceCommand conf;
+  CLI::App* conformance =
+      app.add_subcommand("conformance", "run the conformance suite on this machine's devices and print a matrix");
+  conformance->add_option("-d,--device", conf.devices, "device selectors (default: all, and unavailable backends)")
+      ->delimiter(',');
+  conformance->add_option("-c,--case", conf.case_filter, "only cases whose name matches this regular expression");
+  conformance->add_option("-j,--jobs", conf.jobs, "runs at a time (default: one per core)");
+  conformance->add_option("--suite", conf.suite, "the gpurt_conformance binary (default: next to gpurt)");
+  conformance->add_flag("--json", conf.json, "print JSON");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (*info) return gpurt::tool::run_info(json);
     if (*build) return gpurt::tool::run_build(build_cmd);
+    if (*conformance) return gpurt::tool::run_conformance(conf);
   } catch (const gpurt::Error& e) {
     std::cerr << e.what() << "\n";
     return 2;

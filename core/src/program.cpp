@@ -88,11 +88,17 @@ Kernel Program::kernel(const std::string& name) const {
   if (s.failed) {
     if (s.category == ErrorCategory::invalid_argument) {
       std::string names;
-      for (const auto& n : p->impl->kernel_names()) names += (names.empty() ? "" : ", ") + n;
+      bool renamed = false;
+      for (const auto& n : p->impl->kernel_names()) {
+        names += (names.empty() ? "" : ", ") + n;
+        renamed = renamed || n == "_cl_" + name;
+      }
       plugin::Status more = s;
       more.message = "the program has no kernel named '" + name + "'; it has: " +
                      (names.empty() ? "(none)" : names) +
-                     ". CUDA kernels need extern \"C\" to keep their names";
+                     (renamed ? ". The OpenCL compiler renamed it because '" + name +
+                                    "' is an OpenCL built-in function; give the kernel another name"
+                              : ". CUDA kernels need extern \"C\" to keep their names");
       detail::raise(more, p->device);
     }
     detail::raise(s, p->device);

@@ -58,6 +58,13 @@ std::vector<Device> devices() {
   return out;
 }
 
+bool same_physical_device(const Device& a, const Device& b) {
+  const DeviceProperties& pa = a.properties();
+  const DeviceProperties& pb = b.properties();
+  if (!pa.uuid.empty() && !pb.uuid.empty()) return pa.uuid == pb.uuid;
+  return !pa.pci_bus_id.empty() && pa.pci_bus_id == pb.pci_bus_id;
+}
+
 Device device(std::string_view selector) { return select(selector, "gpurt::device"); }
 
 BackendInfo backend(std::string_view name) {

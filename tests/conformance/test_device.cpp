@@ -98,3 +98,13 @@ TEST_CASE("memory usage is reported or clearly unsupported") {
     CHECK(e.category() == ErrorCategory::unsupported);
   }
 }
+
+TEST_CASE("known failures are declared per device with a reason") {
+  const Device dev = test::device_under_test();
+  CHECK(test::device_matches(dev, dev.backend()));
+  CHECK(test::device_matches(dev, dev.selector()));
+  CHECK_FALSE(test::device_matches(dev, dev.backend() == "cuda" ? "opencl" : "cuda"));
+  CHECK_FALSE(test::device_matches(dev, dev.backend() + ":no-such-device-name"));
+  GPURT_KNOWN_FAILURE(dev.backend() + ":no-such-device-name", "never applies; this line shows the form");
+  SUCCEED("the known-failure declaration did not apply to " + dev.description());
+}

@@ -153,3 +153,15 @@ TEST_CASE("buffer handles share memory and keep views alive") {
   f.q.fill(copy, 9);
   CHECK(f.q.read(view) == std::vector<int>(10, 9));
 }
+
+TEST_CASE("half of the largest buffer allocates and both of its ends are reachable") {
+  test::Fixture f;
+  const std::size_t bytes = static_cast<std::size_t>(f.dev.properties().max_allocation / 2) & ~std::size_t(4095);
+  INFO("allocating " << bytes << " bytes");
+  auto big = f.dev.alloc<std::uint8_t>(bytes);
+  const std::vector<std::uint8_t> head{1, 2, 3, 4}, tail{5, 6, 7, 8};
+  f.q.write(big.view(0, 4), head);
+  f.q.write(big.view(bytes - 4, 4), tail);
+  CHECK(f.q.read(big.view(0, 4)) == head);
+  CHECK(f.q.read(big.view(bytes - 4, 4)) == tail);
+}

@@ -8,6 +8,7 @@
 #endif
 
 #include <cstdlib>
+#include <cctype>
 #include <cstring>
 #include <iostream>
 
@@ -59,6 +60,21 @@ void mark_skipped(const std::string& reason) {
 Device device_under_test() {
   if (const char* sel = env("GPURT_TEST_DEVICE")) return device(sel);
   return default_device();
+}
+
+bool device_matches(const Device& d, const std::string& pattern) {
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  const auto colon = pattern.find(':');
+  if (lower(pattern.substr(0, colon)) != d.backend()) return false;
+  if (colon == std::string::npos) return true;
+  const std::string want = lower(pattern.substr(colon + 1));
+  const DeviceProperties& p = d.properties();
+  for (const std::string* field : {&p.name, &p.vendor, &p.platform, &p.platform_version})
+    if (lower(*field).find(want) != std::string::npos) return true;
+  return d.selector() == lower(pattern);
 }
 
 Program build_for(const Device& d, const std::string& opencl_c, const std::string& cuda_cpp,

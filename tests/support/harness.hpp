@@ -37,6 +37,10 @@ std::vector<T> random_vector(std::size_t n, T lo = T(-100), T hi = T(100)) {
 // which CTest shows as "Skipped" when the case ran alone (as every CTest entry does).
 void mark_skipped(const std::string& reason);
 
+// True when `pattern` ("backend" or "backend:substring" of the name, vendor or platform, case
+// insensitive) names `d`.
+bool device_matches(const Device& d, const std::string& pattern);
+
 // Builds the program for the device's backend from the OpenCL C or the CUDA C++ source.
 Program build_for(const Device& d, const std::string& opencl_c, const std::string& cuda_cpp,
                   const std::string& name = "test");
@@ -47,6 +51,17 @@ Program build_for(const Device& d, const std::string& opencl_c, const std::strin
   do {                                         \
     ::gpurt::test::mark_skipped(reason);       \
     return;                                    \
+  } while (0)
+
+// Declares, inside a test, a known failure on the devices `pattern` names (see device_matches):
+// there the case is reported as skipped with the device and the reason instead of run.
+#define GPURT_KNOWN_FAILURE(pattern, reason)                                                        \
+  do {                                                                                              \
+    const ::gpurt::Device gpurt_kf_dev_ = ::gpurt::test::device_under_test();                       \
+    if (::gpurt::test::device_matches(gpurt_kf_dev_, pattern)) {                                    \
+      ::gpurt::test::mark_skipped("known failure on " + gpurt_kf_dev_.description() + ": " + (reason)); \
+      return;                                                                                       \
+    }                                                                                               \
   } while (0)
 
 // Asserts that `expr` throws gpurt::Error with category `cat` and a message containing `text`.

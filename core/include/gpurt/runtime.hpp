@@ -27,6 +27,9 @@ std::vector<Device> devices();
 // GPURT_DEVICE if set; otherwise a CUDA GPU, then an OpenCL GPU, then an OpenCL CPU, then any.
 // Throws backend_unavailable, listing every backend's reason, when there is no device at all.
 Device default_device();
+// True when `a` and `b` are the same physical device seen through two backends (a CUDA GPU and
+// the NVIDIA OpenCL device for it), by UUID, else PCI bus id; false when neither is known.
+bool same_physical_device(const Device& a, const Device& b);
 // The first device matching `selector`; throws invalid_argument listing what exists otherwise.
 Device device(std::string_view selector);
 

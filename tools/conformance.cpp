@@ -1,0 +1,235 @@
+// `gpurt conformance`: runs the conformance suite against this machine's devices and prints a
+// matrix of case x device (pass / FAIL / skip, with reasons), totals per device, or JSON.
+//
+// Each (case, device) runs in its own process of the suite binary (gpurt_conformance, found next
+// to this tool or given with --suite), exactly as CTest runs it, several at a time.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <regex>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "gpurt/gpurt.hpp"
+
+namespace gpurt::tool {
+
+namespace {
+
+struct Column {
+  std::string selector;  // "opencl:0", or a backend name when it is unavailable
+  std::string title;     // what the matrix shows
+  std::string unavailable_reason;
+};
+
+struct Outcome {
+  enum class Kind { pass, fail, skip } kind = Kind::fail;
+  std::string detail;  // skip reason or the end of a failure's output
+};
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string catch_spec(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    if (c == '\\' || c == ',' || c == '[' || c == ']') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// Runs `command` through the shell; returns its exit status and output.
+int run(const std::string& command, std::string& output) {
+  output.clear();
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return -1;
+  char buf[4096];
+  std::size_t got;
+  while ((got = std::fread(buf, 1, sizeof buf, pipe)) > 0) output.append(buf, got);
+  const int status = ::pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string own_directory() {
+  char path[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) return ".";
+  std::string s(path, static_cast<std::size_t>(n));
+  return s.substr(0, s.rfind('/'));
+}
+
+std::vector<std::string> list_cases(const std::string& suite) {
+  std::string out;
+  for (const char* args : {" --list-test-names-only", " --list-tests --verbosity quiet"}) {
+    // Catch2 2.x exits with the number of cases listed; 3.x rejects 2.x's flag as unrecognised.
+    if (run(shell_quote(suite) + args, out) < 0 || out.find("nrecognised") != std::string::npos) continue;
+    std::vector<std::string> cases;
+    std::size_t start = 0;
+    while (start < out.size()) {
+      std::size_t end = out.find('\n', start);
+      if (end == std::string::npos) end = out.size();
+      std::string line = out.substr(start, end - start);
+      start = end + 1;
+      while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+      if (line.empty() || line.rfind("gpurt test seed", 0) == 0 || line.find("test case") != std::string::npos)
+        continue;
+      cases.push_back(line);
+    }
+    if (!cases.empty()) return cases;
+  }
+  throw Error(ErrorCategory::internal, "could not list the test cases of " + suite);
+}
+
+std::string tail_lines(const std::string& s, std::size_t lines) {
+  std::size_t pos = s.size();
+  for (std::size_t i = 0; i <= lines && pos != std::string::npos && pos > 0; ++i) pos = s.rfind('\n', pos - 1);
+  return pos == std::string::npos ? s : s.substr(pos + 1);
+}
+
+}  // namespace
+
+int run_conformance(const ConformanceCommand& cmd) {
+  const std::string suite = cmd.suite.empty() ? own_directory() + "/gpurt_conformance" : cmd.suite;
+  if (::access(suite.c_str(), X_OK) != 0)
+    throw Error(ErrorCategory::invalid_argument,
+                "the conformance suite " + suite + " is not there; build the tests (GPURT_BUILD_TESTS=ON) or pass --suite");
+
+  std::vector<Column> columns;
+  for (const BackendInfo& b : backends())
+    if (!b.available()) columns.push_back({b.name, b.name + " (unavailable)", b.reason});
+  for (const Device& d : devices()) columns.push_back({d.selector(), d.selector(), {}});
+  std::sort(columns.begin(), columns.end(), [](const Column& a, const Column& b) { return a.selector < b.selector; });
+  if (!cmd.devices.empty()) {
+    std::vector<Column> chosen;
+    for (const std::string& sel : cmd.devices) {
+      bool matched = false;
+      for (const Column& c : columns)
+        if (c.selector == sel || (c.unavailable_reason.empty() && gpurt::device(sel).selector() == c.selector)) {
+          if (std::none_of(chosen.begin(), chosen.end(), [&](const Column& x) { return x.selector == c.selector; }))
+            chosen.push_back(c);
+          matched = true;
+        }
+      if (!matched) gpurt::device(sel);  // throws the error that lists what exists
+    }
+    columns = chosen;
+  }
+
+  std::vector<std::string> cases = list_cases(suite);
+  if (!cmd.case_filter.empty()) {
+    const std::regex filter(cmd.case_filter, std::regex::icase);
+    cases.erase(std::remove_if(cases.begin(), cases.end(),
+                               [&](const std::string& c) { return !std::regex_search(c, filter); }),
+                cases.end());
+  }
+
+  std::map<std::pair<std::size_t, std::size_t>, Outcome> results;
+  std::mutex mutex;
+  std::atomic<std::size_t> next{0}, done{0};
+  const std::size_t total = cases.size() * columns.size();
+  auto worker = [&] {
+    for (std::size_t job; (job = next++) < total;) {
+      const std::size_t ci = job / columns.size(), di = job % columns.size();
+      Outcome o;
+      std::string out;
+      const int rc = run("GPURT_TEST_DEVICE=" + shell_quote(columns[di].selector) + " " + shell_quote(suite) + " " +
+                             shell_quote(catch_spec(cases[ci])),
+                         out);
+      if (rc == 0) {
+        o.kind = Outcome::Kind::pass;
+      } else if (rc == 77) {
+        o.kind = Outcome::Kind::skip;
+        const auto pos = out.find("SKIPPED: ");
+        o.detail = pos == std::string::npos ? "skipped" : out.substr(pos + 9, out.find('\n', pos) - pos - 9);
+      } else {
+        o.detail = tail_lines(out, 12);
+      }
+      std::lock_guard<std::mutex> lock(mutex);
+      results[{ci, di}] = o;
+      ++done;
+      if (!cmd.json && ::isatty(2)) std::cerr << "\r  " << done << " / " << total << " runs" << std::flush;
+    }
+  };
+  std::vector<std::thread> pool;
+  const unsigned jobs = cmd.jobs ? cmd.jobs : std::max(1u, std::thread::hardware_concurrency());
+  for (unsigned i = 0; i < std::min<std::size_t>(jobs, std::max<std::size_t>(total, 1)); ++i) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+  if (!cmd.json && ::isatty(2)) std::cerr << "\r" << std::string(40, ' ') << "\r";
+
+  std::vector<std::array<std::size_t, 3>> totals(columns.size(), {0, 0, 0});
+  bool failed = false;
+  for (const auto& [key, o] : results) {
+    totals[key.second][static_cast<int>(o.kind)]++;
+    failed = failed || o.kind == Outcome::Kind::fail;
+  }
+
+  if (cmd.json) {
+    nlohmann::json j;
+    j["suite"] = suite;
+    j["devices"] = nlohmann::json::array();
+    for (std::size_t d = 0; d < columns.size(); ++d)
+      j["devices"].push_back({{"selector", columns[d].selector},
+                              {"title", columns[d].title},
+                              {"unavailable_reason", columns[d].unavailable_reason},
+                              {"passed", totals[d][0]},
+                              {"failed", totals[d][1]},
+                              {"skipped", totals[d][2]}});
+    j["cases"] = nlohmann::json::array();
+    static const char* names[] = {"pass", "fail", "skip"};
+    for (std::size_t c = 0; c < cases.size(); ++c) {
+      nlohmann::json row{{"name", cases[c]}, {"results", nlohmann::json::object()}};
+      for (std::size_t d = 0; d < columns.size(); ++d) {
+        const Outcome& o = results[{c, d}];
+        row["results"][columns[d].selector] = {{"status", names[static_cast<int>(o.kind)]}, {"detail", o.detail}};
+      }
+      j["cases"].push_back(row);
+    }
+    j["failed"] = failed;
+    std::cout << j.dump(2) << "\n";
+    return failed ? 1 : 0;
+  }
+
+  std::size_t width = 10;
+  for (const auto& c : cases) width = std::max(width, std::min<std::size_t>(c.size(), 70));
+  std::cout << std::string(width, ' ');
+  for (const Column& c : columns) std::cout << "  " << c.selector;
+  std::cout << "\n";
+  std::vector<std::string> notes;
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    std::string name = cases[c].size() > width ? cases[c].substr(0, width - 3) + "..." : cases[c];
+    std::cout << name << std::string(width - name.size(), ' ');
+    for (std::size_t d = 0; d < columns.size(); ++d) {
+      const Outcome& o = results[{c, d}];
+      const char* cell = o.kind == Outcome::Kind::pass ? "pass" : o.kind == Outcome::Kind::skip ? "skip" : "FAIL";
+      std::cout << "  " << cell << std::string(columns[d].selector.size() > 4 ? columns[d].selector.size() - 4 : 0, ' ');
+      if (o.kind != Outcome::Kind::pass && !(o.kind == Outcome::Kind::skip && !columns[d].unavailable_reason.empty()))
+        notes.push_back(std::string(cell) + " " + columns[d].selector + " | " + cases[c] + ": " + o.detail);
+    }
+    std::cout << "\n";
+  }
+  std::cout << "\nTotals (passed / failed / skipped):\n";
+  for (std::size_t d = 0; d < columns.size(); ++d) {
+    std::cout << "  " << columns[d].selector << ": " << totals[d][0] << " / " << totals[d][1] << " / " << totals[d][2];
+    if (!columns[d].unavailable_reason.empty()) std::cout << "  (unavailable: " << columns[d].unavailable_reason << ")";
+    else std::cout << "  " << gpurt::device(columns[d].selector).name();
+    std::cout << "\n";
+  }
+  if (!notes.empty()) {
+    std::cout << "\nSkips and failures:\n";
+    for (const auto& n : notes) std::cout << "  " << n << "\n";
+  }
+  return failed ? 1 : 0;
+}
+
+}  // namespace gpurt::tool
