@@ -26,4 +26,12 @@ struct ConformanceCommand {
 };
 int run_conformance(const ConformanceCommand& cmd);
 
+struct BenchCommand {
+  std::vector<std::string> devices;  // selectors; empty: the default device
+  bool quick = false;
+  std::string json, csv, svg;        // output files; empty: not written
+  std::string command_line;          // recorded in the JSON
+};
+int run_bench(const BenchCommand& cmd);
+
 }  // namespace gpurt::tool

@@ -1,4 +1,4 @@
-// The gpurt command-line tool: `gpurt info`, `gpurt build FILE`, `gpurt conformance`.
+// The gpurt command-line tool: `gpurt info`, `gpurt build FILE`, `gpurt conformance`, `gpurt bench`.
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -32,11 +32,21 @@ int main(int argc, char** argv) {
   conformance->add_option("--suite", conf.suite, "the gpurt_conformance binary (default: next to gpurt)");
   conformance->add_flag("--json", conf.json, "print JSON");
 
+  gpurt::tool::BenchCommand bench_cmd;
+  CLI::App* bench = app.add_subcommand("bench", "measure gpurt against the raw vendor API in the same run");
+  bench->add_option("-d,--device", bench_cmd.devices, "device selectors (default: the default device)")->delimiter(',');
+  bench->add_flag("--quick", bench_cmd.quick, "a short run (fewer sizes and repetitions)");
+  bench->add_option("--json", bench_cmd.json, "write the results as JSON to this file");
+  bench->add_option("--csv", bench_cmd.csv, "write the results as CSV to this file");
+  bench->add_option("--svg", bench_cmd.svg, "draw transfer bandwidth against size to this SVG file");
+  for (int i = 0; i < argc; ++i) bench_cmd.command_line += (i ? " " : "") + std::string(argv[i]);
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (*info) return gpurt::tool::run_info(json);
     if (*build) return gpurt::tool::run_build(build_cmd);
     if (*conformance) return gpurt::tool::run_conformance(conf);
+    if (*bench) return gpurt::tool::run_bench(bench_cmd);
   } catch (const gpurt::Error& e) {
     std::cerr << e.what() << "\n";
     return 2;

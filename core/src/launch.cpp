@@ -126,7 +126,7 @@ void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, cons
                       call, d);
   }
 
-  std::array<plugin::KernelArg, detail::max_kernel_args + 1> native;
+  plugin::KernelArg native[detail::max_kernel_args + 1];  // uninitialised; filled below
   std::size_t local_from_args = 0;
   for (std::size_t i = 0; i < count; ++i) {
     const detail::Arg& a = args[i];
@@ -156,10 +156,7 @@ void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, cons
                               std::to_string(d->props.view_alignment) +
                               " bytes; pass the whole buffer and an index offset instead",
                           call, d);
-        n.kind = plugin::KernelArg::Kind::buffer;
-        n.buffer = a.allocation->impl.get();
-        n.offset = a.offset;
-        n.size = a.size;
+        n = {plugin::KernelArg::Kind::buffer, a.allocation->impl.get(), a.offset, a.size, nullptr};
         break;
       case detail::Arg::Kind::scalar:
         if (p && (p->kind == plugin::ParamKind::global_pointer ||
@@ -174,9 +171,7 @@ void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, cons
                               " bytes but " + param_text(info, i) + " has " +
                               std::to_string(p->size) + "; pass a value of the parameter's type",
                           call, d);
-        n.kind = plugin::KernelArg::Kind::scalar;
-        n.value = a.value;
-        n.size = a.size;
+        n = {plugin::KernelArg::Kind::scalar, nullptr, 0, a.size, a.value};
         break;
       case detail::Arg::Kind::local:
         if (!info.local_arguments)
@@ -201,8 +196,7 @@ void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, cons
                               "least one byte",
                           call, d);
         local_from_args += a.size;
-        n.kind = plugin::KernelArg::Kind::local;
-        n.size = a.size;
+        n = {plugin::KernelArg::Kind::local, nullptr, 0, a.size, nullptr};
         break;
     }
   }
@@ -211,12 +205,10 @@ void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, cons
   std::size_t native_count = count;
   plugin::LaunchShape shape{config.groups, config.group_size, config.local_bytes};
   if (dynamic_param) {
-    plugin::KernelArg& n = native[native_count++];
-    n.kind = plugin::KernelArg::Kind::local;
-    n.size = config.local_bytes;
+    native[native_count++] = {plugin::KernelArg::Kind::local, nullptr, 0, config.local_bytes, nullptr};
     shape.local_bytes = 0;
   }
-  detail::check(q->impl->launch(*k->impl, shape, native.data(), native_count), d);
+  detail::check(q->impl->launch(*k->impl, shape, native, native_count), d);
 }
 
 }  // namespace gpurt

@@ -1,6 +1,7 @@
 // The one header an application includes.
 #pragma once
 
+#include "gpurt/baseline.hpp"
 #include "gpurt/buffer.hpp"
 #include "gpurt/cache.hpp"
 #include "gpurt/device.hpp"

@@ -26,13 +26,14 @@ namespace detail {
 struct QueueState;
 
 // A kernel argument as the core sees it before validation.
+// Only the bytes a kind uses are written (no zeroing), to keep launches cheap.
 struct Arg {
-  enum class Kind { buffer, scalar, local } kind = Kind::scalar;
-  const Allocation* allocation = nullptr;  // buffer
-  std::size_t offset = 0;                  // buffer: view start, bytes
-  std::size_t size = 0;                    // buffer: view bytes; scalar: value bytes; local: bytes
-  std::size_t element_size = 0;            // buffer: sizeof(T)
-  alignas(16) unsigned char value[64] = {};  // scalar bytes
+  enum class Kind { buffer, scalar, local } kind;
+  const Allocation* allocation;  // buffer
+  std::size_t offset;            // buffer: view start, bytes
+  std::size_t size;              // buffer: view bytes; scalar: value bytes; local: bytes
+  std::size_t element_size;      // buffer: sizeof(T)
+  alignas(16) unsigned char value[64];  // scalar: the value's bytes
 };
 constexpr std::size_t max_scalar_arg_bytes = sizeof(Arg::value);
 constexpr std::size_t max_kernel_args = 64;
@@ -50,7 +51,10 @@ Arg to_arg(const Buffer<T>& b) {
 inline Arg to_arg(const Local& l) {
   Arg a;
   a.kind = Arg::Kind::local;
+  a.allocation = nullptr;
+  a.offset = 0;
   a.size = l.bytes;
+  a.element_size = 0;
   return a;
 }
 template <class T>
@@ -62,7 +66,10 @@ Arg to_arg(const T& v) {
   static_assert(sizeof(T) <= max_scalar_arg_bytes, "kernel scalar arguments are limited to 64 bytes");
   Arg a;
   a.kind = Arg::Kind::scalar;
+  a.allocation = nullptr;
+  a.offset = 0;
   a.size = sizeof(T);
+  a.element_size = 0;
   std::memcpy(a.value, &v, sizeof(T));
   return a;
 }

@@ -1,0 +1,289 @@
+// `gpurt bench` measurements. Every figure is the median of several trials after a warm-up;
+// gpurt and raw trials alternate so that drift affects both alike. Launch and transfer figures are
+// host wall time (what an application sees); kernel figures are device time from timed events.
+#include "runner.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <vector>
+
+#include "tiny3.hpp"
+
+namespace gpurt::bench {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n == 0 ? 0.0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
+}
+
+nlohmann::json pair(double gpurt_value, double raw_value) {
+  return {{"gpurt", gpurt_value}, {"raw", raw_value}, {"ratio", raw_value > 0 ? gpurt_value / raw_value : 0.0}};
+}
+
+const char* launch_source = R"(
+GPURT_KERNEL void empty_kernel() {}
+GPURT_KERNEL void four_args(GPURT_GLOBAL float* a, GPURT_GLOBAL const float* b, uint32_t n, float s) {
+  const size_t i = gpurt_global_id(0);
+  if (i < n) a[i] = b[i] * s;
+}
+)";
+
+const char* direction_name(CopyDirection d) {
+  return d == CopyDirection::host_to_device ? "host_to_device"
+         : d == CopyDirection::device_to_host ? "device_to_host" : "device_to_device";
+}
+
+std::string utc_now() {
+  char buf[32];
+  const std::time_t t = std::time(nullptr);
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+struct Context {
+  const Device& dev;
+  const Options& opt;
+  RawBaseline raw;
+  Queue q;        // untimed, like the raw queue
+  Queue timed;    // for device-time events
+  int trials;
+  void say(const std::string& s) const {
+    if (opt.progress) opt.progress(s);
+  }
+};
+
+nlohmann::json measure_launch(Context& c) {
+  c.say("launch overhead");
+  Program p = c.dev.build({SourceLanguage::portable, launch_source, "bench_launch.gpurt"});
+  Kernel empty = p.kernel("empty_kernel"), four = p.kernel("four_args");
+  const std::size_t launches = c.opt.quick ? 2000 : 20000, syncs = c.opt.quick ? 200 : 2000;
+  const LaunchConfig one(Dim3(1), Dim3(1)), four_cfg(Dim3(4), Dim3(256));
+  auto a = c.dev.alloc<float>(1024), b = c.dev.alloc<float>(1024);
+  for (int i = 0; i < 100; ++i) c.q.launch(empty, one);
+  c.q.finish();
+  std::vector<double> g_async, r_async, g_sync, r_sync, g_four, r_four;
+  for (int t = 0; t < c.trials; ++t) {
+    auto t0 = clock_type::now();
+    for (std::size_t i = 0; i < launches; ++i) c.q.launch(empty, one);
+    c.q.finish();
+    g_async.push_back(seconds_since(t0) * 1e6 / static_cast<double>(launches));
+    r_async.push_back(c.raw.launch_async_us(launches));
+
+    t0 = clock_type::now();
+    for (std::size_t i = 0; i < syncs; ++i) {
+      c.q.launch(empty, one);
+      c.q.finish();
+    }
+    g_sync.push_back(seconds_since(t0) * 1e6 / static_cast<double>(syncs));
+    r_sync.push_back(c.raw.launch_sync_us(syncs));
+
+    t0 = clock_type::now();
+    for (std::size_t i = 0; i < launches; ++i) c.q.launch(four, four_cfg, a, b, 1024u, 2.0f);
+    g_four.push_back(seconds_since(t0) * 1e6 / static_cast<double>(launches));
+    c.q.finish();
+    r_four.push_back(c.raw.enqueue_four_args_us(launches));
+  }
+  return {{"async_us", pair(median(g_async), median(r_async))},
+          {"sync_us", pair(median(g_sync), median(r_sync))},
+          {"enqueue_four_args_us", pair(median(g_four), median(r_four))},
+          {"launches_per_trial", launches},
+          {"trials", c.trials}};
+}
+
+double gpurt_copy_seconds(Context& c, CopyDirection dir, HostMemory mem, std::size_t bytes, std::size_t reps) {
+  auto d0 = c.dev.alloc<char>(bytes);
+  Buffer<char> d1;
+  std::vector<char> pageable;
+  HostBuffer<char> pinned;
+  char* host = nullptr;
+  if (dir == CopyDirection::device_to_device) {
+    d1 = c.dev.alloc<char>(bytes);
+  } else if (mem == HostMemory::pinned) {
+    pinned = c.dev.alloc_host<char>(bytes);
+    std::fill(pinned.begin(), pinned.end(), 1);
+    host = pinned.data();
+  } else {
+    pageable.assign(bytes, 1);
+    host = pageable.data();
+  }
+  auto one = [&] {
+    if (dir == CopyDirection::host_to_device) c.q.copy(static_cast<const char*>(host), d0);
+    else if (dir == CopyDirection::device_to_host) c.q.copy(d0, host);
+    else c.q.copy(d0, d1);
+  };
+  one();
+  c.q.finish();
+  const auto t0 = clock_type::now();
+  for (std::size_t i = 0; i < reps; ++i) one();
+  c.q.finish();
+  return seconds_since(t0);
+}
+
+nlohmann::json measure_transfers(Context& c) {
+  std::vector<std::size_t> sizes;
+  for (std::size_t s = 4096; s <= (c.opt.quick ? (16u << 20) : (1u << 30)); s *= c.opt.quick ? 16 : 4) sizes.push_back(s);
+  nlohmann::json rows = nlohmann::json::array();
+  const std::pair<CopyDirection, HostMemory> kinds[] = {
+      {CopyDirection::host_to_device, HostMemory::pinned},   {CopyDirection::host_to_device, HostMemory::pageable},
+      {CopyDirection::device_to_host, HostMemory::pinned},   {CopyDirection::device_to_host, HostMemory::pageable},
+      {CopyDirection::device_to_device, HostMemory::pinned}};
+  for (const auto& [dir, mem] : kinds) {
+    for (std::size_t bytes : sizes) {
+      const std::string what = std::string(direction_name(dir)) +
+                               (dir == CopyDirection::device_to_device ? "" : mem == HostMemory::pinned ? " pinned" : " pageable");
+      c.say("transfers " + what + " " + std::to_string(bytes >> 10) + " KiB");
+      const std::size_t budget = c.opt.quick ? (32u << 20) : (512u << 20);
+      const std::size_t reps = std::max<std::size_t>(3, std::min<std::size_t>(2000, budget / bytes));
+      std::vector<double> g, r;
+      for (int t = 0; t < c.trials; ++t) {
+        g.push_back(static_cast<double>(bytes) * reps / gpurt_copy_seconds(c, dir, mem, bytes, reps) * 1e-9);
+        r.push_back(static_cast<double>(bytes) * reps / c.raw.copy_seconds(dir, mem, bytes, reps) * 1e-9);
+      }
+      nlohmann::json row = pair(median(g), median(r));
+      row["direction"] = direction_name(dir);
+      row["memory"] = dir == CopyDirection::device_to_device ? "device" : mem == HostMemory::pinned ? "pinned" : "pageable";
+      row["bytes"] = bytes;
+      row["unit"] = "GB/s";
+      rows.push_back(row);
+    }
+  }
+  return rows;
+}
+
+nlohmann::json measure_build(Context& c) {
+  c.say("program build");
+  const double raw_ms = c.raw.build_tiny_ms();
+  const CacheConfig saved = cache_config();
+  char tmpl[] = "/tmp/gpurt-bench-cache-XXXXXX";
+  const char* dir = ::mkdtemp(tmpl);
+  set_cache_config({true, dir ? dir : ""});
+  const Program cold = c.dev.build({SourceLanguage::portable, tiny3_source, "tiny3.gpurt"});
+  const Program cached = c.dev.build({SourceLanguage::portable, tiny3_source, "tiny3.gpurt"});
+  set_cache_config(saved);
+  return {{"raw_cold_ms", raw_ms},
+          {"gpurt_cold_ms", cold.build_info().milliseconds},
+          {"gpurt_cold_path", to_string(cold.build_info().path)},
+          {"gpurt_cached_ms", cached.build_info().milliseconds},
+          {"gpurt_cached_path", to_string(cached.build_info().path)}};
+}
+
+// Median device milliseconds of `work` between two timed events.
+template <class F>
+double device_ms(Context& c, int reps, F&& work) {
+  work();
+  c.timed.finish();
+  std::vector<double> v;
+  for (int i = 0; i < reps; ++i) {
+    const Event a = c.timed.record();
+    work();
+    const Event b = c.timed.record();
+    v.push_back(elapsed_ms(a, b));
+  }
+  return median(v);
+}
+
+nlohmann::json measure_kernels(Context& c, double& copy_gbps) {
+  const std::size_t side = c.opt.quick ? 1024 : 8192;  // n = side^2 floats: 4 MiB or 256 MiB
+  const std::size_t n = side * side;
+  const int reps = c.opt.quick ? 3 : 7;
+  c.say("device copy bandwidth");
+  {
+    const std::size_t bytes = n * sizeof(float);
+    const std::size_t r = c.opt.quick ? 5 : 20;
+    std::vector<double> v;
+    for (int t = 0; t < c.trials; ++t)
+      v.push_back(2.0 * bytes * r / c.raw.copy_seconds(CopyDirection::device_to_device, HostMemory::pinned, bytes, r) * 1e-9);
+    copy_gbps = median(v);
+  }
+  auto x = c.dev.alloc<float>(n), y = c.dev.alloc<float>(n), z = c.dev.alloc<float>(n);
+  auto keys = c.dev.alloc<std::uint32_t>(n), counts = c.dev.alloc<std::uint32_t>(256);
+  auto filter = c.dev.alloc<float>(25);
+  lib::fill(c.timed, x, 0.5f);
+  lib::fill(c.timed, y, 0.25f);
+  lib::fill(c.timed, keys, 7u);
+  lib::fill(c.timed, filter, 0.04f);
+  nlohmann::json rows = nlohmann::json::array();
+  const double fb = static_cast<double>(n) * sizeof(float);
+  auto add = [&](const char* name, double bytes, double ms) {
+    const double gbps = bytes / (ms * 1e-3) * 1e-9;
+    rows.push_back({{"name", name}, {"bytes", bytes}, {"milliseconds", ms}, {"gbps", gbps},
+                    {"fraction_of_copy", copy_gbps > 0 ? gbps / copy_gbps : 0.0}});
+  };
+  c.say("kernels: copy, fill, axpy, binary");
+  add("copy", 2 * fb, device_ms(c, reps, [&] { lib::copy(c.timed, x, z); }));
+  add("fill", fb, device_ms(c, reps, [&] { lib::fill(c.timed, z, 1.0f); }));
+  add("axpy", 3 * fb, device_ms(c, reps, [&] { lib::axpy(c.timed, 2.0f, x, y); }));
+  add("binary_add", 3 * fb, device_ms(c, reps, [&] { lib::binary(c.timed, lib::BinaryOp::add, x, y, z); }));
+  c.say("kernels: reduce, scan, transpose, conv2d, histogram");
+  add("reduce_sum", fb, device_ms(c, reps, [&] { (void)lib::reduce(c.timed, lib::ReduceOp::sum, x); }));
+  add("scan_inclusive", 2 * fb, device_ms(c, reps, [&] { lib::scan(c.timed, x, z, lib::ScanKind::inclusive); }));
+  add("transpose", 2 * fb, device_ms(c, reps, [&] { lib::transpose(c.timed, x, z, side, side); }));
+  add("conv2d_5x5", 2 * fb, device_ms(c, reps, [&] { lib::conv2d(c.timed, x, filter, z, side, side, 5); }));
+  add("histogram_256", fb, device_ms(c, reps, [&] { lib::histogram(c.timed, keys, counts); }));
+  c.timed.finish();
+  return rows;
+}
+
+nlohmann::json measure_matmul(Context& c) {
+  const std::size_t n = c.opt.quick ? 256 : 4096;
+  c.say("matmul " + std::to_string(n));
+  auto a = c.dev.alloc<float>(n * n), b = c.dev.alloc<float>(n * n), out = c.dev.alloc<float>(n * n);
+  lib::fill(c.timed, a, 0.0078125f);
+  lib::fill(c.timed, b, 0.0078125f);
+  const double ms = device_ms(c, c.opt.quick ? 2 : 5, [&] { lib::matmul(c.timed, a, b, out, n, n, n); });
+  const double gflops = 2.0 * n * n * n / (ms * 1e-3) * 1e-9;
+  nlohmann::json j{{"n", n}, {"milliseconds", ms}, {"gflops", gflops}, {"vendor_blas_gflops", nullptr}};
+  try {
+    const double blas = c.raw.sgemm_gflops(n, c.opt.quick ? 2 : 10);
+    j["vendor_blas_gflops"] = blas;
+    j["ratio_to_vendor_blas"] = gflops / blas;
+  } catch (const Error& e) {
+    j["vendor_blas_note"] = e.message();
+  }
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json run(const Device& device, const Options& options) {
+  Context c{device, options, RawBaseline(device), device.create_queue({QueueOptions::Timing::disabled}),
+            device.create_queue(), options.quick ? 3 : 5};
+  const DeviceProperties& p = device.properties();
+  nlohmann::json j;
+  j["gpurt_version"] = version_string();
+  j["date"] = utc_now();
+  j["host"] = host_name();
+  j["quick"] = options.quick;
+  j["device"] = {{"selector", device.selector()}, {"name", p.name}, {"backend", p.backend},
+                 {"driver", p.driver_version}, {"platform", p.platform_version},
+                 {"backend_version", gpurt::backend(p.backend).version}, {"raw_api", c.raw.api()}};
+  j["launch"] = measure_launch(c);
+  j["transfers"] = measure_transfers(c);
+  j["build"] = measure_build(c);
+  double copy_gbps = 0;
+  j["kernels"] = measure_kernels(c, copy_gbps);
+  j["copy_bandwidth_gbps"] = copy_gbps;
+  j["matmul"] = measure_matmul(c);
+  return j;
+}
+
+}  // namespace gpurt::bench

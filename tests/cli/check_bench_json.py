@@ -1,0 +1,30 @@
+#!/usr/bin/env python3
+"""Checks that `gpurt bench --json` output has the documented shape and plausible values."""
+import json
+import math
+import sys
+
+doc = json.load(open(sys.argv[1]))
+assert "command" in doc and doc["runs"], "no runs"
+for run in doc["runs"]:
+    for key in ("gpurt_version", "date", "host", "device", "launch", "transfers", "build", "kernels",
+                "copy_bandwidth_gbps", "matmul"):
+        assert key in run, f"missing {key}"
+    for key in ("selector", "name", "backend", "driver", "raw_api"):
+        assert run["device"][key], f"device.{key} empty"
+    for key in ("async_us", "sync_us", "enqueue_four_args_us"):
+        v = run["launch"][key]
+        assert v["gpurt"] > 0 and v["raw"] > 0 and math.isclose(v["ratio"], v["gpurt"] / v["raw"]), key
+    directions = {(t["direction"], t["memory"]) for t in run["transfers"]}
+    assert directions == {("host_to_device", "pinned"), ("host_to_device", "pageable"), ("device_to_host", "pinned"),
+                          ("device_to_host", "pageable"), ("device_to_device", "device")}, directions
+    for t in run["transfers"]:
+        assert t["bytes"] >= 4096 and t["gpurt"] > 0 and t["raw"] > 0 and t["unit"] == "GB/s", t
+    assert run["build"]["gpurt_cached_path"] == "loaded_from_cache", run["build"]
+    assert run["build"]["gpurt_cold_ms"] > 0 and run["build"]["raw_cold_ms"] > 0
+    names = {k["name"] for k in run["kernels"]}
+    assert {"copy", "fill", "axpy", "reduce_sum", "scan_inclusive", "transpose", "conv2d_5x5", "histogram_256"} <= names
+    for k in run["kernels"]:
+        assert k["gbps"] > 0 and k["milliseconds"] > 0, k
+    assert run["matmul"]["gflops"] > 0
+print("bench JSON: shape ok for", [r["device"]["selector"] for r in doc["runs"]])
