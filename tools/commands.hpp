@@ -29,7 +29,8 @@ int run_conformance(const ConformanceCommand& cmd);
 struct BenchCommand {
   std::vector<std::string> devices;  // selectors; empty: the default device
   bool quick = false;
-  std::string json, csv, svg;        // output files; empty: not written
+  std::string json, csv, svg, markdown;  // output files; empty: not written
+  std::string render;                // a saved --json file to re-render instead of measuring
   std::string command_line;          // recorded in the JSON
 };
 int run_bench(const BenchCommand& cmd);

@@ -39,6 +39,8 @@ int main(int argc, char** argv) {
   bench->add_option("--json", bench_cmd.json, "write the results as JSON to this file");
   bench->add_option("--csv", bench_cmd.csv, "write the results as CSV to this file");
   bench->add_option("--svg", bench_cmd.svg, "draw transfer bandwidth against size to this SVG file");
+  bench->add_option("--markdown", bench_cmd.markdown, "write the results as Markdown to this file");
+  bench->add_option("--render", bench_cmd.render, "re-render a saved --json file instead of measuring");
   for (int i = 0; i < argc; ++i) bench_cmd.command_line += (i ? " " : "") + std::string(argv[i]);
 
   CLI11_PARSE(app, argc, argv);
