@@ -1,5 +1,6 @@
 // The compile cache on every device: hit after miss, corrupt entries rebuilt, unwritable
 // directories tolerated, concurrent builders.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -34,7 +35,8 @@ void check_runs(test::Fixture& f, const Program& p, std::uint32_t constant) {
 
 TEST_CASE("compile cache: a second build loads what the first stored") {
   test::Fixture f;
-  set_cache_config({true, temp_dir()});
+  const std::string root = temp_dir() + "/nested/cache";
+  set_cache_config({true, root});
   std::uint32_t c = 0;
   const std::string src = fresh_source(c);
   const CacheStatistics before = cache_statistics();
@@ -42,6 +44,9 @@ TEST_CASE("compile cache: a second build loads what the first stored") {
   INFO(first.build_info().note);
   CHECK(first.build_info().path == BuildPath::built_and_cached);
   CHECK(::access(first.build_info().cache_entry.c_str(), R_OK) == 0);
+  struct stat st {};
+  REQUIRE(::stat(root.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0077) == 0);  // created private to the user
   Program second = f.dev.build({SourceLanguage::portable, src, "cached.gpurt"});
   CHECK(second.build_info().path == BuildPath::loaded_from_cache);
   CHECK(second.build_info().cache_entry == first.build_info().cache_entry);
@@ -93,6 +98,19 @@ TEST_CASE("compile cache: an unwritable directory means no caching, never a fail
   CHECK(p.build_info().path == BuildPath::built);
   CHECK_FALSE(p.build_info().note.empty());
   CHECK(cache_statistics().write_failures == before.write_failures + 1);
+  check_runs(f, p, c);
+}
+
+TEST_CASE("compile cache: a read-only directory means no caching, never a failure") {
+  test::Fixture f;
+  if (::geteuid() == 0) GPURT_SKIP("running as root, which writes to read-only directories anyway");
+  const std::string dir = temp_dir();
+  REQUIRE(::chmod(dir.c_str(), 0555) == 0);
+  set_cache_config({true, dir});
+  std::uint32_t c = 0;
+  const std::string src = fresh_source(c);
+  Program p = f.dev.build({SourceLanguage::portable, src, "readonly.gpurt"});
+  CHECK(p.build_info().path == BuildPath::built);
   check_runs(f, p, c);
 }
 
