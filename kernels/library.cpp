@@ -53,7 +53,7 @@ Kernel kernel(Queue& q, const char* source_name, const char* source, const char*
 // A 1D grid-stride launch: enough groups to fill the device, never more than the items need.
 LaunchConfig stride_config(const Queue& q, const Kernel& k, std::size_t n) {
   const std::size_t group = std::min<std::size_t>(256, k.max_group_size());
-  const std::size_t fill = static_cast<std::size_t>(q.device().properties().compute_units) * 16;
+  const std::size_t fill = static_cast<std::size_t>(q.device().properties().compute_units) * 32;
   const std::size_t needed = (n + group - 1) / group;
   return LaunchConfig(Dim3(std::max<std::size_t>(1, std::min({needed, fill, q.device().properties().max_groups.x}))),
                       Dim3(group));
@@ -152,7 +152,8 @@ T reduce(Queue& q, ReduceOp op, const Buffer<T>& in) {
   if (in.empty()) return id;
   Kernel k = kernel<T>(q, "reduce", embedded::reduce, "gpurt_reduce");
   const std::size_t group = pow2_group(k);
-  const std::size_t groups = std::min<std::size_t>((in.size() + group - 1) / group, 1024);
+  const std::size_t groups = std::min<std::size_t>((in.size() + group - 1) / group,
+                                                   std::max<std::size_t>(1, q.device().properties().compute_units) * 8);
   Buffer<T> partials = q.device().alloc<T>(groups);
   Buffer<T> result = q.device().alloc<T>(1);
   q.launch(k, LaunchConfig(Dim3(groups), Dim3(group), group * sizeof(T)), in, partials,

@@ -38,6 +38,18 @@ for sel in $selectors; do
   "$BUILD/bin/01_vector_add" "$sel" 10000019 2>&1 | tail -1 | sed "s/^/  $sel: /"
 done
 
+echo "03_overlap (512 MiB, 16 chunks, one queue against four):"
+for sel in $selectors; do
+  case "$sel" in cuda*) mib=512 ;; *) mib=128 ;; esac
+  "$BUILD/bin/03_overlap" "$sel" $mib 2>&1 | tail -2 | sed "s/^/  $sel: /"
+done
+
+echo "differential check across every device:"
+"$BUILD/bin/gpurt_differential" 2>&1 | grep -vE "^(gpurt test seed|Randomness|===|All tests|~~~)"
+
+echo "gpurt conformance (matrix):"
+"$BUILD/bin/gpurt" conformance -j "$jobs"
+
 echo "compile cache: cold build, then cached load, of bench/tiny3.gpurt (a new process each):"
 for sel in $selectors; do
   dir=$(mktemp -d)

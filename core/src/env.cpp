@@ -90,6 +90,13 @@ Environment parse_environment(const std::function<const char*(const char*)>& get
     else if (s == "on" || s == "1") env.cache_enabled = true;
     else malformed("GPURT_CACHE", v, "expected on or off");
   }
+  if (const char* v = get("GPURT_STAGING"); v && *v) {
+    const std::string s = trim(v);
+    if (s == "auto") env.staging = 0;
+    else if (s == "on") env.staging = 1;
+    else if (s == "off") env.staging = 2;
+    else malformed("GPURT_STAGING", v, "expected auto, on or off");
+  }
   if (const char* v = get("GPURT_CACHE_DIR"); v && *v) {
     if (v[0] != '/') malformed("GPURT_CACHE_DIR", v, "expected an absolute directory such as /var/tmp/gpurt-cache");
     env.cache_dir = v;

@@ -17,6 +17,7 @@ struct Environment {
   int log_level = 1;                          // GPURT_LOG: off|error|warn|info|debug -> 0..4
   bool cache_enabled = true;                  // GPURT_CACHE: on|off
   std::string cache_dir;                      // GPURT_CACHE_DIR: absolute directory
+  int staging = -1;                           // GPURT_STAGING: auto|on|off -> 0|1|2; -1 unset
 };
 
 // The default cache directory: $XDG_CACHE_HOME/gpurt, else $HOME/.cache/gpurt; empty if neither.

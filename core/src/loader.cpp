@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "gpurt/transfer.hpp"
 #include "log.hpp"
 
 namespace gpurt::detail {
@@ -166,6 +167,7 @@ Registry& registry() {
   auto reg = std::make_unique<Registry>();
   reg->env = read_environment();  // throws on malformed variables; nothing is cached then
   set_log_level(reg->env.log_level);
+  if (reg->env.staging >= 0) set_staging(static_cast<Staging>(reg->env.staging));
   reg->dirs = reg->env.plugin_path;
   const std::string own = library_directory();
   if (!own.empty()) reg->dirs.push_back(own);

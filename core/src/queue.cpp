@@ -2,6 +2,7 @@
 #include "gpurt/queue.hpp"
 
 #include "format.hpp"
+#include "transfer.hpp"
 #include "state.hpp"
 
 namespace gpurt {
@@ -44,24 +45,32 @@ detail::QueueState* Queue::checked(const char* call) const {
 Device Queue::device() const { return Device(checked("Queue::device")->device); }
 
 void Queue::copy_from_host(const void* src, const detail::Allocation* dst, std::size_t dst_offset,
-                           std::size_t dst_bytes, std::size_t src_bytes) {
+                           std::size_t dst_bytes, std::size_t src_bytes, bool host_pinned) {
   constexpr const char* call = "Queue::copy (host to device)";
   detail::QueueState* q = checked(call);
   check_same_device(q, dst, "destination", call);
   check_sizes(dst_bytes, src_bytes, call, q);
   check_host_pointer(src, src_bytes, "source", call, q);
   if (dst_bytes == 0) return;
+  if (!host_pinned) {
+    if (detail::transfer_engine(q->device).upload(q, src, *dst->impl, dst_offset, dst_bytes)) return;
+    detail::count_direct_copy();
+  }
   detail::check(q->impl->copy_from_host(src, *dst->impl, dst_offset, dst_bytes), q->device);
 }
 
 void Queue::copy_to_host(const detail::Allocation* src, std::size_t src_offset,
-                         std::size_t src_bytes, void* dst, std::size_t dst_bytes) {
+                         std::size_t src_bytes, void* dst, std::size_t dst_bytes, bool host_pinned) {
   constexpr const char* call = "Queue::copy (device to host)";
   detail::QueueState* q = checked(call);
   check_same_device(q, src, "source", call);
   check_sizes(src_bytes, dst_bytes, call, q);
   check_host_pointer(dst, dst_bytes, "destination", call, q);
   if (src_bytes == 0) return;
+  if (!host_pinned) {
+    if (detail::transfer_engine(q->device).download(q, *src->impl, src_offset, dst, src_bytes)) return;
+    detail::count_direct_copy();
+  }
   detail::check(q->impl->copy_to_host(*src->impl, src_offset, dst, src_bytes), q->device);
 }
 

@@ -17,6 +17,7 @@
 namespace gpurt::detail {
 
 struct BackendRecord;
+class TransferEngine;
 
 struct DeviceState {
   BackendRecord* backend = nullptr;
@@ -24,6 +25,8 @@ struct DeviceState {
   DeviceProperties props;
   std::string selector;     // "opencl:0"
   std::string description;  // "opencl:0 (name)"
+  std::once_flag engine_once;
+  std::shared_ptr<TransferEngine> engine;  // staged pageable copies, created on first use
 };
 
 struct Allocation {

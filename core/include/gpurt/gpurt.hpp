@@ -12,5 +12,6 @@
 #include "gpurt/program.hpp"
 #include "gpurt/queue.hpp"
 #include "gpurt/runtime.hpp"
+#include "gpurt/transfer.hpp"
 #include "gpurt/types.hpp"
 #include "gpurt/version.hpp"

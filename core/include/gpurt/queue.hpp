@@ -4,7 +4,9 @@
 // concurrently and are ordered with events (record on one, wait on the other). Enqueueing calls
 // are asynchronous: they return once the work is queued. Host memory handed to an asynchronous
 // copy must stay valid and unchanged (for uploads) or untouched (for downloads) until the work
-// has completed (finish(), or an event recorded after it). write() and read() block.
+// has completed (finish(), or an event recorded after it). Large copies from and to pageable
+// memory go through the transfer engine (gpurt/transfer.hpp) and return once their host side is
+// done. write() and read() block.
 // Every call validates its arguments first and throws Error without enqueueing anything.
 #pragma once
 
@@ -87,18 +89,18 @@ class Queue {
   template <class T>
   void copy(const T* src, const Buffer<T>& dst) {
     copy_from_host(src, dst.allocation("Queue::copy"), dst.offset_bytes(), dst.size_bytes(),
-                   dst.size_bytes());
+                   dst.size_bytes(), false);
   }
   // src.size() must equal dst.size().
   template <class T>
   void copy(const std::vector<T>& src, const Buffer<T>& dst) {
     copy_from_host(src.data(), dst.allocation("Queue::copy"), dst.offset_bytes(), dst.size_bytes(),
-                   src.size() * sizeof(T));
+                   src.size() * sizeof(T), false);
   }
   template <class T>
   void copy(const HostBuffer<T>& src, const Buffer<T>& dst) {
     copy_from_host(src.data(), dst.allocation("Queue::copy"), dst.offset_bytes(), dst.size_bytes(),
-                   src.size_bytes());
+                   src.size_bytes(), true);
   }
 
   // ---- device -> host (asynchronous) ----
@@ -106,17 +108,17 @@ class Queue {
   template <class T>
   void copy(const Buffer<T>& src, T* dst) {
     copy_to_host(src.allocation("Queue::copy"), src.offset_bytes(), src.size_bytes(), dst,
-                 src.size_bytes());
+                 src.size_bytes(), false);
   }
   template <class T>
   void copy(const Buffer<T>& src, std::vector<T>& dst) {
     copy_to_host(src.allocation("Queue::copy"), src.offset_bytes(), src.size_bytes(), dst.data(),
-                 dst.size() * sizeof(T));
+                 dst.size() * sizeof(T), false);
   }
   template <class T>
   void copy(const Buffer<T>& src, const HostBuffer<T>& dst) {
     copy_to_host(src.allocation("Queue::copy"), src.offset_bytes(), src.size_bytes(), dst.data(),
-                 dst.size_bytes());
+                 dst.size_bytes(), true);
   }
 
   // ---- device -> device (asynchronous); same size, same device; views may overlap only if equal
@@ -168,10 +170,11 @@ class Queue {
 
  private:
   detail::QueueState* checked(const char* call) const;
+  // host_pinned: the host memory is a HostBuffer (never staged).
   void copy_from_host(const void* src, const detail::Allocation* dst, std::size_t dst_offset,
-                      std::size_t dst_bytes, std::size_t src_bytes);
+                      std::size_t dst_bytes, std::size_t src_bytes, bool host_pinned);
   void copy_to_host(const detail::Allocation* src, std::size_t src_offset, std::size_t src_bytes,
-                    void* dst, std::size_t dst_bytes);
+                    void* dst, std::size_t dst_bytes, bool host_pinned);
   void copy_device(const detail::Allocation* src, std::size_t src_offset, std::size_t src_bytes,
                    const detail::Allocation* dst, std::size_t dst_offset, std::size_t dst_bytes);
   void fill_bytes(const detail::Allocation* dst, std::size_t offset, std::size_t bytes,

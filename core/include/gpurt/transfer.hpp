@@ -1,0 +1,32 @@
+// The transfer engine: copies between ordinary (pageable) host memory and a device go through
+// pinned staging buffers, cut into chunks, with the host-side memcpy of one chunk overlapping the
+// DMA of the previous one (several host threads where the machine has cores to spare). Small
+// copies take the direct path; where staging starts to pay is measured per device and direction
+// on first use. Copies from and to HostBuffer (already pinned) always go direct.
+//
+// A staged copy returns once the host side is done: an upload has read all of the source (which
+// may then be reused), a download has written all of the destination (which is then complete).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gpurt {
+
+enum class Staging {
+  automatic,  // staged above the measured cut-over (default; GPURT_STAGING=auto)
+  always,     // every pageable copy is staged (GPURT_STAGING=on)
+  never,      // never staged: the driver's own pageable path (GPURT_STAGING=off)
+};
+
+void set_staging(Staging mode);
+Staging staging();
+
+struct TransferStatistics {
+  std::uint64_t staged_copies = 0;
+  std::uint64_t direct_copies = 0;     // pageable copies that went direct
+  std::uint64_t staged_bytes = 0;
+};
+TransferStatistics transfer_statistics();
+
+}  // namespace gpurt
