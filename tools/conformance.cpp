@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <cstdio>
 #include <iostream>
@@ -106,22 +107,52 @@ int run_conformance(const ConformanceCommand& cmd) {
     throw Error(ErrorCategory::invalid_argument,
                 "the conformance suite " + suite + " is not there; build the tests (GPURT_BUILD_TESTS=ON) or pass --suite");
 
+  // The devices come from the suite binary itself, as CTest's discovery gets them: this process
+  // never initialises a driver, so its children see the machine exactly as CTest's do.
   std::vector<Column> columns;
-  for (const BackendInfo& b : backends())
-    if (!b.available()) columns.push_back({b.name, b.name + " (unavailable)", b.reason});
-  for (const Device& d : devices()) columns.push_back({d.selector(), d.selector(), {}});
+  {
+    std::string out;
+    if (run(shell_quote(suite) + " --gpurt-list-devices", out) != 0)
+      throw Error(ErrorCategory::internal, suite + " --gpurt-list-devices failed: " + out);
+    std::size_t start = 0;
+    while (start < out.size()) {
+      std::size_t end = out.find('\n', start);
+      if (end == std::string::npos) end = out.size();
+      const std::string line = out.substr(start, end - start);
+      start = end + 1;
+      std::vector<std::string> f;
+      std::size_t p = 0;
+      for (std::size_t q; (q = line.find('\t', p)) != std::string::npos; p = q + 1) f.push_back(line.substr(p, q - p));
+      f.push_back(line.substr(p));
+      if (f.size() < 4) continue;
+      if (f[2] == "available") columns.push_back({f[0], f[3], {}});
+      else columns.push_back({f[0], f[0] + " (unavailable)", f[3]});
+    }
+  }
   std::sort(columns.begin(), columns.end(), [](const Column& a, const Column& b) { return a.selector < b.selector; });
   if (!cmd.devices.empty()) {
+    auto lower = [](std::string t) {
+      for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return t;
+    };
     std::vector<Column> chosen;
     for (const std::string& sel : cmd.devices) {
+      const std::string backend = lower(sel.substr(0, sel.find(':')));
+      const std::string rest = sel.find(':') == std::string::npos ? "" : lower(sel.substr(sel.find(':') + 1));
       bool matched = false;
-      for (const Column& c : columns)
-        if (c.selector == sel || (c.unavailable_reason.empty() && gpurt::device(sel).selector() == c.selector)) {
-          if (std::none_of(chosen.begin(), chosen.end(), [&](const Column& x) { return x.selector == c.selector; }))
-            chosen.push_back(c);
+      for (const Column& c : columns) {
+        const bool same_backend = lower(c.selector.substr(0, c.selector.find(':'))) == backend;
+        const bool hit = c.selector == sel || (same_backend && (rest.empty() || lower(c.title).find(rest) != std::string::npos));
+        if (hit && std::none_of(chosen.begin(), chosen.end(), [&](const Column& x) { return x.selector == c.selector; })) {
+          chosen.push_back(c);
           matched = true;
         }
-      if (!matched) gpurt::device(sel);  // throws the error that lists what exists
+      }
+      if (!matched) {
+        std::string have;
+        for (const Column& c : columns) have += "\n  " + c.selector + " " + c.title;
+        throw Error(ErrorCategory::invalid_argument, "no device matches '" + sel + "'; these exist:" + have);
+      }
     }
     columns = chosen;
   }
@@ -222,7 +253,7 @@ int run_conformance(const ConformanceCommand& cmd) {
   for (std::size_t d = 0; d < columns.size(); ++d) {
     std::cout << "  " << columns[d].selector << ": " << totals[d][0] << " / " << totals[d][1] << " / " << totals[d][2];
     if (!columns[d].unavailable_reason.empty()) std::cout << "  (unavailable: " << columns[d].unavailable_reason << ")";
-    else std::cout << "  " << gpurt::device(columns[d].selector).name();
+    else std::cout << "  " << columns[d].title;
     std::cout << "\n";
   }
   if (!notes.empty()) {

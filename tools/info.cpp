@@ -74,7 +74,8 @@ int run_info(bool json) {
                                  {"plugin_path", b.plugin_path},
                                  {"searched", b.searched},
                                  {"version", b.version},
-                                 {"device_count", b.device_count}});
+                                 {"device_count", b.device_count},
+                                 {"notes", b.notes}});
     out["devices"] = nlohmann::json::array();
     for (const Device& d : ds) out["devices"].push_back(device_json(d));
     try {
@@ -92,6 +93,7 @@ int run_info(bool json) {
     if (b.available()) {
       std::cout << " (" << b.device_count << " device" << (b.device_count == 1 ? "" : "s") << "; "
                 << b.version << ")\n      plugin: " << b.plugin_path << "\n";
+      for (const auto& n : b.notes) std::cout << "      note: " << n << "\n";
     } else {
       std::cout << "\n      reason: " << b.reason << "\n";
       if (!b.native_text.empty()) std::cout << "      native: " << b.native_text << "\n";

@@ -55,6 +55,7 @@ void enumerate(plugin::EntryResult& out) {
     if (r == CUDA_SUCCESS) r = cuDevicePrimaryCtxRetain(&ctx, dev);
     if (r != CUDA_SUCCESS) {
       problems += native(r, "cuDevicePrimaryCtxRetain") + "; ";
+      out.notes.push_back("device " + std::to_string(i) + " left out: " + native(r, "cuDevicePrimaryCtxRetain"));
       log(plugin::LogLevel::warn, "device " + std::to_string(i) + " skipped: " + native(r, "cuDevicePrimaryCtxRetain"));
       continue;
     }

@@ -112,12 +112,32 @@ Status ClDevice::create_queue(const plugin::QueueOptions& options,
   });
 }
 
+// OpenCL drivers may allocate lazily, at a buffer's first use; NVIDIA's then fails that use and
+// leaves the queue unusable. So the buffer is made resident here, on the device's own utility
+// queue: a device that cannot hold it fails this call with out_of_device_memory, and the
+// application's queues are never touched by it.
 Status ClDevice::allocate(std::size_t bytes, std::unique_ptr<plugin::Buffer>& out) noexcept {
   return guarded("clCreateBuffer", [&] {
     cl_int err = CL_SUCCESS;
     cl::Buffer mem(context_, CL_MEM_READ_WRITE, bytes, nullptr, &err);
     if (err != CL_SUCCESS)
       return fail(err, "clCreateBuffer", "allocating " + std::to_string(bytes) + " bytes");
+    cl::CommandQueue q;
+    Status s = utility_queue(q);
+    if (!s.ok()) return s;
+    cl_mem handle = mem();
+    err = clEnqueueMigrateMemObjects(q(), 1, &handle, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0, nullptr, nullptr);
+    if (err == CL_SUCCESS) err = clFinish(q());
+    if (err != CL_SUCCESS) {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        utility_ = cl::CommandQueue();  // a failed queue is not reused
+      }
+      Status f = fail(err, "clEnqueueMigrateMemObjects",
+                      "making " + std::to_string(bytes) + " bytes resident on the device");
+      f.category = ErrorCategory::out_of_device_memory;
+      return f;
+    }
     out = std::make_unique<ClBuffer>(std::move(mem), bytes);
     return Status::success();
   });

@@ -44,6 +44,7 @@ void enumerate(plugin::EntryResult& out) {
     err = p.getDevices(CL_DEVICE_TYPE_ALL, &devs);
     if (err != CL_SUCCESS || devs.empty()) {
       problems += pname + ": no devices (" + name_of(err) + "); ";
+      out.notes.push_back("platform '" + pname + "' left out: it lists no devices (" + name_of(err) + ")");
       continue;
     }
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
@@ -51,6 +52,7 @@ void enumerate(plugin::EntryResult& out) {
     cl::Context ctx(devs, props, nullptr, nullptr, &err);
     if (err != CL_SUCCESS) {
       problems += pname + ": clCreateContext failed with " + name_of(err) + "; ";
+      out.notes.push_back("platform '" + pname + "' left out: clCreateContext failed with " + name_of(err));
       log(plugin::LogLevel::warn, "platform '" + pname + "' skipped: clCreateContext failed with " +
                                       name_of(err));
       continue;

@@ -33,6 +33,7 @@ ErrorCategory category_of(cl_int code) noexcept {
       return ErrorCategory::build_failed;
     case CL_DEVICE_NOT_AVAILABLE:
     case CL_DEVICE_NOT_FOUND:
+    case CL_INVALID_COMMAND_QUEUE:  // the core passes only live queues: a driver dropped this one
     case CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST:
       return ErrorCategory::device_lost;
     case CL_PLATFORM_NOT_FOUND_KHR:
@@ -48,7 +49,6 @@ ErrorCategory category_of(cl_int code) noexcept {
     case CL_INVALID_DEVICE:
     case CL_INVALID_CONTEXT:
     case CL_INVALID_QUEUE_PROPERTIES:
-    case CL_INVALID_COMMAND_QUEUE:
     case CL_INVALID_HOST_PTR:
     case CL_INVALID_MEM_OBJECT:
     case CL_INVALID_BINARY:

@@ -8,6 +8,7 @@
 #include "gpurt/program.hpp"
 #include "gpurt/queue.hpp"
 #include "state.hpp"
+#include "transfer.hpp"
 
 namespace gpurt {
 
@@ -85,6 +86,7 @@ std::shared_ptr<HostAllocationState> allocate_host(const Device& device, std::si
   if (bytes == 0) return h;
   check(d->impl->allocate_host(bytes, h->impl), d);
   *data = h->impl->data();
+  register_pinned(*data, bytes);
   return h;
 }
 

@@ -135,6 +135,7 @@ std::unique_ptr<BackendRecord> load_backend(const std::string& name,
     r->info.native_text = result.native_text;
     return r;
   }
+  r->info.notes = result.notes;
   r->backend = std::move(result.backend);
   r->info.version = r->backend->version();
   const std::size_t n = r->backend->device_count();

@@ -52,7 +52,7 @@ void Queue::copy_from_host(const void* src, const detail::Allocation* dst, std::
   check_sizes(dst_bytes, src_bytes, call, q);
   check_host_pointer(src, src_bytes, "source", call, q);
   if (dst_bytes == 0) return;
-  if (!host_pinned) {
+  if (!host_pinned && !detail::is_pinned(src, dst_bytes)) {
     if (detail::transfer_engine(q->device).upload(q, src, *dst->impl, dst_offset, dst_bytes)) return;
     detail::count_direct_copy();
   }
@@ -67,7 +67,7 @@ void Queue::copy_to_host(const detail::Allocation* src, std::size_t src_offset,
   check_sizes(src_bytes, dst_bytes, call, q);
   check_host_pointer(dst, dst_bytes, "destination", call, q);
   if (src_bytes == 0) return;
-  if (!host_pinned) {
+  if (!host_pinned && !detail::is_pinned(dst, src_bytes)) {
     if (detail::transfer_engine(q->device).download(q, *src->impl, src_offset, dst, src_bytes)) return;
     detail::count_direct_copy();
   }

@@ -38,6 +38,7 @@ struct Allocation {
 struct HostAllocationState {
   DeviceState* device = nullptr;
   std::unique_ptr<plugin::HostAllocation> impl;
+  ~HostAllocationState();  // forgets the memory in the pinned registry (transfer.cpp)
 };
 
 struct QueueState {

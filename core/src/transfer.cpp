@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <limits>
+#include <map>
 
 #include "gpurt/transfer.hpp"
 #include "log.hpp"
@@ -31,6 +32,30 @@ TransferStatistics transfer_statistics() {
 namespace detail {
 
 void count_direct_copy() { ++g_direct; }
+
+namespace {
+std::mutex g_pinned_mutex;
+std::map<std::uintptr_t, std::size_t> g_pinned;  // start -> bytes
+}  // namespace
+
+void register_pinned(const void* p, std::size_t bytes) {
+  std::lock_guard<std::mutex> lock(g_pinned_mutex);
+  g_pinned[reinterpret_cast<std::uintptr_t>(p)] = bytes;
+}
+
+void unregister_pinned(const void* p) {
+  std::lock_guard<std::mutex> lock(g_pinned_mutex);
+  g_pinned.erase(reinterpret_cast<std::uintptr_t>(p));
+}
+
+bool is_pinned(const void* p, std::size_t bytes) {
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  std::lock_guard<std::mutex> lock(g_pinned_mutex);
+  auto it = g_pinned.upper_bound(a);
+  if (it == g_pinned.begin()) return false;
+  --it;
+  return a >= it->first && a + bytes <= it->first + it->second;
+}
 
 // ---- CopyPool ----
 
@@ -65,7 +90,7 @@ void CopyPool::worker() {
 
 // The calling thread copies one part itself; the pool's threads copy the others.
 void CopyPool::copy(void* dst, const void* src, std::size_t bytes) {
-  const std::size_t parts = std::min<std::size_t>(threads_.size() + 1, std::max<std::size_t>(1, bytes >> 20));
+  const std::size_t parts = std::min<std::size_t>(threads_.size() + 1, std::max<std::size_t>(1, bytes >> 19));
   if (parts <= 1) {
     std::memcpy(dst, src, bytes);
     return;
@@ -253,6 +278,10 @@ bool TransferEngine::download(QueueState* q, plugin::Buffer& src, std::size_t of
   if (!worth_staging(1, bytes)) return false;
   staged_download(q, src, offset, dst, bytes);
   return true;
+}
+
+HostAllocationState::~HostAllocationState() {
+  if (impl) unregister_pinned(impl->data());
 }
 
 TransferEngine& transfer_engine(DeviceState* device) {

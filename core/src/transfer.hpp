@@ -38,7 +38,7 @@ class TransferEngine {
   bool upload(QueueState* q, const void* src, plugin::Buffer& dst, std::size_t offset, std::size_t bytes);
   bool download(QueueState* q, plugin::Buffer& src, std::size_t offset, void* dst, std::size_t bytes);
 
-  static constexpr std::size_t chunk = 4u << 20;
+  static constexpr std::size_t chunk = 8u << 20;
   static constexpr std::size_t depth = 3;
 
  private:
@@ -65,5 +65,11 @@ class TransferEngine {
 TransferEngine& transfer_engine(DeviceState* device);
 // Counts a pageable copy that went direct.
 void count_direct_copy();
+
+// Host memory gpurt allocated pinned (HostBuffer), so that a raw pointer into it is recognised and
+// never staged.
+void register_pinned(const void* p, std::size_t bytes);
+void unregister_pinned(const void* p);
+bool is_pinned(const void* p, std::size_t bytes);
 
 }  // namespace gpurt::detail

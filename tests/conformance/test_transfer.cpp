@@ -104,4 +104,8 @@ TEST_CASE("transfer engine: automatic and never modes copy correctly and are cou
   f.q.finish();
   CHECK(transfer_statistics().staged_copies == before.staged_copies);  // pinned memory goes direct
   CHECK(std::equal(pinned.begin(), pinned.end(), in.begin()));
+  StagingMode always(Staging::always);
+  f.q.copy(pinned.data() + 5, buf.view(5, 1000));  // a raw pointer into pinned memory
+  f.q.finish();
+  CHECK(transfer_statistics().staged_copies == before.staged_copies);
 }

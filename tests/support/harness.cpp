@@ -37,6 +37,8 @@ int list_devices() {
     }
     for (const Device& d : devices())
       std::cout << d.selector() << "\t" << d.backend() << "\tavailable\t" << d.name() << "\n";
+    for (const BackendInfo& b : backends())
+      for (const auto& n : b.notes) std::cerr << b.name << ": " << n << "\n";
   } catch (const Error& e) {
     std::cerr << e.what() << "\n";
     return 1;

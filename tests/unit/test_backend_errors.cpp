@@ -19,6 +19,7 @@ TEST_CASE("OpenCL codes map to categories") {
   CHECK(category_of(CL_COMPILER_NOT_AVAILABLE) == ErrorCategory::build_failed);
   CHECK(category_of(CL_DEVICE_NOT_AVAILABLE) == ErrorCategory::device_lost);
   CHECK(category_of(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) == ErrorCategory::device_lost);
+  CHECK(category_of(CL_INVALID_COMMAND_QUEUE) == ErrorCategory::device_lost);
   CHECK(category_of(CL_PLATFORM_NOT_FOUND_KHR) == ErrorCategory::backend_unavailable);
   CHECK(category_of(CL_PROFILING_INFO_NOT_AVAILABLE) == ErrorCategory::unsupported);
   CHECK(category_of(CL_INVALID_OPERATION) == ErrorCategory::unsupported);

@@ -2,7 +2,8 @@
 // pinned staging buffers, cut into chunks, with the host-side memcpy of one chunk overlapping the
 // DMA of the previous one (several host threads where the machine has cores to spare). Small
 // copies take the direct path; where staging starts to pay is measured per device and direction
-// on first use. Copies from and to HostBuffer (already pinned) always go direct.
+// on first use. Copies from and to HostBuffer memory (already pinned), also through raw pointers
+// into it, always go direct.
 //
 // A staged copy returns once the host side is done: an upload has read all of the source (which
 // may then be reused), a download has written all of the destination (which is then complete).

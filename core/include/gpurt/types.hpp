@@ -86,6 +86,7 @@ struct BackendInfo {
   std::vector<std::string> searched;  // directories searched for the plugin, in order
   std::string version;                // backend and driver version when available
   std::size_t device_count = 0;
+  std::vector<std::string> notes;     // parts left out (a platform whose devices failed), and why
   bool available() const { return status == BackendStatus::available; }
 };
 

@@ -225,6 +225,7 @@ struct EntryResult {
   BackendStatus status = BackendStatus::init_failed;
   std::string reason;
   std::string native_text;
+  std::vector<std::string> notes;  // platforms or devices left out, and why
 };
 
 using AbiVersionFn = std::uint32_t (*)();
