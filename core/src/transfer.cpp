@@ -95,7 +95,7 @@ void CopyPool::copy(void* dst, const void* src, std::size_t bytes) {
     std::memcpy(dst, src, bytes);
     return;
   }
-  const std::size_t part = (bytes / parts + 63) & ~std::size_t(63);
+  const std::size_t part = ((bytes + parts - 1) / parts + 63) & ~std::size_t(63);  // parts * part >= bytes
   std::unique_lock<std::mutex> lock(mutex_);
   for (std::size_t i = 1; i < parts; ++i) {
     const std::size_t begin = std::min(bytes, i * part), end = std::min(bytes, begin + part);

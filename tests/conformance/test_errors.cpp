@@ -160,5 +160,9 @@ TEST_CASE("an allocation the device cannot back natively fails cleanly or succee
     CHECK(e.category() == ErrorCategory::out_of_device_memory);
     CHECK_FALSE(e.native_name().empty());
   }
+  GPURT_KNOWN_FAILURE("opencl:nvidia",
+                      "NVIDIA's OpenCL driver invalidates the whole context after a failed device allocation "
+                      "(every later call, on new queues too, returns CL_INVALID_COMMAND_QUEUE); gpurt reports the "
+                      "failure as out_of_device_memory, but the device cannot be used again in this process");
   still_works(f);
 }

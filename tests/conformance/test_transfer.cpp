@@ -29,7 +29,11 @@ TEST_CASE("transfer engine: staged copies round trip at awkward sizes and offset
     const auto after = transfer_statistics();
     CHECK(after.staged_copies == before.staged_copies + 2);
     CHECK(after.staged_bytes == before.staged_bytes + 2 * bytes);
-    CHECK(out == in);
+    std::size_t wrong = 0, first = bytes;
+    for (std::size_t i = 0; i < bytes; ++i)
+      if (out[i] != in[i]) first = std::min(first, i), ++wrong;
+    INFO("first wrong byte " << first);
+    CHECK(wrong == 0);
   }
 }
 
