@@ -148,6 +148,10 @@ TEST_CASE("empty and moved-from handles are rejected") {
 
 TEST_CASE("an allocation the device cannot back natively fails cleanly or succeeds, and the device keeps working") {
   test::Fixture f;
+  GPURT_KNOWN_FAILURE("opencl:nvidia",
+                      "NVIDIA's OpenCL driver invalidated the whole context after a failed device allocation on the "
+                      "H200 (every later call, on new queues too, returned CL_INVALID_COMMAND_QUEUE), and a 35 GB "
+                      "buffer there failed this case even when it could be allocated; not yet characterised");
   // max_allocation passes the core's check, so this reaches the driver: on a GPU whose context
   // already holds memory it fails there (CUDA_ERROR_OUT_OF_MEMORY); lazy allocators may accept it.
   const std::size_t bytes = static_cast<std::size_t>(f.dev.properties().max_allocation);
@@ -160,9 +164,5 @@ TEST_CASE("an allocation the device cannot back natively fails cleanly or succee
     CHECK(e.category() == ErrorCategory::out_of_device_memory);
     CHECK_FALSE(e.native_name().empty());
   }
-  GPURT_KNOWN_FAILURE("opencl:nvidia",
-                      "NVIDIA's OpenCL driver invalidates the whole context after a failed device allocation "
-                      "(every later call, on new queues too, returns CL_INVALID_COMMAND_QUEUE); gpurt reports the "
-                      "failure as out_of_device_memory, but the device cannot be used again in this process");
   still_works(f);
 }
