@@ -90,6 +90,7 @@ void CopyPool::worker() {
 
 // The calling thread copies one part itself; the pool's threads copy the others.
 void CopyPool::copy(void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;  // memcpy's pointers must be valid even for zero bytes
   const std::size_t parts = std::min<std::size_t>(threads_.size() + 1, std::max<std::size_t>(1, bytes >> 19));
   if (parts <= 1) {
     std::memcpy(dst, src, bytes);
