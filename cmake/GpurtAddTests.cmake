@@ -1,10 +1,11 @@
 # Run by ctest (TEST_INCLUDE_FILES): lists the test cases (and devices) of one test binary and
 # adds a test per case (per device). Inputs come from gpurt_discover_tests().
-cmake_policy(SET CMP0007 NEW)
 if(NOT EXISTS "${GPURT_EXE}")
   add_test("${GPURT_TARGET}_NOT_BUILT" "${GPURT_TARGET}_NOT_BUILT")
   return()
 endif()
+cmake_policy(PUSH)
+cmake_policy(SET CMP0007 NEW)
 execute_process(COMMAND "${GPURT_EXE}" ${GPURT_LIST_ARGS}
   OUTPUT_VARIABLE cases_out RESULT_VARIABLE rc)
 string(REPLACE "\n" ";" lines "${cases_out}")
@@ -77,3 +78,4 @@ foreach(t IN LISTS targets)
     set_tests_properties("${name}" PROPERTIES SKIP_RETURN_CODE 77 LABELS "${labels}" ENVIRONMENT "${envs}")
   endforeach()
 endforeach()
+cmake_policy(POP)
