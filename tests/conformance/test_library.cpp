@@ -53,7 +53,7 @@ TEMPLATE_TEST_CASE("library: fill, copy and axpy", "", std::int32_t, float, doub
 TEMPLATE_TEST_CASE("library: element-wise binary operations", "", std::int32_t, float, double) {
   test::Fixture f;
   if (!has_type<TestType>(f.dev)) GPURT_SKIP(f.dev.description() + " has no fp64");
-  for (std::size_t n : {std::size_t(1), std::size_t(257), std::size_t(100003)}) {
+  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(257), std::size_t(100003)}) {
     auto ha = test::random_vector<TestType>(n), hb = test::random_vector<TestType>(n, TestType(1), TestType(50));
     auto a = f.dev.alloc<TestType>(n), b = f.dev.alloc<TestType>(n), out = f.dev.alloc<TestType>(n);
     f.q.copy(ha, a);
@@ -193,7 +193,7 @@ TEST_CASE("library: fp32 matrix multiply against a double-precision reference") 
 TEST_CASE("library: 2D convolution with small square filters") {
   test::Fixture f;
   struct Case { std::size_t w, h, fs; };
-  for (Case c : {Case{1, 1, 1}, Case{17, 5, 3}, Case{100, 37, 5}, Case{64, 64, 15}, Case{300, 200, 7}}) {
+  for (Case c : {Case{0, 0, 3}, Case{1, 1, 1}, Case{17, 5, 3}, Case{100, 37, 5}, Case{64, 64, 15}, Case{300, 200, 7}}) {
     INFO(c.w << " x " << c.h << " filter " << c.fs);
     const auto img = test::random_vector<float>(c.w * c.h, -1.0f, 1.0f);
     const auto flt = test::random_vector<float>(c.fs * c.fs, -1.0f, 1.0f);
