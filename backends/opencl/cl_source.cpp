@@ -20,7 +20,7 @@ std::string full_source(const plugin::ProgramSource& source) {
 std::string remap_prelude_lines(const std::string& log, const std::string& name) {
   const long prelude_lines =
       static_cast<long>(std::count(portable_prelude, portable_prelude + std::strlen(portable_prelude), '\n')) + 1;
-  static const std::regex located(R"(<kernel>:(\d+):)");
+  static const std::regex located(R"(<kernel>:(\d{1,9}):)");  // at most 9 digits: fits a long
   std::string out;
   auto last = log.cbegin();
   for (auto it = std::sregex_iterator(log.begin(), log.end(), located); it != std::sregex_iterator(); ++it) {

@@ -11,7 +11,9 @@ std::size_t scalar_type_size(const std::string& type_name, unsigned address_bits
   std::size_t digits = base.size();
   while (digits > 0 && std::isdigit(static_cast<unsigned char>(base[digits - 1]))) --digits;
   if (digits < base.size()) {
-    lanes = static_cast<std::size_t>(std::stoul(base.substr(digits)));
+    if (base.size() - digits > 2) return 0;  // no vector type has more than 16 lanes
+    lanes = 0;
+    for (std::size_t i = digits; i < base.size(); ++i) lanes = lanes * 10 + static_cast<std::size_t>(base[i] - '0');
     base = base.substr(0, digits);
     if (lanes == 3) lanes = 4;  // 3-component vectors occupy 4
     if (lanes != 2 && lanes != 4 && lanes != 8 && lanes != 16) return 0;

@@ -146,6 +146,17 @@ std::string cache_entry_path(const std::string& key) {
   return cfg.directory + "/" + key + ".bin";
 }
 
+bool parse_cache_entry(const std::string& data, std::string& payload) {
+  if (data.size() < header_size || std::memcmp(data.data(), magic, 8) != 0) return false;
+  std::uint64_t size = 0;
+  for (int i = 0; i < 8; ++i) size |= static_cast<std::uint64_t>(static_cast<unsigned char>(data[8 + i])) << (8 * i);
+  if (size != data.size() - header_size) return false;
+  std::string body = data.substr(header_size);
+  if (digest(body) != data.substr(16, 32)) return false;
+  payload = std::move(body);
+  return true;
+}
+
 std::optional<std::string> cache_load(const std::string& key) {
   const std::string path = cache_entry_path(key);
   if (path.empty()) return std::nullopt;
@@ -160,17 +171,8 @@ std::optional<std::string> cache_load(const std::string& key) {
     data.append(buf, static_cast<std::size_t>(r));
   }
   ::close(fd);
-  std::uint64_t size = 0;
-  bool ok = data.size() >= header_size && std::memcmp(data.data(), magic, 8) == 0;
-  if (ok) {
-    for (int i = 0; i < 8; ++i) size |= static_cast<std::uint64_t>(static_cast<unsigned char>(data[8 + i])) << (8 * i);
-    ok = size == data.size() - header_size;
-  }
   std::string payload;
-  if (ok) {
-    payload = data.substr(header_size);
-    ok = digest(payload) == data.substr(16, 32);
-  }
+  const bool ok = parse_cache_entry(data, payload);
   if (!ok) {
     count_cache_corrupt();
     log(plugin::LogLevel::warn, "cache", "entry " + path + " is corrupt or truncated; rebuilding it");

@@ -20,6 +20,9 @@ std::string cache_key(const DeviceState& device, const plugin::ProgramSource& so
 // The file an entry of `key` lives in under the current configuration (empty when disabled).
 std::string cache_entry_path(const std::string& key);
 
+// Checks an entry's bytes (magic, size, SHA-256) and extracts its payload; false if corrupt.
+bool parse_cache_entry(const std::string& data, std::string& payload);
+
 // The payload of a valid entry. A missing entry gives nullopt; a corrupt one is counted, removed
 // and gives nullopt.
 std::optional<std::string> cache_load(const std::string& key);

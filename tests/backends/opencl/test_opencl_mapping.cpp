@@ -102,3 +102,14 @@ TEST_CASE("OpenCL compiler line numbers are mapped back past the portable prelud
   CHECK(mapped.find("<kernel>:2:1: note") != std::string::npos);
   CHECK(full.find("#line 1 \"mine.gpurt\"") != std::string::npos);
 }
+
+TEST_CASE("OpenCL parsers survive what the fuzzer found") {
+  // A vector width of many digits once threw out of a noexcept function (std::terminate).
+  CHECK(gpurt::opencl::scalar_type_size("float99999999999999999999", 64) == 0);
+  CHECK(gpurt::opencl::scalar_type_size("int16", 64) == 64);
+  const auto sigs = gpurt::opencl::parse_kernel_signatures(
+      "__kernel void k(__,gloa{}\nGPURT_KERNEL void p(GPURx, GPUREL void p(float99999999999999999999 x)", 64);
+  CHECK(sigs.size() <= 2);
+  CHECK(gpurt::opencl::remap_prelude_lines("<kernel>:99999999999999999999:1: x", "a").find("<kernel>") !=
+        std::string::npos);
+}
