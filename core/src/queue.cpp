@@ -52,8 +52,10 @@ void Queue::copy_from_host(const void* src, const detail::Allocation* dst, std::
   check_sizes(dst_bytes, src_bytes, call, q);
   check_host_pointer(src, src_bytes, "source", call, q);
   if (dst_bytes == 0) return;
-  if (!host_pinned && !detail::is_pinned(src, dst_bytes)) {
-    if (detail::transfer_engine(q->device).upload(q, src, *dst->impl, dst_offset, dst_bytes)) return;
+  if (!host_pinned) {
+    if (detail::may_stage(dst_bytes) && !detail::is_pinned(src, dst_bytes) &&
+        detail::transfer_engine(q->device).upload(q, src, *dst->impl, dst_offset, dst_bytes))
+      return;
     detail::count_direct_copy();
   }
   detail::check(q->impl->copy_from_host(src, *dst->impl, dst_offset, dst_bytes), q->device);
@@ -67,8 +69,10 @@ void Queue::copy_to_host(const detail::Allocation* src, std::size_t src_offset,
   check_sizes(src_bytes, dst_bytes, call, q);
   check_host_pointer(dst, dst_bytes, "destination", call, q);
   if (src_bytes == 0) return;
-  if (!host_pinned && !detail::is_pinned(dst, src_bytes)) {
-    if (detail::transfer_engine(q->device).download(q, *src->impl, src_offset, dst, src_bytes)) return;
+  if (!host_pinned) {
+    if (detail::may_stage(src_bytes) && !detail::is_pinned(dst, src_bytes) &&
+        detail::transfer_engine(q->device).download(q, *src->impl, src_offset, dst, src_bytes))
+      return;
     detail::count_direct_copy();
   }
   detail::check(q->impl->copy_to_host(*src->impl, src_offset, dst, src_bytes), q->device);

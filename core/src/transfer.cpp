@@ -252,6 +252,11 @@ std::size_t TransferEngine::measure_cutover(int direction) {
   return std::numeric_limits<std::size_t>::max();
 }
 
+bool may_stage(std::size_t bytes) noexcept {
+  const Staging mode = staging();
+  return mode == Staging::always || (mode == Staging::automatic && bytes >= (1u << 20));
+}
+
 bool TransferEngine::worth_staging(int direction, std::size_t bytes) {
   const Staging mode = staging();
   if (mode == Staging::never) return false;

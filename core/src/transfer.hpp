@@ -61,6 +61,10 @@ class TransferEngine {
   std::size_t cutover_[2] = {0, 0};  // bytes from which staging pays; SIZE_MAX: never
 };
 
+// Whether a copy of `bytes` through a raw host pointer might be staged at all (a cheap test done
+// before anything else on the copy path).
+bool may_stage(std::size_t bytes) noexcept;
+
 // The device's engine, created on first use.
 TransferEngine& transfer_engine(DeviceState* device);
 // Counts a pageable copy that went direct.

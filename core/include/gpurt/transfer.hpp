@@ -25,7 +25,7 @@ Staging staging();
 
 struct TransferStatistics {
   std::uint64_t staged_copies = 0;
-  std::uint64_t direct_copies = 0;     // pageable copies that went direct
+  std::uint64_t direct_copies = 0;     // copies through raw host pointers or vectors that went direct
   std::uint64_t staged_bytes = 0;
 };
 TransferStatistics transfer_statistics();
