@@ -36,19 +36,7 @@ Status fail(cl_int code, const char* call, const std::string& what = {});
 void log(plugin::LogLevel level, const std::string& message) noexcept;
 void set_host(const plugin::Host* host) noexcept;
 
-// Runs `body` (which returns Status) and turns any exception into a Status: nothing escapes.
-template <class F>
-Status guarded(const char* call, F&& body) noexcept {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return Status::failure(ErrorCategory::out_of_host_memory, "host memory ran out", call);
-  } catch (const std::exception& e) {
-    return Status::failure(ErrorCategory::internal, e.what(), call);
-  } catch (...) {
-    return Status::failure(ErrorCategory::internal, "unknown exception", call);
-  }
-}
+using plugin::guarded;  // runs a hook's body; any exception becomes a Status
 
 class ClDevice;
 

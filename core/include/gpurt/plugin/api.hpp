@@ -13,7 +13,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -49,6 +51,21 @@ struct Status {
     return s;
   }
 };
+
+// Runs a hook's `body` (which returns Status) and turns any exception into a Status, so that none
+// crosses the plugin boundary. Every backend wraps its hooks' bodies in it.
+template <class F>
+Status guarded(const char* call, F&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return Status::failure(ErrorCategory::out_of_host_memory, "host memory ran out", call);
+  } catch (const std::exception& e) {
+    return Status::failure(ErrorCategory::internal, e.what(), call);
+  } catch (...) {
+    return Status::failure(ErrorCategory::internal, "unknown exception", call);
+  }
+}
 
 enum class LogLevel { error = 1, warn = 2, info = 3, debug = 4 };
 
