@@ -234,7 +234,8 @@ nlohmann::json measure_kernels(Context& c, double& copy_gbps) {
   add("axpy", 3 * fb, device_ms(c, reps, [&] { lib::axpy(c.timed, 2.0f, x, y); }));
   add("binary_add", 3 * fb, device_ms(c, reps, [&] { lib::binary(c.timed, lib::BinaryOp::add, x, y, z); }));
   c.say("kernels: reduce, scan, transpose, conv2d, histogram");
-  add("reduce_sum", fb, device_ms(c, reps, [&] { (void)lib::reduce(c.timed, lib::ReduceOp::sum, x); }));
+  auto sum = c.dev.alloc<float>(1);
+  add("reduce_sum", fb, device_ms(c, reps, [&] { lib::reduce(c.timed, lib::ReduceOp::sum, x, sum); }));
   add("scan_inclusive", 2 * fb, device_ms(c, reps, [&] { lib::scan(c.timed, x, z, lib::ScanKind::inclusive); }));
   add("transpose", 2 * fb, device_ms(c, reps, [&] { lib::transpose(c.timed, x, z, side, side); }));
   add("conv2d_5x5", 2 * fb, device_ms(c, reps, [&] { lib::conv2d(c.timed, x, filter, z, side, side, 5); }));

@@ -6,7 +6,10 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "embedded_kernels.hpp"
 #include "gpurt/program.hpp"
@@ -22,11 +25,15 @@ template <> const char* type_name<std::uint32_t>() { return "uint"; }
 template <> const char* type_name<float>() { return "float"; }
 template <> const char* type_name<double>() { return "double"; }
 
-// The library's programs, built once per (device, source, element type) for the process.
-Program library_program(const Device& dev, const char* source_name, const char* source, const char* type) {
+// The library's programs, built once per (device, source, element type, extra defines) for the
+// process.
+Program library_program(const Device& dev, const char* source_name, const char* source, const char* type,
+                        const std::vector<std::pair<std::string, std::string>>& extra = {}) {
   static std::mutex mutex;
   static std::map<std::tuple<detail::DeviceState*, std::string, std::string>, Program> programs;
-  const auto key = std::make_tuple(dev.state(), std::string(source_name), std::string(type ? type : ""));
+  std::string variant = type ? type : "";
+  for (const auto& d : extra) variant += " " + d.first + "=" + d.second;
+  const auto key = std::make_tuple(dev.state(), std::string(source_name), variant);
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = programs.find(key);
@@ -40,6 +47,7 @@ Program library_program(const Device& dev, const char* source_name, const char* 
   BuildOptions options;
   // The element type arrives as GPURT_T (a macro named T would clash with NVRTC's own headers).
   if (type) options.defines.push_back({"GPURT_T", type});
+  for (const auto& d : extra) options.defines.push_back(d);
   Program p = dev.build({SourceLanguage::portable, source, std::string(source_name) + ".gpurt"}, options);
   std::lock_guard<std::mutex> lock(mutex);
   return programs.emplace(key, p).first->second;
@@ -94,38 +102,49 @@ T identity(ReduceOp op) {
   return T(0);
 }
 
+// The scan's work-group size: a power of two up to 256 that the device allows (a build-time
+// constant of the kernel, which sizes its local arrays by it).
+std::size_t scan_group(const Device& dev) {
+  std::size_t g = 1;
+  while (g * 2 <= std::min<std::size_t>(256, dev.properties().max_group_size)) g *= 2;
+  return g;
+}
+
 template <class T>
 void scan_impl(Queue& q, const Buffer<T>& in, const Buffer<T>& out, std::size_t n, int exclusive) {
-  Kernel blocks = kernel<T>(q, "scan", embedded::scan, "gpurt_scan_blocks");
-  const std::size_t group = pow2_group(blocks);
-  const std::size_t nblocks = (n + group - 1) / group;
-  Buffer<T> sums = q.device().alloc<T>(nblocks);
-  retain(q, sums);
-  q.launch(blocks, LaunchConfig(Dim3(nblocks), Dim3(group), group * sizeof(T)), in, out, sums,
-           static_cast<std::uint64_t>(n), exclusive);
-  if (nblocks == 1) return;
-  Buffer<T> offsets = q.device().alloc<T>(nblocks);
-  retain(q, offsets);
-  scan_impl(q, sums, offsets, nblocks, 1);
-  Kernel add = kernel<T>(q, "scan", embedded::scan, "gpurt_scan_add");
-  q.launch(add, LaunchConfig(Dim3(nblocks), Dim3(group)), out, offsets, static_cast<std::uint64_t>(n));
+  const std::size_t group = scan_group(q.device());
+  const std::size_t tile = group * 8;  // ITEMS in scan.gpurt
+  Kernel k = library_program(q.device(), "scan", embedded::scan, type_name<T>(),
+                             {{"GPURT_SCAN_GROUP", std::to_string(group)}})
+                 .kernel("gpurt_scan");
+  const std::size_t tiles = (n + tile - 1) / tile;
+  if (tiles > q.device().properties().max_groups.x)
+    bad(q, "scan", std::to_string(n) + " elements need " + std::to_string(tiles) + " groups, more than the device's " +
+                       std::to_string(q.device().properties().max_groups.x) + "; scan in parts");
+  // One ticket counter and sizeof(T)/4 status words per tile, all zero before the launch.
+  Buffer<std::uint32_t> ticket = q.device().alloc<std::uint32_t>(1);
+  Buffer<std::uint64_t> status = q.device().alloc<std::uint64_t>(tiles * (sizeof(T) / 4));
+  retain(q, ticket);
+  retain(q, status);
+  q.fill(ticket, 0u);
+  q.fill(status, std::uint64_t{0});
+  q.launch(k, LaunchConfig(Dim3(tiles), Dim3(group)), in, out, static_cast<std::uint64_t>(n), exclusive, ticket,
+           status);
 }
 
 }  // namespace
 
 template <class T>
 void fill(Queue& q, const Buffer<T>& dst, T value) {
-  if (dst.empty()) return;
-  Kernel k = kernel<T>(q, "elementwise", embedded::elementwise, "gpurt_fill");
-  q.launch(k, stride_config(q, k, dst.size()), dst, value, static_cast<std::uint64_t>(dst.size()));
+  // The device's own fill engine (cuMemsetD*, clEnqueueFillBuffer) is the fastest path there is.
+  q.fill(dst, value);
 }
 
 template <class T>
 void copy(Queue& q, const Buffer<T>& src, const Buffer<T>& dst) {
   require_size(q, "copy", "the destination", dst.size(), src.size());
   if (src.empty()) return;
-  Kernel k = kernel<T>(q, "elementwise", embedded::elementwise, "gpurt_copy");
-  q.launch(k, stride_config(q, k, src.size()), src, dst, static_cast<std::uint64_t>(src.size()));
+  q.copy(src, dst);  // the device's copy engine: nothing written in the dialect beats it
 }
 
 template <class T>
@@ -147,19 +166,32 @@ void binary(Queue& q, BinaryOp op, const Buffer<T>& a, const Buffer<T>& b, const
 }
 
 template <class T>
-T reduce(Queue& q, ReduceOp op, const Buffer<T>& in) {
+void reduce(Queue& q, ReduceOp op, const Buffer<T>& in, const Buffer<T>& result) {
+  require_size(q, "reduce", "result", result.size(), 1);
   const T id = identity<T>(op);
-  if (in.empty()) return id;
+  if (in.empty()) {
+    q.fill(result, id);
+    return;
+  }
   Kernel k = kernel<T>(q, "reduce", embedded::reduce, "gpurt_reduce");
   const std::size_t group = pow2_group(k);
+  // Enough groups to fill every compute unit several times over (2048 work-items per unit at 256).
   const std::size_t groups = std::min<std::size_t>((in.size() + group - 1) / group,
-                                                   std::max<std::size_t>(1, q.device().properties().compute_units) * 8);
+                                                   std::max<std::size_t>(1, q.device().properties().compute_units) *
+                                                       (2048 / group));
   Buffer<T> partials = q.device().alloc<T>(groups);
-  Buffer<T> result = q.device().alloc<T>(1);
+  retain(q, partials);
   q.launch(k, LaunchConfig(Dim3(groups), Dim3(group), group * sizeof(T)), in, partials,
            static_cast<std::uint64_t>(in.size()), static_cast<int>(op), id);
   q.launch(k, LaunchConfig(Dim3(1), Dim3(group), group * sizeof(T)), partials, result,
            static_cast<std::uint64_t>(groups), static_cast<int>(op), id);
+}
+
+template <class T>
+T reduce(Queue& q, ReduceOp op, const Buffer<T>& in) {
+  if (in.empty()) return identity<T>(op);
+  Buffer<T> result = q.device().alloc<T>(1);
+  reduce(q, op, in, result);
   return q.read(result)[0];
 }
 
@@ -192,7 +224,8 @@ void matmul(Queue& q, const Buffer<float>& a, const Buffer<float>& b, const Buff
     return;
   }
   Kernel kern = library_program(q.device(), "matmul", embedded::matmul, nullptr).kernel("gpurt_matmul");
-  q.launch(kern, LaunchConfig(LaunchConfig::cover(Dim3(n, m), Dim3(64, 64)).groups, Dim3(16, 16)), a, b, c,
+  // One 16x16 group per 128x128 block of c.
+  q.launch(kern, LaunchConfig(LaunchConfig::cover(Dim3(n, m), Dim3(128, 128)).groups, Dim3(16, 16)), a, b, c,
            static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(k));
 }
 
@@ -204,10 +237,13 @@ void conv2d(Queue& q, const Buffer<float>& in, const Buffer<float>& filter, cons
   require_size(q, "conv2d", "in", in.size(), width * height);
   require_size(q, "conv2d", "out", out.size(), width * height);
   if (width == 0 || height == 0) return;
-  Kernel k = library_program(q.device(), "conv2d", embedded::conv2d, nullptr).kernel("gpurt_conv2d");
-  q.launch(k, LaunchConfig::cover(Dim3(width, height), Dim3(16, 16)), in, filter, out,
-           static_cast<std::uint32_t>(width), static_cast<std::uint32_t>(height),
-           static_cast<std::uint32_t>(filter_size));
+  // One program per filter size: the size is a build-time constant, so the kernel's loops unroll.
+  Kernel k = library_program(q.device(), "conv2d", embedded::conv2d, nullptr,
+                             {{"GPURT_FSIZE", std::to_string(filter_size)}})
+                 .kernel("gpurt_conv2d");
+  // One 32x8 group per 32x32 block of the output (each work-item computes 4 rows).
+  q.launch(k, LaunchConfig(LaunchConfig::cover(Dim3(width, height), Dim3(32, 32)).groups, Dim3(32, 8)), in, filter,
+           out, static_cast<std::uint32_t>(width), static_cast<std::uint32_t>(height));
 }
 
 void histogram(Queue& q, const Buffer<std::uint32_t>& in, const Buffer<std::uint32_t>& counts) {
@@ -229,6 +265,7 @@ void histogram(Queue& q, const Buffer<std::uint32_t>& in, const Buffer<std::uint
   template void axpy<T>(Queue&, T, const Buffer<T>&, const Buffer<T>&);                  \
   template void binary<T>(Queue&, BinaryOp, const Buffer<T>&, const Buffer<T>&, const Buffer<T>&); \
   template T reduce<T>(Queue&, ReduceOp, const Buffer<T>&);                              \
+  template void reduce<T>(Queue&, ReduceOp, const Buffer<T>&, const Buffer<T>&);         \
   template void scan<T>(Queue&, const Buffer<T>&, const Buffer<T>&, ScanKind);
 GPURT_LIB_INSTANTIATE(std::int32_t)
 GPURT_LIB_INSTANTIATE(std::uint32_t)

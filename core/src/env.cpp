@@ -40,7 +40,13 @@ std::string trim(const std::string& s) {
 }  // namespace
 
 const std::vector<std::string>& known_backends() {
-  static const std::vector<std::string> names{"cuda", "opencl"};
+  // "mock" is the test-only backend (backends/mock): never installed, looked for only on request.
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n{"cuda", "opencl"};
+    const char* mock = std::getenv("GPURT_ENABLE_MOCK");
+    if (mock && std::string(mock) == "1") n.push_back("mock");
+    return n;
+  }();
   return names;
 }
 

@@ -1,5 +1,6 @@
 // The kernel library on every device, against CPU references, at sizes that do not divide the
 // group size (0, 1, primes, large) and non-square shapes.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -115,10 +116,31 @@ TEMPLATE_TEST_CASE("library: reductions", "", std::int32_t, float, double) {
   }
 }
 
+TEMPLATE_TEST_CASE("library: reduction into a device buffer, without waiting", "", std::int32_t, float) {
+  test::Fixture f;
+  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(4099), std::size_t(1000003)}) {
+    INFO("n = " << n);
+    const auto h = test::random_vector<TestType>(n);
+    auto d = f.dev.alloc<TestType>(n), result = f.dev.alloc<TestType>(1);
+    f.q.copy(h, d);
+    lib::reduce(f.q, lib::ReduceOp::max, d, result);
+    const TestType expect = n ? *std::max_element(h.begin(), h.end()) : std::numeric_limits<TestType>::lowest();
+    CHECK(f.q.read(result)[0] == (n ? expect : (std::numeric_limits<TestType>::has_infinity
+                                                    ? -std::numeric_limits<TestType>::infinity()
+                                                    : std::numeric_limits<TestType>::lowest())));
+  }
+  auto d = f.dev.alloc<TestType>(8), two = f.dev.alloc<TestType>(2);
+  GPURT_REQUIRE_ERROR(lib::reduce(f.q, lib::ReduceOp::sum, d, two), ErrorCategory::invalid_argument, "result");
+  lib::reduce(f.q, lib::ReduceOp::sum, d, two.view(0, 1));  // still usable afterwards
+}
+
 TEMPLATE_TEST_CASE("library: inclusive and exclusive scans", "", std::int32_t, float, double) {
   test::Fixture f;
   if (!has_type<TestType>(f.dev)) GPURT_SKIP(f.dev.description() + " has no fp64");
-  for (std::size_t n : lib_sizes) {
+  // 5000011 needs more tiles than one look-back window covers.
+  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(2), std::size_t(31), std::size_t(257),
+                        std::size_t(2048), std::size_t(2049), std::size_t(4099), std::size_t(1000003),
+                        std::size_t(5000011)}) {
     const auto h = test::random_vector<TestType>(n);
     auto in = f.dev.alloc<TestType>(n), out = f.dev.alloc<TestType>(n);
     f.q.copy(h, in);

@@ -1,7 +1,7 @@
 // gpurt::lib: the built-in kernel library, written once in the portable dialect (kernels/*.gpurt)
 // and run on every backend.
 //
-// Every call enqueues on `queue` and returns without waiting, except reduce(), which returns the
+// Every call enqueues on `queue` and returns without waiting, except the reduce() that returns the
 // value and therefore blocks. Programs are built on first use per device and element type (and
 // come from the compile cache after that). Sizes are checked first: a mismatch throws
 // Error(invalid_argument) and enqueues nothing; double on a device without fp64 throws
@@ -20,9 +20,9 @@ enum class BinaryOp { add, subtract, multiply, divide, minimum, maximum };
 enum class ReduceOp { sum, min, max };
 enum class ScanKind { inclusive, exclusive };
 
-// Every element of `dst` = value.
+// Every element of `dst` = value (through the device's fill engine).
 template <class T> void fill(Queue& queue, const Buffer<T>& dst, T value);
-// dst = src (equal sizes).
+// dst = src (equal sizes; through the device's copy engine).
 template <class T> void copy(Queue& queue, const Buffer<T>& src, const Buffer<T>& dst);
 // y = a * x + y (equal sizes).
 template <class T> void axpy(Queue& queue, T a, const Buffer<T>& x, const Buffer<T>& y);
@@ -31,6 +31,8 @@ template <class T>
 void binary(Queue& queue, BinaryOp op, const Buffer<T>& a, const Buffer<T>& b, const Buffer<T>& out);
 // The sum, minimum or maximum of `in` (blocks). Empty input gives 0, the largest or the smallest T.
 template <class T> T reduce(Queue& queue, ReduceOp op, const Buffer<T>& in);
+// The same into result[0] (a one-element buffer), without waiting: the result stays on the device.
+template <class T> void reduce(Queue& queue, ReduceOp op, const Buffer<T>& in, const Buffer<T>& result);
 // out[i] = in[0] + ... + in[i] (inclusive) or + in[i-1] (exclusive); equal sizes, no overlap.
 template <class T> void scan(Queue& queue, const Buffer<T>& in, const Buffer<T>& out, ScanKind kind);
 
