@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
+#include <thread>
 #include <vector>
 
 #include "tiny3.hpp"
@@ -169,6 +170,32 @@ nlohmann::json measure_transfers(Context& c) {
   return rows;
 }
 
+// Staged pageable copies of 256 MiB (4 MiB with --quick) by the number of host copy threads: the
+// data behind the default (gpurt::staging_threads()).
+nlohmann::json measure_staging_threads(Context& c) {
+  const std::size_t bytes = c.opt.quick ? (4u << 20) : (256u << 20);
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const Staging saved_mode = staging();
+  set_staging(Staging::always);
+  nlohmann::json rows = nlohmann::json::array();
+  for (unsigned t : {1u, 2u, 4u, 8u, 12u, 16u, 24u, 32u}) {
+    if (t > hw) break;
+    c.say("staging threads " + std::to_string(t));
+    set_staging_threads(t);
+    nlohmann::json row{{"threads", t}, {"bytes", bytes}};
+    for (CopyDirection dir : {CopyDirection::host_to_device, CopyDirection::device_to_host}) {
+      std::vector<double> g;
+      for (int i = 0; i < c.trials; ++i)
+        g.push_back(static_cast<double>(bytes) * 3 / gpurt_copy_seconds(c, dir, HostMemory::pageable, bytes, 3) * 1e-9);
+      row[direction_name(dir)] = median(g);
+    }
+    rows.push_back(row);
+  }
+  set_staging_threads(0);
+  set_staging(saved_mode);
+  return {{"default_threads", staging_threads()}, {"rows", rows}};
+}
+
 nlohmann::json measure_build(Context& c) {
   c.say("program build");
   const double raw_ms = c.raw.build_tiny_ms();
@@ -279,6 +306,7 @@ nlohmann::json run(const Device& device, const Options& options) {
                  {"backend_version", gpurt::backend(p.backend).version}, {"raw_api", c.raw.api()}};
   j["launch"] = measure_launch(c);
   j["transfers"] = measure_transfers(c);
+  j["staging_threads"] = measure_staging_threads(c);
   j["build"] = measure_build(c);
   double copy_gbps = 0;
   j["kernels"] = measure_kernels(c, copy_gbps);

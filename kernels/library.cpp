@@ -113,7 +113,7 @@ std::size_t scan_group(const Device& dev) {
 template <class T>
 void scan_impl(Queue& q, const Buffer<T>& in, const Buffer<T>& out, std::size_t n, int exclusive) {
   const std::size_t group = scan_group(q.device());
-  const std::size_t tile = group * 8;  // ITEMS in scan.gpurt
+  const std::size_t tile = group * 16;  // ITEMS in scan.gpurt
   Kernel k = library_program(q.device(), "scan", embedded::scan, type_name<T>(),
                              {{"GPURT_SCAN_GROUP", std::to_string(group)}})
                  .kernel("gpurt_scan");
@@ -136,8 +136,16 @@ void scan_impl(Queue& q, const Buffer<T>& in, const Buffer<T>& out, std::size_t 
 
 template <class T>
 void fill(Queue& q, const Buffer<T>& dst, T value) {
-  // The device's own fill engine (cuMemsetD*, clEnqueueFillBuffer) is the fastest path there is.
-  q.fill(dst, value);
+  // The device's own fill engine (cuMemsetD*, clEnqueueFillBuffer), except on OpenCL GPUs: NVIDIA's
+  // clEnqueueFillBuffer measured 0.40 of copy bandwidth on the H200, a kernel 0.85 or more.
+  const DeviceProperties& p = q.device().properties();
+  if (p.backend != "opencl" || p.type != DeviceType::gpu) {
+    q.fill(dst, value);
+    return;
+  }
+  if (dst.empty()) return;
+  Kernel k = kernel<T>(q, "elementwise", embedded::elementwise, "gpurt_fill");
+  q.launch(k, stride_config(q, k, dst.size()), dst, value, static_cast<std::uint64_t>(dst.size()));
 }
 
 template <class T>

@@ -50,6 +50,15 @@ void print_table(const nlohmann::json& r, std::ostream& os) {
        << std::setw(10) << fmt(t["gpurt"].get<double>(), 2) << std::setw(10) << fmt(t["raw"].get<double>(), 2)
        << std::setw(10) << fmt(t["ratio"].get<double>()) << "\n";
   }
+  if (r.contains("staging_threads")) {
+    const auto& st = r["staging_threads"];
+    os << "\nstaged pageable copies by host copy threads (GB/s; default " << st["default_threads"].get<unsigned>()
+       << " threads)\n";
+    for (const auto& t : st["rows"])
+      os << "  " << std::setw(3) << t["threads"].get<unsigned>() << " threads, " << size_text(t["bytes"].get<std::uint64_t>())
+         << ":  host_to_device " << fmt(t["host_to_device"].get<double>(), 2) << ", device_to_host "
+         << fmt(t["device_to_host"].get<double>(), 2) << "\n";
+  }
   const auto& b = r["build"];
   os << "\nprogram build (three tiny kernels): raw cold " << fmt(b["raw_cold_ms"].get<double>(), 1) << " ms, gpurt cold "
      << fmt(b["gpurt_cold_ms"].get<double>(), 1) << " ms (" << b["gpurt_cold_path"].get<std::string>()

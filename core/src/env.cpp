@@ -103,6 +103,16 @@ Environment parse_environment(const std::function<const char*(const char*)>& get
     else if (s == "off") env.staging = 2;
     else malformed("GPURT_STAGING", v, "expected auto, on or off");
   }
+  if (const char* v = get("GPURT_STAGING_THREADS"); v && *v) {
+    const std::string s = trim(v);
+    int n = 0;
+    bool ok = !s.empty() && s.size() <= 3;
+    for (char ch : s) ok = ok && ch >= '0' && ch <= '9';
+    if (ok) n = std::stoi(s);
+    if (!ok || n < 1 || n > 256)
+      malformed("GPURT_STAGING_THREADS", v, "expected a number of host threads from 1 to 256");
+    env.staging_threads = n;
+  }
   if (const char* v = get("GPURT_CACHE_DIR"); v && *v) {
     if (v[0] != '/') malformed("GPURT_CACHE_DIR", v, "expected an absolute directory such as /var/tmp/gpurt-cache");
     env.cache_dir = v;

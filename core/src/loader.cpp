@@ -169,6 +169,7 @@ Registry& registry() {
   reg->env = read_environment();  // throws on malformed variables; nothing is cached then
   set_log_level(reg->env.log_level);
   if (reg->env.staging >= 0) set_staging(static_cast<Staging>(reg->env.staging));
+  if (reg->env.staging_threads > 0) set_staging_threads(static_cast<unsigned>(reg->env.staging_threads));
   reg->dirs = reg->env.plugin_path;
   const std::string own = library_directory();
   if (!own.empty()) reg->dirs.push_back(own);

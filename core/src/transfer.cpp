@@ -21,6 +21,18 @@ std::atomic<std::uint64_t> g_staged{0}, g_direct{0}, g_staged_bytes{0};
 void set_staging(Staging mode) { g_mode = static_cast<int>(mode); }
 Staging staging() { return static_cast<Staging>(g_mode.load()); }
 
+namespace {
+std::atomic<unsigned> g_threads{0};  // 0: default
+}  // namespace
+
+void set_staging_threads(unsigned threads) { g_threads = std::min(threads, 256u); }
+
+unsigned staging_threads() {
+  if (const unsigned t = g_threads.load()) return t;
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  return std::min(8u, std::max(1u, hw / 2));
+}
+
 TransferStatistics transfer_statistics() {
   TransferStatistics s;
   s.staged_copies = g_staged;
@@ -116,15 +128,20 @@ void CopyPool::copy(void* dst, const void* src, std::size_t bytes) {
 // ---- TransferEngine ----
 
 namespace {
-unsigned copy_threads() {
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  return std::min(8u, std::max(1u, hw / 2));
-}
-
 [[noreturn]] void fail_copy(const plugin::Status& s, DeviceState* d) { raise(s, d); }
 }  // namespace
 
-TransferEngine::TransferEngine(DeviceState* device) : device_(device), pool_(copy_threads()) {}
+TransferEngine::TransferEngine(DeviceState* device) : device_(device) {}
+
+std::shared_ptr<CopyPool> TransferEngine::pool() {
+  const unsigned want = staging_threads();
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!pool_ || pool_threads_ != want) {
+    pool_ = std::make_shared<CopyPool>(want);
+    pool_threads_ = want;
+  }
+  return pool_;
+}
 
 TransferEngine::~TransferEngine() {
   for (Slot& s : free_)
@@ -156,6 +173,7 @@ void TransferEngine::release(std::vector<Slot> slots) {
 void TransferEngine::staged_upload(QueueState* q, const void* src, plugin::Buffer& dst, std::size_t offset,
                                    std::size_t bytes) {
   std::vector<Slot> slots = acquire();
+  const std::shared_ptr<CopyPool> copier = pool();
   std::size_t i = 0;
   for (std::size_t done = 0; done < bytes; done += chunk, ++i) {
     Slot& slot = slots[i % depth];
@@ -167,7 +185,7 @@ void TransferEngine::staged_upload(QueueState* q, const void* src, plugin::Buffe
         fail_copy(w, device_);
       }
     }
-    pool_.copy(slot.memory->data(), static_cast<const char*>(src) + done, len);
+    copier->copy(slot.memory->data(), static_cast<const char*>(src) + done, len);
     plugin::Status s = q->impl->copy_from_host(slot.memory->data(), dst, offset + done, len);
     if (s.ok()) s = q->impl->record(false, slot.in_use);
     if (!s.ok()) {
@@ -183,6 +201,7 @@ void TransferEngine::staged_upload(QueueState* q, const void* src, plugin::Buffe
 void TransferEngine::staged_download(QueueState* q, plugin::Buffer& src, std::size_t offset, void* dst,
                                      std::size_t bytes) {
   std::vector<Slot> slots = acquire();
+  const std::shared_ptr<CopyPool> copier = pool();
   const std::size_t chunks = (bytes + chunk - 1) / chunk;
   auto enqueue = [&](std::size_t c) {
     Slot& slot = slots[c % depth];
@@ -201,7 +220,7 @@ void TransferEngine::staged_download(QueueState* q, plugin::Buffer& src, std::si
     Slot& slot = slots[c % depth];
     s = slot.in_use->wait();
     if (!s.ok()) break;
-    pool_.copy(static_cast<char*>(dst) + c * chunk, slot.memory->data(), std::min(chunk, bytes - c * chunk));
+    copier->copy(static_cast<char*>(dst) + c * chunk, slot.memory->data(), std::min(chunk, bytes - c * chunk));
     if (c + depth < chunks) s = enqueue(c + depth);
   }
   release(std::move(slots));

@@ -53,9 +53,14 @@ class TransferEngine {
   std::vector<Slot> acquire();
   void release(std::vector<Slot> slots);
 
+  // The copy pool for the configured thread count, rebuilt when set_staging_threads changes it;
+  // a copy in progress keeps the pool it started with.
+  std::shared_ptr<CopyPool> pool();
+
   DeviceState* device_;
-  CopyPool pool_;
   std::mutex mutex_;
+  std::shared_ptr<CopyPool> pool_;
+  unsigned pool_threads_ = 0;
   std::vector<Slot> free_;
   std::once_flag measured_[2];
   std::size_t cutover_[2] = {0, 0};  // bytes from which staging pays; SIZE_MAX: never

@@ -23,6 +23,12 @@ enum class Staging {
 void set_staging(Staging mode);
 Staging staging();
 
+// Host threads that copy between pageable memory and the staging buffers (the calling thread is
+// one of them). 0 restores the default, min(8, cores / 2); GPURT_STAGING_THREADS sets it at start.
+// Takes effect for the next staged copy.
+void set_staging_threads(unsigned threads);
+unsigned staging_threads();
+
 struct TransferStatistics {
   std::uint64_t staged_copies = 0;
   std::uint64_t direct_copies = 0;     // copies through raw host pointers or vectors that went direct
