@@ -5,9 +5,10 @@
 # registered once per device ("opencl:0 <name> | <case>", label = backend) with
 # GPURT_TEST_DEVICE set, and once per unavailable backend ("cuda unavailable | <case>"), which the
 # harness reports as skipped with the reason. With DEVICE sel, each case runs once on that selector
-# (skipped with the reason when its backend is unavailable). Works with Catch2 2.x and 3.x.
+# (skipped with the reason when its backend is unavailable). ENV adds NAME=VALUE entries to each
+# test's environment. Works with Catch2 2.x and 3.x.
 function(gpurt_discover_tests target)
-  cmake_parse_arguments(ARG "PER_DEVICE" "LABEL;DEVICE" "" ${ARGN})
+  cmake_parse_arguments(ARG "PER_DEVICE" "LABEL;DEVICE" "ENV" ${ARGN})
   if(GPURT_CATCH2_MAJOR GREATER_EQUAL 3)
     set(list_args "--list-tests;--verbosity;quiet")
   else()
@@ -24,6 +25,8 @@ set(GPURT_LIST_ARGS \"${list_args}\")
 set(GPURT_PER_DEVICE ${per_device})
 set(GPURT_LABEL \"${ARG_LABEL}\")
 set(GPURT_DEVICE_SELECTOR \"${ARG_DEVICE}\")
+set(GPURT_EXTRA_ENV \"${ARG_ENV}\")
+set(GPURT_CMAKE \"${CMAKE_COMMAND}\")
 set(GPURT_TARGET \"${target}\")
 include(\"${PROJECT_SOURCE_DIR}/cmake/GpurtAddTests.cmake\")
 ")

@@ -36,7 +36,16 @@ Queue Device::create_queue(QueueOptions options) const {
 MemoryUsage Device::memory_usage() const {
   detail::DeviceState* d = detail::checked_device(*this, "Device::memory_usage");
   MemoryUsage m;
-  detail::check(d->impl->memory_usage(m.free_bytes, m.total_bytes), d);
+  const plugin::Status s = d->impl->memory_usage(m.free_bytes, m.total_bytes);
+  if (!s.ok() && s.category == ErrorCategory::unsupported) {
+    m.free_known = false;
+    m.free_bytes = 0;
+    m.total_bytes = d->props.global_memory;
+  } else {
+    detail::check(s, d);
+  }
+  m.gpurt_bytes = d->live_bytes;
+  m.gpurt_buffers = d->live_buffers;
   return m;
 }
 
@@ -73,6 +82,8 @@ std::shared_ptr<Allocation> allocate(const Device& device, std::size_t count, st
                 std::move(det));
   }
   check(d->impl->allocate(bytes, a->impl), d);
+  d->live_bytes += bytes;
+  ++d->live_buffers;
   return a;
 }
 

@@ -2,6 +2,7 @@
 // Only core/src and the core's unit tests include this.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -27,12 +28,23 @@ struct DeviceState {
   std::string description;  // "opencl:0 (name)"
   std::once_flag engine_once;
   std::shared_ptr<TransferEngine> engine;  // staged pageable copies, created on first use
+  std::atomic<std::uint64_t> live_bytes{0};    // held in Allocations now
+  std::atomic<std::uint64_t> live_buffers{0};
 };
 
 struct Allocation {
   DeviceState* device = nullptr;
   std::unique_ptr<plugin::Buffer> impl;  // null for zero-byte allocations
   std::size_t bytes = 0;
+  Allocation() = default;
+  Allocation(const Allocation&) = delete;
+  Allocation& operator=(const Allocation&) = delete;
+  ~Allocation() {
+    if (impl && device) {
+      device->live_bytes -= bytes;
+      --device->live_buffers;
+    }
+  }
 };
 
 struct HostAllocationState {

@@ -7,6 +7,7 @@
 #include <catch2/catch_session.hpp>
 #endif
 
+#include <atomic>
 #include <cstdlib>
 #include <cctype>
 #include <cstring>
@@ -49,8 +50,12 @@ int list_devices() {
 
 std::uint64_t seed() { return g_seed; }
 
+// One generator per thread: the first thread to ask gets the run's seed, later ones a seed derived
+// from it and the order in which they first asked (so a replay with the same seed is the same as
+// far as the threads ask in the same order).
 std::mt19937_64& rng() {
-  static std::mt19937_64 gen(g_seed);
+  static std::atomic<std::uint64_t> threads{0};
+  thread_local std::mt19937_64 gen(g_seed ^ (threads.fetch_add(1) * 0x9e3779b97f4a7c15ull));
   return gen;
 }
 

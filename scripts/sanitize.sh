@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The sanitizer and fuzzing runs (CI runs all three after the main suite; each works alone):
+#   scripts/sanitize.sh asan   # AddressSanitizer + UndefinedBehaviorSanitizer (preset asan): unit,
+#                              # mock, PoCL conformance, differential, CLI and examples, leaks on
+#   scripts/sanitize.sh tsan   # ThreadSanitizer (preset tsan): the threaded cases on mock and PoCL
+#   scripts/sanitize.sh fuzz [SECONDS]  # libFuzzer targets for SECONDS each (default 20; clang)
+# Vendor GPU plugins are left out (no GPU here); the sanitizers see the core, the plugins, the
+# tests and the tools. Any finding fails the run (halt_on_error).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:?usage: scripts/sanitize.sh asan|tsan|fuzz [seconds]}
+jobs=$(nproc)
+common=(-DGPURT_BUILD_CUDA=OFF)
+supp="$PWD/tests/sanitizers"
+
+case "$mode" in
+  asan)
+    cmake --preset asan "${common[@]}" > /dev/null
+    cmake --build build/asan -j "$jobs"
+    # Leaks on, minus what the OpenCL driver stack keeps until exit (tests/sanitizers/lsan.supp).
+    ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0" \
+    LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0" \
+    UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+      ctest --test-dir build/asan -j "$jobs" --timeout 900 --output-on-failure \
+        -E "256 MiB|bench|cuda" ;;
+  tsan)
+    cmake --preset tsan "${common[@]}" -DGPURT_BUILD_EXAMPLES=OFF -DGPURT_BUILD_TOOLS=OFF > /dev/null
+    cmake --build build/tsan -j "$jobs" --target gpurt_mock_tests gpurt_conformance gpurt_unit_tests gpurt_opencl gpurt_mock
+    TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp" \
+      ctest --test-dir build/tsan -j "$jobs" --timeout 900 --output-on-failure \
+        -R "concurrency|threads|copy pool|mock:0 \| mock|soak" -E "cuda" ;;
+  fuzz)
+    scripts/fuzz.sh "${2:-20}" ;;
+  *)
+    echo "unknown mode '$mode': use asan, tsan or fuzz" >&2; exit 2 ;;
+esac

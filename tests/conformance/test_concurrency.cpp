@@ -1,0 +1,93 @@
+// Concurrency on every device: threads each with their own queues launch and copy on one device
+// and hand buffers to each other through events; shared buffers, shared programs and the
+// library's program table are used from all of them at once. Results are checked element by
+// element. (ThreadSanitizer runs this file in CI: scripts/sanitize.sh.)
+#include <future>
+#include <thread>
+
+#include "fixture.hpp"
+#include "gpurt/library.hpp"
+
+using namespace gpurt;
+namespace lib = gpurt::lib;
+
+TEST_CASE("concurrency: producer and consumer threads hand buffers over through events") {
+  test::Fixture f;
+  const int pairs = 4, rounds = 25;
+  const std::size_t n = 100003;
+  std::vector<std::thread> threads;
+  std::vector<std::size_t> wrong(pairs, 0);
+  std::vector<std::string> failures(2 * pairs);
+  for (int p = 0; p < pairs; ++p) {
+    // One channel per pair: the producer passes (buffer, event) to the consumer, round by round.
+    auto channel = std::make_shared<std::vector<std::promise<std::pair<Buffer<float>, Event>>>>(rounds);
+    threads.emplace_back([&, p, channel] {
+      try {
+        Queue q = f.dev.create_queue();
+        for (int r = 0; r < rounds; ++r) {
+          auto b = f.dev.alloc<float>(n);
+          lib::fill(q, b, static_cast<float>(p * 1000 + r));
+          (*channel)[static_cast<std::size_t>(r)].set_value({b, q.record()});
+        }
+      } catch (const std::exception& e) {
+        failures[static_cast<std::size_t>(2 * p)] = e.what();
+        for (auto& pr : *channel) try { pr.set_exception(std::current_exception()); } catch (...) {}
+      }
+    });
+    threads.emplace_back([&, p, channel] {
+      try {
+        Queue q = f.dev.create_queue();
+        auto y = f.dev.alloc<float>(n);
+        for (int r = 0; r < rounds; ++r) {
+          auto got = (*channel)[static_cast<std::size_t>(r)].get_future().get();
+          q.wait(got.second);                      // device-side wait for the producer's fill
+          lib::fill(q, y, 1.0f);
+          lib::axpy(q, 2.0f, got.first, y);        // y = 2 * (p*1000 + r) + 1
+          const auto h = q.read(y);
+          const float want = 2.0f * static_cast<float>(p * 1000 + r) + 1.0f;
+          for (float v : h) wrong[static_cast<std::size_t>(p)] += v != want;
+        }
+      } catch (const std::exception& e) {
+        failures[static_cast<std::size_t>(2 * p + 1)] = e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int p = 0; p < pairs; ++p) {
+    INFO("pair " << p << ": producer '" << failures[2 * p] << "', consumer '" << failures[2 * p + 1] << "'");
+    CHECK(failures[static_cast<std::size_t>(2 * p)].empty());
+    CHECK(failures[static_cast<std::size_t>(2 * p + 1)].empty());
+    CHECK(wrong[static_cast<std::size_t>(p)] == 0);
+  }
+}
+
+TEST_CASE("concurrency: threads share one queue and one program") {
+  test::Fixture f;
+  const int threads_n = 6, rounds = 20;
+  const std::size_t n = 4099;
+  Queue shared = f.dev.create_queue();
+  std::vector<std::thread> threads;
+  std::vector<std::size_t> wrong(threads_n, 0);
+  std::vector<std::string> failures(threads_n);
+  for (int t = 0; t < threads_n; ++t)
+    threads.emplace_back([&, t] {
+      try {
+        auto x = f.dev.alloc<std::int32_t>(n);
+        for (int r = 0; r < rounds; ++r) {
+          const auto h = test::random_vector<std::int32_t>(n, -1000, 1000);
+          std::int64_t sum = 0;
+          for (auto v : h) sum += v;
+          shared.copy(h, x);  // every thread enqueues on the same queue
+          wrong[static_cast<std::size_t>(t)] += lib::reduce(shared, lib::ReduceOp::sum, x) != sum;
+        }
+      } catch (const std::exception& e) {
+        failures[static_cast<std::size_t>(t)] = e.what();
+      }
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < threads_n; ++t) {
+    INFO("thread " << t << ": " << failures[static_cast<std::size_t>(t)]);
+    CHECK(failures[static_cast<std::size_t>(t)].empty());
+    CHECK(wrong[static_cast<std::size_t>(t)] == 0);
+  }
+}

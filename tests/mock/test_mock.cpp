@@ -1,0 +1,330 @@
+// The core's error paths and object lifetimes, proved on the mock backend (backends/mock): every
+// injected failure surfaces as a typed gpurt::Error naming the call, the runtime stays usable
+// (the next valid call succeeds), and every object the plugin creates is destroyed.
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <thread>
+
+#include "harness.hpp"
+#include "mock_control.h"
+
+using namespace gpurt;
+
+namespace {
+
+// The control functions of the plugin instance the core loaded (same path: dlopen returns it).
+struct Mock {
+  gpurt_mock_fail_fn fail = nullptr;
+  gpurt_mock_lose_device_fn lose = nullptr;
+  gpurt_mock_counts_fn counts = nullptr;
+  gpurt_mock_reset_fn reset = nullptr;
+
+  static Mock& get() {
+    static Mock m = [] {
+      (void)device("mock:0");  // makes the core load the plugin
+      void* h = ::dlopen(GPURT_MOCK_PLUGIN, RTLD_NOW | RTLD_NOLOAD);
+      REQUIRE(h != nullptr);
+      Mock r;
+      r.fail = reinterpret_cast<gpurt_mock_fail_fn>(::dlsym(h, "gpurt_mock_fail"));
+      r.lose = reinterpret_cast<gpurt_mock_lose_device_fn>(::dlsym(h, "gpurt_mock_lose_device"));
+      r.counts = reinterpret_cast<gpurt_mock_counts_fn>(::dlsym(h, "gpurt_mock_counts"));
+      r.reset = reinterpret_cast<gpurt_mock_reset_fn>(::dlsym(h, "gpurt_mock_reset"));
+      REQUIRE(r.fail);
+      REQUIRE(r.lose);
+      REQUIRE(r.counts);
+      REQUIRE(r.reset);
+      return r;
+    }();
+    m.reset();
+    return m;
+  }
+  gpurt_mock_counters now() const {
+    gpurt_mock_counters c{};
+    counts(&c);
+    return c;
+  }
+};
+
+const char* kind_name(int k) {
+  static const char* names[] = {"buffer", "host allocation", "queue", "event", "program", "kernel"};
+  return names[k];
+}
+
+// Every kind is destroyed as often as it was created, and no device memory is held - except what
+// the transfer engine keeps for reuse once a staged copy ran: its staging buffers (host
+// allocations) and one event per staging buffer, at most `staging_slots` of each.
+void require_balanced(const gpurt_mock_counters& c, std::uint64_t device_bytes_before, std::uint64_t staging_slots = 0) {
+  for (int k = 0; k < GPURT_MOCK_KINDS; ++k) {
+    INFO(kind_name(k) << ": created " << c.created[k] << ", destroyed " << c.destroyed[k]);
+    CHECK(c.created[k] >= c.destroyed[k]);
+    if (k == GPURT_MOCK_HOST_ALLOCATION || k == GPURT_MOCK_EVENT)
+      CHECK(c.created[k] - c.destroyed[k] <= staging_slots);
+    else
+      CHECK(c.created[k] == c.destroyed[k]);
+  }
+  CHECK(c.device_bytes == device_bytes_before);
+}
+
+const char* source = R"(
+GPURT_KERNEL void vector_add(GPURT_GLOBAL const float* a, GPURT_GLOBAL const float* b, GPURT_GLOBAL float* c, uint64_t n) {}
+GPURT_KERNEL void fill_u32(GPURT_GLOBAL uint32_t* out, uint32_t value, uint64_t n) {}
+)";
+
+// A whole pipeline: allocate, copy in, build, launch, copy out; checks the result.
+void pipeline(const Device& dev, std::size_t n) {
+  Queue q = dev.create_queue();
+  const auto a = test::random_vector<float>(n), b = test::random_vector<float>(n);
+  auto da = dev.alloc<float>(n), db = dev.alloc<float>(n), dc = dev.alloc<float>(n);
+  q.copy(a, da);
+  q.copy(b, db);
+  Program p = dev.build({SourceLanguage::portable, source, "mock_test.gpurt"});
+  Kernel k = p.kernel("vector_add");
+  if (n > 0) q.launch(k, LaunchConfig::cover(Dim3(n), Dim3(64)), da, db, dc, static_cast<std::uint64_t>(n));
+  const Event e = q.record();
+  e.wait();
+  const auto c = q.read(dc);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) wrong += c[i] != a[i] + b[i];
+  CHECK(wrong == 0);
+}
+
+}  // namespace
+
+TEST_CASE("mock: a full pipeline creates and destroys every object in pairs") {
+  Mock& m = Mock::get();
+  const Device dev = device("mock:0");
+  const auto before = m.now();
+  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(257), std::size_t(100003)}) pipeline(dev, n);
+  const auto after = m.now();
+  CHECK(after.created[GPURT_MOCK_BUFFER] > before.created[GPURT_MOCK_BUFFER]);
+  CHECK(after.created[GPURT_MOCK_QUEUE] > before.created[GPURT_MOCK_QUEUE]);
+  require_balanced(after, before.device_bytes);
+}
+
+TEST_CASE("mock: out of device memory, then the next allocation succeeds") {
+  Mock& m = Mock::get();
+  const Device dev = device("mock:0");
+  const auto before = m.now();
+  m.fail(GPURT_MOCK_OP_ALLOCATE, 1, 1);  // the second allocation fails
+  auto ok = dev.alloc<float>(16);
+  GPURT_REQUIRE_ERROR(dev.alloc<float>(16), ErrorCategory::out_of_device_memory, "injected allocate failure");
+  auto again = dev.alloc<float>(16);
+  CHECK(again.size() == 16);
+  // Beyond the device's memory: the backend's own answer, with what to do.
+  GPURT_REQUIRE_ERROR(dev.alloc<char>(std::size_t(2) << 30), ErrorCategory::out_of_device_memory,
+                      "largest single allocation");
+  ok = Buffer<float>();
+  again = Buffer<float>();
+  pipeline(dev, 1000);
+  require_balanced(m.now(), before.device_bytes);
+}
+
+TEST_CASE("mock: many allocations until the device is full, then all freed") {
+  Mock& m = Mock::get();
+  const Device dev = device("mock:0");
+  const auto before = m.now();
+  std::vector<Buffer<char>> held;
+  bool full = false;
+  for (int i = 0; i < 64 && !full; ++i) {
+    try {
+      held.push_back(dev.alloc<char>(std::size_t(200) << 20));
+    } catch (const Error& e) {
+      CHECK(e.category() == ErrorCategory::out_of_device_memory);
+      CHECK(std::string(e.what()).find("mockAlloc") != std::string::npos);
+      full = true;
+    }
+  }
+  CHECK(full);
+  CHECK(held.size() == 5);  // 5 x 200 MiB fit in the mock's 1 GiB, the sixth does not
+  held.clear();
+  pipeline(dev, 1000);
+  require_balanced(m.now(), before.device_bytes);
+}
+
+TEST_CASE("mock: a failed build reports the log, then the next build succeeds") {
+  Mock& m = Mock::get();
+  const Device dev = device("mock:0");
+  const auto before = m.now();
+  m.fail(GPURT_MOCK_OP_BUILD, 0, 1);
+  BuildOptions no_cache;
+  no_cache.flags.push_back("-DGPURT_MOCK_NO_CACHE_1");
+  try {
+    (void)dev.build({SourceLanguage::portable, source, "injected.gpurt"}, no_cache);
+    FAIL("expected a build failure");
+  } catch (const Error& e) {
+    CHECK(e.category() == ErrorCategory::build_failed);
+    CHECK(e.build_log().find("injected build failure") != std::string::npos);
+  }
+  try {
+    (void)dev.build({SourceLanguage::portable, "\n\n#error broken on purpose\n", "broken.gpurt"});
+    FAIL("expected a build failure");
+  } catch (const Error& e) {
+    CHECK(e.category() == ErrorCategory::build_failed);
+    INFO(e.build_log());
+    CHECK(e.build_log().find("broken.gpurt:") != std::string::npos);
+  }
+  Program p = dev.build({SourceLanguage::portable, source, "fine.gpurt"}, no_cache);
+  GPURT_REQUIRE_ERROR(p.kernel("no_such_kernel"), ErrorCategory::invalid_argument, "no_such_kernel");
+  CHECK(p.kernel("vector_add").name() == "vector_add");
+  p = Program();
+  pipeline(dev, 100);
+  require_balanced(m.now(), before.device_bytes);
+}
+
+TEST_CASE("mock: a failed launch is reported at the launch and the queue stays usable") {
+  Mock& m = Mock::get();
+  const Device dev = device("mock:0");
+  const auto before = m.now();
+  {
+    Queue q = dev.create_queue();
+    Kernel k = dev.build({SourceLanguage::portable, source, "mock_test.gpurt"}).kernel("fill_u32");
+    auto out = dev.alloc<std::uint32_t>(100);
+    m.fail(GPURT_MOCK_OP_LAUNCH, 0, 1);
+    GPURT_REQUIRE_ERROR(q.launch(k, LaunchConfig(Dim3(2), Dim3(64)), out, 7u, std::uint64_t{100}),
+                        ErrorCategory::internal, "mockLaunch");
+    q.launch(k, LaunchConfig(Dim3(2), Dim3(64)), out, 9u, std::uint64_t{100});
+    CHECK(q.read(out) == std::vector<std::uint32_t>(100, 9u));
+    // Wrong arguments never reach the plugin.
+    GPURT_REQUIRE_ERROR(q.launch(k, LaunchConfig(Dim3(2), Dim3(64)), out, 9u), ErrorCategory::invalid_argument,
+                        "argument");
+    GPURT_REQUIRE_ERROR(q.launch(k, LaunchConfig(Dim3(2), Dim3(2048)), out, 9u, std::uint64_t{100}),
+                        ErrorCategory::invalid_argument, "");
+  }
+  require_balanced(m.now(), before.device_bytes);
+}
+
+TEST_CASE("mock: failed copies, fills, records, waits and queue creation each raise and leave the runtime usable") {
+  Mock& m = Mock::get();
+  const Device dev = device("mock:0");
+  const auto before = m.now();
+  int injected = 0;
+  {
+    Queue q = dev.create_queue();
+    auto d = dev.alloc<int>(64);
+    std::vector<int> h(64, 5);
+    m.fail(GPURT_MOCK_OP_COPY, 0, 1), ++injected;
+    GPURT_REQUIRE_ERROR(q.copy(h, d), ErrorCategory::internal, "mockCopyHtoD");
+    q.copy(h, d);
+    m.fail(GPURT_MOCK_OP_FILL, 0, 1), ++injected;
+    GPURT_REQUIRE_ERROR(q.fill(d, 3), ErrorCategory::internal, "mockFill");
+    q.fill(d, 4);
+    m.fail(GPURT_MOCK_OP_RECORD, 0, 1), ++injected;
+    GPURT_REQUIRE_ERROR(q.record(), ErrorCategory::internal, "mockRecord");
+    m.fail(GPURT_MOCK_OP_FINISH, 0, 1), ++injected;
+    GPURT_REQUIRE_ERROR(q.finish(), ErrorCategory::internal, "mockFinish");
+    CHECK(q.read(d) == std::vector<int>(64, 4));
+    m.fail(GPURT_MOCK_OP_QUEUE, 0, 1), ++injected;
+    GPURT_REQUIRE_ERROR(dev.create_queue(), ErrorCategory::out_of_host_memory, "mockCreateQueue");
+    Queue q2 = dev.create_queue();
+    q2.finish();
+  }
+  CHECK(injected == 5);
+  require_balanced(m.now(), before.device_bytes);
+}
+
+TEST_CASE("mock: a staged copy that fails part-way keeps its staging buffers and the next one works") {
+  Mock& m = Mock::get();
+  const Device dev = device("mock:0");
+  const auto before = m.now();
+  const Staging saved = staging();
+  set_staging(Staging::always);
+  {
+    Queue q = dev.create_queue();
+    const std::size_t n = (40u << 20) / sizeof(float);  // five 8 MiB chunks
+    const auto h = test::random_vector<float>(n);
+    auto d = dev.alloc<float>(n);
+    m.fail(GPURT_MOCK_OP_COPY, 2, 1);  // the third chunk fails
+    GPURT_REQUIRE_ERROR(q.copy(h, d), ErrorCategory::internal, "mockCopyHtoD");
+    const auto mid = m.now();
+    q.copy(h, d);
+    std::vector<float> back(n);
+    m.fail(GPURT_MOCK_OP_COPY, 1, 1);
+    GPURT_REQUIRE_ERROR(q.copy(d, back), ErrorCategory::internal, "mockCopyDtoH");
+    q.copy(d, back);
+    q.finish();
+    CHECK(back == h);
+    // The retries reused the staging buffers the failed copies gave back.
+    CHECK(m.now().created[GPURT_MOCK_HOST_ALLOCATION] == mid.created[GPURT_MOCK_HOST_ALLOCATION]);
+  }
+  set_staging(saved);
+  require_balanced(m.now(), before.device_bytes, 3);  // TransferEngine::depth staging buffers
+}
+
+TEST_CASE("mock: a lost device fails every call with device_lost, destructors stay quiet") {
+  Mock& m = Mock::get();
+  const Device dev = device("mock:0");
+  const auto before = m.now();
+  {
+    Queue q = dev.create_queue();
+    auto d = dev.alloc<float>(1000);
+    Kernel k = dev.build({SourceLanguage::portable, source, "mock_test.gpurt"}).kernel("vector_add");
+    m.lose(1);
+    int raised = 0;
+    auto lost = [&](auto&& f) {
+      try {
+        f();
+      } catch (const Error& e) {
+        CHECK(e.category() == ErrorCategory::device_lost);
+        CHECK(std::string(e.what()).find("lost") != std::string::npos);
+        ++raised;
+      }
+    };
+    lost([&] { (void)dev.alloc<float>(10); });
+    lost([&] { q.fill(d, 1.0f); });
+    lost([&] { q.launch(k, LaunchConfig(Dim3(1), Dim3(32)), d, d, d, std::uint64_t{32}); });
+    lost([&] { q.finish(); });
+    lost([&] { (void)q.read(d); });
+    lost([&] { (void)dev.create_queue(); });
+    lost([&] { (void)dev.build({SourceLanguage::portable, source, "lost.gpurt"}, BuildOptions{{"-DLOST"}, {}}); });
+    CHECK(raised == 7);
+    // q, d and k are destroyed here while the device is still lost: nothing may throw.
+  }
+  m.lose(0);
+  pipeline(dev, 100);
+  require_balanced(m.now(), before.device_bytes);
+}
+
+TEST_CASE("mock: threads with their own queues, sharing buffers through events") {
+  Mock& m = Mock::get();
+  const Device dev = device("mock:0");
+  const auto before = m.now();
+  const int threads = 8, rounds = 200;
+  {
+    Kernel k = dev.build({SourceLanguage::portable, source, "mock_test.gpurt"}).kernel("vector_add");
+    std::vector<std::thread> pool;
+    std::vector<int> wrong(threads, 0);
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        Queue producer = dev.create_queue(), consumer = dev.create_queue();
+        const std::size_t n = 1000 + static_cast<std::size_t>(t);
+        std::vector<float> a(n, static_cast<float>(t)), b(n, 1.0f);
+        for (int r = 0; r < rounds; ++r) {
+          auto da = dev.alloc<float>(n), db = dev.alloc<float>(n), dc = dev.alloc<float>(n);
+          producer.copy(a, da);
+          producer.copy(b, db);
+          const Event ready = producer.record();
+          consumer.wait(ready);
+          consumer.launch(k, LaunchConfig::cover(Dim3(n), Dim3(64)), da, db, dc, static_cast<std::uint64_t>(n));
+          const auto c = consumer.read(dc);
+          for (float v : c) wrong[t] += v != static_cast<float>(t) + 1.0f;
+        }
+      });
+    for (auto& th : pool) th.join();
+    for (int t = 0; t < threads; ++t) CHECK(wrong[t] == 0);
+  }
+  require_balanced(m.now(), before.device_bytes);
+}
+
+TEST_CASE("mock: plugin start failure is reported") {
+  const char* mode = std::getenv("GPURT_MOCK_INIT");
+  if (!mode) GPURT_SKIP("runs as its own CTest entries with GPURT_MOCK_INIT=fail or no_device");
+  const BackendInfo info = backend("mock");
+  INFO(info.reason);
+  CHECK(info.status == (std::string(mode) == "fail" ? BackendStatus::init_failed : BackendStatus::no_device));
+  CHECK(info.reason.find("GPURT_MOCK_INIT") != std::string::npos);
+  GPURT_REQUIRE_ERROR(device("mock:0"), ErrorCategory::backend_unavailable, "GPURT_MOCK_INIT");
+  // The other backends are untouched: listing them still works.
+  CHECK_NOTHROW(backends());
+}
