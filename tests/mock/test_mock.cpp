@@ -72,6 +72,18 @@ GPURT_KERNEL void vector_add(GPURT_GLOBAL const float* a, GPURT_GLOBAL const flo
 GPURT_KERNEL void fill_u32(GPURT_GLOBAL uint32_t* out, uint32_t value, uint64_t n) {}
 )";
 
+// The build log of a build that must fail with build_failed.
+std::string build_log_of(const Device& dev, const ProgramSource& src, const BuildOptions& options) {
+  try {
+    (void)dev.build(src, options);
+  } catch (const Error& e) {
+    CHECK(e.category() == ErrorCategory::build_failed);
+    return e.build_log();
+  }
+  FAIL("expected " << src.name << " to fail to build");
+  return {};
+}
+
 // A whole pipeline: allocate, copy in, build, launch, copy out; checks the result.
 void pipeline(const Device& dev, std::size_t n) {
   Queue q = dev.create_queue();
@@ -150,21 +162,10 @@ TEST_CASE("mock: a failed build reports the log, then the next build succeeds") 
   m.fail(GPURT_MOCK_OP_BUILD, 0, 1);
   BuildOptions no_cache;
   no_cache.flags.push_back("-DGPURT_MOCK_NO_CACHE_1");
-  try {
-    (void)dev.build({SourceLanguage::portable, source, "injected.gpurt"}, no_cache);
-    FAIL("expected a build failure");
-  } catch (const Error& e) {
-    CHECK(e.category() == ErrorCategory::build_failed);
-    CHECK(e.build_log().find("injected build failure") != std::string::npos);
-  }
-  try {
-    (void)dev.build({SourceLanguage::portable, "\n\n#error broken on purpose\n", "broken.gpurt"});
-    FAIL("expected a build failure");
-  } catch (const Error& e) {
-    CHECK(e.category() == ErrorCategory::build_failed);
-    INFO(e.build_log());
-    CHECK(e.build_log().find("broken.gpurt:") != std::string::npos);
-  }
+  CHECK(build_log_of(dev, {SourceLanguage::portable, source, "injected.gpurt"}, no_cache)
+            .find("injected build failure") != std::string::npos);
+  CHECK(build_log_of(dev, {SourceLanguage::portable, "\n\n#error broken on purpose\n", "broken.gpurt"}, {})
+            .find("broken.gpurt:3:") != std::string::npos);
   Program p = dev.build({SourceLanguage::portable, source, "fine.gpurt"}, no_cache);
   GPURT_REQUIRE_ERROR(p.kernel("no_such_kernel"), ErrorCategory::invalid_argument, "no_such_kernel");
   CHECK(p.kernel("vector_add").name() == "vector_add");
