@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -30,7 +31,7 @@ namespace {
 constexpr char magic[8] = {'G', 'P', 'U', 'R', 'T', 'C', '0', '1'};
 constexpr std::size_t header_size = 8 + 8 + 32;
 
-std::atomic<std::uint64_t> g_hits{0}, g_misses{0}, g_corrupt{0}, g_write_failures{0};
+std::atomic<std::uint64_t> g_hits{0}, g_misses{0}, g_corrupt{0}, g_write_failures{0}, g_refused{0};
 std::atomic<bool> g_warned{false};
 
 struct Config {
@@ -79,6 +80,32 @@ bool make_private_dirs(const std::string& path) {
   }
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// Why `st` may not be trusted as part of the cache (empty when it may): it must belong to this
+// user and be writable by nobody else, so that no other user can plant a program in it.
+std::string untrusted(const struct stat& st) {
+  if (st.st_uid != ::geteuid())
+    return "belongs to uid " + std::to_string(st.st_uid) + ", not to you (uid " + std::to_string(::geteuid()) + ")";
+  if (st.st_mode & 022) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return std::string("is writable by group or others (mode ") + mode + ")";
+  }
+  return {};
+}
+
+// The cache directory is used only when it is a real directory (not a symlink) that passes
+// untrusted(); otherwise one warning, and nothing is loaded or stored.
+bool directory_trusted(const std::string& dir) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) return false;
+  std::string why = S_ISDIR(st.st_mode) ? untrusted(st) : std::string("is not a directory (a symbolic link?)");
+  if (why.empty()) return true;
+  ++g_refused;
+  warn_once("the cache directory " + dir + " " + why + "; make it private (chmod 700, owned by you) or set "
+            "GPURT_CACHE_DIR to one that is");
+  return false;
 }
 
 bool write_all(int fd, const char* p, std::size_t n) {
@@ -160,8 +187,28 @@ bool parse_cache_entry(const std::string& data, std::string& payload) {
 std::optional<std::string> cache_load(const std::string& key) {
   const std::string path = cache_entry_path(key);
   if (path.empty()) return std::nullopt;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) {
+    if (errno == ELOOP) {  // a symbolic link where an entry belongs: never followed
+      ++g_refused;
+      log(plugin::LogLevel::warn, "cache", "entry " + path + " is a symbolic link; refused (rebuilding)");
+    }
+    return std::nullopt;
+  }
+  if (!directory_trusted(current().directory)) {
+    ::close(fd);
+    return std::nullopt;
+  }
+  struct stat st {};
+  std::string why = ::fstat(fd, &st) != 0 ? std::string("cannot be examined")
+                    : !S_ISREG(st.st_mode) ? std::string("is not a regular file")
+                                           : untrusted(st);
+  if (!why.empty()) {
+    ::close(fd);
+    ++g_refused;
+    log(plugin::LogLevel::warn, "cache", "entry " + path + " " + why + "; refused (rebuilding)");
+    return std::nullopt;
+  }
   std::string data;
   char buf[65536];
   for (;;) {
@@ -191,6 +238,7 @@ bool cache_store(const std::string& key, const std::string& payload) {
     warn_once("cannot create the cache directory " + cfg.directory + " (" + std::strerror(errno) + ")");
     return false;
   }
+  if (!directory_trusted(cfg.directory)) return false;
   static std::atomic<std::uint64_t> counter{0};
   const std::string tmp = cfg.directory + "/." + key + "." + std::to_string(::getpid()) + "." +
                           std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id())) + "." +
@@ -243,6 +291,7 @@ CacheStatistics cache_statistics() {
   s.misses = detail::g_misses;
   s.corrupt_entries = detail::g_corrupt;
   s.write_failures = detail::g_write_failures;
+  s.refused = detail::g_refused;
   return s;
 }
 

@@ -160,3 +160,51 @@ TEST_CASE("compile cache: many threads building the same program all succeed") {
 TEST_CASE("compile cache: relative directories are refused") {
   GPURT_REQUIRE_ERROR(set_cache_config({true, "relative/dir"}), ErrorCategory::invalid_argument, "not absolute");
 }
+
+TEST_CASE("compile cache: entries that are links, writable by others or not the user's own are refused") {
+  test::Fixture f;
+  set_cache_config({true, temp_dir()});
+  std::uint32_t c = 0;
+  const std::string src = fresh_source(c);
+  const std::string entry = f.dev.build({SourceLanguage::portable, src, "trust.gpurt"}).build_info().cache_entry;
+  auto rebuild_refused = [&](const char* what) {
+    INFO(what);
+    const CacheStatistics before = cache_statistics();
+    Program p = f.dev.build({SourceLanguage::portable, src, "trust.gpurt"});
+    CHECK(p.build_info().path == BuildPath::built_and_cached);  // rebuilt, and stored afresh
+    CHECK(cache_statistics().refused == before.refused + 1);
+    check_runs(f, p, c);
+    struct stat st {};
+    REQUIRE(::lstat(entry.c_str(), &st) == 0);
+    CHECK(S_ISREG(st.st_mode));
+    CHECK((st.st_mode & 077) == 0);
+    CHECK(f.dev.build({SourceLanguage::portable, src, "trust.gpurt"}).build_info().path ==
+          BuildPath::loaded_from_cache);
+  };
+  REQUIRE(::chmod(entry.c_str(), 0666) == 0);
+  rebuild_refused("an entry writable by others");
+  REQUIRE(::rename(entry.c_str(), (entry + ".real").c_str()) == 0);
+  REQUIRE(::symlink((entry + ".real").c_str(), entry.c_str()) == 0);
+  rebuild_refused("an entry that is a symbolic link");
+  if (::geteuid() == 0) {  // only root can give a file to another user
+    REQUIRE(::chown(entry.c_str(), 65534, 65534) == 0);
+    rebuild_refused("an entry owned by another user");
+  }
+}
+
+TEST_CASE("compile cache: a directory writable by others is not used at all") {
+  test::Fixture f;
+  const std::string dir = temp_dir();
+  REQUIRE(::chmod(dir.c_str(), 0777) == 0);
+  set_cache_config({true, dir});
+  std::uint32_t c = 0;
+  const std::string src = fresh_source(c);
+  const CacheStatistics before = cache_statistics();
+  for (int i = 0; i < 2; ++i) {
+    Program p = f.dev.build({SourceLanguage::portable, src, "shared-dir.gpurt"});
+    CHECK(p.build_info().path == BuildPath::built);
+    check_runs(f, p, c);
+  }
+  CHECK(cache_statistics().refused >= before.refused + 2);
+  CHECK(cache_statistics().hits == before.hits);
+}

@@ -28,6 +28,8 @@ struct CacheStatistics {
   std::uint64_t misses = 0;          // cacheable programs that had to be built
   std::uint64_t corrupt_entries = 0; // entries that failed their checksum or would not load
   std::uint64_t write_failures = 0;  // entries that could not be stored
+  std::uint64_t refused = 0;         // entries or a directory not trusted: another user's, writable
+                                     // by group or others, or a symbolic link (each with a warning)
 };
 CacheStatistics cache_statistics();
 
