@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <thread>
@@ -103,9 +104,28 @@ nlohmann::json measure_launch(Context& c) {
     c.q.finish();
     r_four.push_back(c.raw.enqueue_four_args_us(launches));
   }
+  // The same asynchronous launches with a trace running (the figure above is with tracing off,
+  // where each call pays one atomic load for it): what turning GPURT_TRACE on costs.
+  double traced_us = 0;
+  if (!tracing()) {
+    char tmpl[] = "/tmp/gpurt-bench-trace-XXXXXX";
+    if (const char* dir = ::mkdtemp(tmpl)) {
+      const std::string path = std::string(dir) + "/trace.json";
+      const std::size_t n = std::min<std::size_t>(launches, 2000);
+      start_trace(path);
+      const auto t0 = clock_type::now();
+      for (std::size_t i = 0; i < n; ++i) c.q.launch(empty, one);
+      c.q.finish();
+      traced_us = seconds_since(t0) * 1e6 / static_cast<double>(n);
+      (void)stop_trace();
+      std::remove(path.c_str());
+      ::rmdir(dir);
+    }
+  }
   return {{"async_us", pair(median(g_async), median(r_async))},
           {"sync_us", pair(median(g_sync), median(r_sync))},
           {"enqueue_four_args_us", pair(median(g_four), median(r_four))},
+          {"async_us_tracing_on", traced_us},
           {"launches_per_trial", launches},
           {"trials", c.trials}};
 }

@@ -43,6 +43,9 @@ void print_table(const nlohmann::json& r, std::ostream& os) {
        << " us " << std::setw(7) << fmt(v["raw"].get<double>(), 2) << " us " << std::setw(8)
        << fmt(v["ratio"].get<double>()) << "\n";
   }
+  if (r["launch"].contains("async_us_tracing_on") && r["launch"]["async_us_tracing_on"].get<double>() > 0)
+    os << "  async_us with a trace running " << fmt(r["launch"]["async_us_tracing_on"].get<double>(), 2)
+       << " us (the rows above run with tracing off)\n";
   os << "\ntransfers (GB/s)             size       gpurt       raw      gpurt/raw\n";
   for (const auto& t : r["transfers"]) {
     os << "  " << std::left << std::setw(17) << t["direction"].get<std::string>() << std::setw(9)

@@ -8,6 +8,7 @@
 #include "gpurt/program.hpp"
 #include "gpurt/queue.hpp"
 #include "state.hpp"
+#include "trace.hpp"
 #include "transfer.hpp"
 
 namespace gpurt {
@@ -69,6 +70,7 @@ std::shared_ptr<Allocation> allocate(const Device& device, std::size_t count, st
   a->device = d;
   a->bytes = bytes;
   if (bytes == 0) return a;
+  Traced trace("alloc", nullptr, bytes, nullptr, d);
   if (bytes > d->props.max_allocation) {
     ErrorDetails det;
     det.backend = d->props.backend;

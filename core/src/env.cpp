@@ -103,6 +103,11 @@ Environment parse_environment(const std::function<const char*(const char*)>& get
     else if (s == "off") env.staging = 2;
     else malformed("GPURT_STAGING", v, "expected auto, on or off");
   }
+  if (const char* v = get("GPURT_TRACE"); v && *v) {
+    const std::string s = trim(v);
+    if (s.empty()) malformed("GPURT_TRACE", v, "expected a file name such as trace.json");
+    env.trace = s;
+  }
   if (const char* v = get("GPURT_STAGING_THREADS"); v && *v) {
     const std::string s = trim(v);
     int n = 0;

@@ -18,6 +18,7 @@ struct Environment {
   bool cache_enabled = true;                  // GPURT_CACHE: on|off
   std::string cache_dir;                      // GPURT_CACHE_DIR: absolute directory
   int staging = -1;                           // GPURT_STAGING: auto|on|off -> 0|1|2; -1 unset
+  std::string trace;                          // GPURT_TRACE: file to write a Chrome trace to
   int staging_threads = -1;                   // GPURT_STAGING_THREADS: 1..256 host threads; -1 unset
 };
 

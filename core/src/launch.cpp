@@ -4,6 +4,7 @@
 #include "format.hpp"
 #include "gpurt/queue.hpp"
 #include "state.hpp"
+#include "trace.hpp"
 
 namespace gpurt {
 
@@ -208,6 +209,7 @@ void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, cons
     native[native_count++] = {plugin::KernelArg::Kind::local, nullptr, 0, config.local_bytes, nullptr};
     shape.local_bytes = 0;
   }
+  detail::Traced trace("launch", info.name.c_str(), 0, q, d);
   detail::check(q->impl->launch(*k->impl, shape, native, native_count), d);
 }
 

@@ -15,6 +15,7 @@
 
 #include "gpurt/transfer.hpp"
 #include "log.hpp"
+#include "trace.hpp"
 
 namespace gpurt::detail {
 
@@ -168,6 +169,8 @@ Registry& registry() {
   auto reg = std::make_unique<Registry>();
   reg->env = read_environment();  // throws on malformed variables; nothing is cached then
   set_log_level(reg->env.log_level);
+  update_observing();
+  if (!reg->env.trace.empty()) start_trace_from_environment(reg->env.trace);
   if (reg->env.staging >= 0) set_staging(static_cast<Staging>(reg->env.staging));
   if (reg->env.staging_threads > 0) set_staging_threads(static_cast<unsigned>(reg->env.staging_threads));
   reg->dirs = reg->env.plugin_path;

@@ -8,11 +8,13 @@
 #include "log.hpp"
 #include "gpurt/device.hpp"
 #include "state.hpp"
+#include "trace.hpp"
 
 namespace gpurt {
 
 Program Device::build(const ProgramSource& source, const BuildOptions& options) const {
   detail::DeviceState* d = detail::checked_device(*this, "Device::build");
+  detail::Traced trace("build", source.name.c_str(), 0, nullptr, d);
   bool accepted = false;
   std::string names;
   for (SourceLanguage l : d->props.languages) {

@@ -2,6 +2,7 @@
 #include "gpurt/queue.hpp"
 
 #include "format.hpp"
+#include "trace.hpp"
 #include "transfer.hpp"
 #include "state.hpp"
 
@@ -52,6 +53,7 @@ void Queue::copy_from_host(const void* src, const detail::Allocation* dst, std::
   check_sizes(dst_bytes, src_bytes, call, q);
   check_host_pointer(src, src_bytes, "source", call, q);
   if (dst_bytes == 0) return;
+  detail::Traced trace("copy host to device", host_pinned ? "pinned" : "pageable", dst_bytes, q, q->device);
   if (!host_pinned) {
     if (detail::may_stage(dst_bytes) && !detail::is_pinned(src, dst_bytes) &&
         detail::transfer_engine(q->device).upload(q, src, *dst->impl, dst_offset, dst_bytes))
@@ -69,6 +71,7 @@ void Queue::copy_to_host(const detail::Allocation* src, std::size_t src_offset,
   check_sizes(src_bytes, dst_bytes, call, q);
   check_host_pointer(dst, dst_bytes, "destination", call, q);
   if (src_bytes == 0) return;
+  detail::Traced trace("copy device to host", host_pinned ? "pinned" : "pageable", src_bytes, q, q->device);
   if (!host_pinned) {
     if (detail::may_stage(src_bytes) && !detail::is_pinned(dst, src_bytes) &&
         detail::transfer_engine(q->device).download(q, *src->impl, src_offset, dst, src_bytes))
@@ -99,6 +102,7 @@ void Queue::copy_device(const detail::Allocation* src, std::size_t src_offset,
                         " bytes each); copy through a temporary buffer",
                     call, q->device);
   if (src == dst && src_offset == dst_offset) return;  // copying a range onto itself
+  detail::Traced trace("copy device to device", nullptr, src_bytes, q, q->device);
   detail::check(q->impl->copy(*src->impl, src_offset, *dst->impl, dst_offset, src_bytes), q->device);
 }
 
@@ -114,6 +118,7 @@ void Queue::fill_bytes(const detail::Allocation* dst, std::size_t offset, std::s
                     " bytes. Fill through a kernel or a view of another element type",
                     call, q->device);
   if (bytes == 0) return;
+  detail::Traced trace("fill", nullptr, bytes, q, q->device);
   detail::check(q->impl->fill(*dst->impl, offset, bytes, pattern, pattern_size), q->device);
 }
 
@@ -134,12 +139,17 @@ void Queue::wait(const Event& event) {
                     "queue's " + q->device->description + "; wait for it on the host with "
                     "Event::wait() instead",
                     "Queue::wait", q->device);
+  detail::Traced trace("queue wait for event", nullptr, 0, nullptr, q->device);
   detail::check(q->impl->wait(*e->impl), q->device);
 }
 
 void Queue::finish() {
   detail::QueueState* q = checked("Queue::finish");
-  detail::check(q->impl->finish(), q->device);
+  {
+    detail::Traced trace("finish", nullptr, 0, nullptr, q->device);
+    detail::check(q->impl->finish(), q->device);
+  }
+  detail::trace_collect();
   std::vector<std::shared_ptr<const void>> done;
   {
     std::lock_guard<std::mutex> lock(q->retained_mutex);
@@ -161,6 +171,7 @@ detail::EventState* Event::state(const char* call) const {
 
 void Event::wait() const {
   detail::EventState* e = state("Event::wait");
+  detail::Traced trace("event wait", nullptr, 0, nullptr, e->device);
   detail::check(e->impl->wait(), e->device);
 }
 

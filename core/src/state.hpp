@@ -57,6 +57,7 @@ struct QueueState {
   DeviceState* device = nullptr;
   std::unique_ptr<plugin::Queue> impl;
   bool timing = true;
+  std::uint64_t trace_id = 0;  // its track in a trace (0: none yet)
   // Temporaries of enqueued work (the library's scratch buffers), released at the next finish().
   std::mutex retained_mutex;
   std::vector<std::shared_ptr<const void>> retained;

@@ -12,6 +12,7 @@
 #include "gpurt/program.hpp"
 #include "gpurt/queue.hpp"
 #include "gpurt/runtime.hpp"
+#include "gpurt/trace.hpp"
 #include "gpurt/transfer.hpp"
 #include "gpurt/types.hpp"
 #include "gpurt/version.hpp"
