@@ -291,6 +291,48 @@ nlohmann::json measure_kernels(Context& c, double& copy_gbps) {
   return rows;
 }
 
+// Largest |c - reference| / sum_k |a*b| over c = a * b for random a, b in [-1, 1) (384 x 320 x
+// 512), against an fp64 reference of the inputs as the kernel sees them (bf16: rounded first).
+double matmul_error(Context& c, const std::string& precision) {
+  const std::size_t m = 384, n = 320, k = 512;
+  std::vector<float> ha(m * k), hb(k * n);
+  std::uint64_t x = 0x9e3779b97f4a7c15ull;
+  auto next = [&] {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    return static_cast<float>(static_cast<double>(x >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+  };
+  for (auto& v : ha) v = next();
+  for (auto& v : hb) v = next();
+  auto a = c.dev.alloc<float>(m * k), b = c.dev.alloc<float>(k * n), out = c.dev.alloc<float>(m * n);
+  if (precision == "bf16") {
+    std::vector<std::uint16_t> a16(ha.size()), b16(hb.size());
+    for (std::size_t i = 0; i < ha.size(); ++i) a16[i] = lib::to_bf16(ha[i]), ha[i] = lib::from_bf16(a16[i]);
+    for (std::size_t i = 0; i < hb.size(); ++i) b16[i] = lib::to_bf16(hb[i]), hb[i] = lib::from_bf16(b16[i]);
+    auto da = c.dev.alloc<std::uint16_t>(a16.size()), db = c.dev.alloc<std::uint16_t>(b16.size());
+    c.q.copy(a16, da);
+    c.q.copy(b16, db);
+    lib::matmul_bf16(c.q, da, db, out, m, n, k);
+  } else {
+    c.q.copy(ha, a);
+    c.q.copy(hb, b);
+    if (precision == "tf32") lib::matmul_tf32(c.q, a, b, out, m, n, k);
+    else lib::matmul(c.q, a, b, out, m, n, k);
+  }
+  const std::vector<float> got = c.q.read(out);
+  double worst = 0;
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      double ref = 0, mag = 0;
+      for (std::size_t p = 0; p < k; ++p) {
+        const double t = static_cast<double>(ha[i * k + p]) * hb[p * n + j];
+        ref += t;
+        mag += std::abs(t);
+      }
+      worst = std::max(worst, std::abs(got[i * n + j] - ref) / mag);
+    }
+  return worst;
+}
+
 nlohmann::json measure_matmul(Context& c) {
   const std::size_t n = c.opt.quick ? 256 : 4096;
   c.say("matmul " + std::to_string(n));
@@ -301,12 +343,42 @@ nlohmann::json measure_matmul(Context& c) {
   const double gflops = 2.0 * n * n * n / (ms * 1e-3) * 1e-9;
   nlohmann::json j{{"n", n}, {"milliseconds", ms}, {"gflops", gflops}, {"vendor_blas_gflops", nullptr}};
   try {
-    const double blas = c.raw.sgemm_gflops(n, c.opt.quick ? 2 : 10);
+    const double blas = c.raw.gemm_gflops(RawBaseline::GemmPrecision::fp32, n, c.opt.quick ? 2 : 10);
     j["vendor_blas_gflops"] = blas;
     j["ratio_to_vendor_blas"] = gflops / blas;
   } catch (const Error& e) {
     j["vendor_blas_note"] = e.message();
   }
+  j["max_error"] = matmul_error(c, "fp32");
+  // The tensor-core variants against cuBLAS at the same precision (CUDA, sm_80 and later).
+  nlohmann::json tensor = nlohmann::json::array();
+  try {
+    auto a16 = c.dev.alloc<std::uint16_t>(n * n), b16 = c.dev.alloc<std::uint16_t>(n * n);
+    c.timed.fill(a16, lib::to_bf16(0.0078125f));
+    c.timed.fill(b16, lib::to_bf16(0.0078125f));
+    for (const char* precision : {"tf32", "bf16"}) {
+      c.say(std::string("matmul ") + precision + " " + std::to_string(n));
+      const bool tf32 = std::string(precision) == "tf32";
+      const double t = device_ms(c, c.opt.quick ? 2 : 5, [&] {
+        if (tf32) lib::matmul_tf32(c.timed, a, b, out, n, n, n);
+        else lib::matmul_bf16(c.timed, a16, b16, out, n, n, n);
+      });
+      nlohmann::json row{{"precision", precision}, {"n", n}, {"milliseconds", t},
+                         {"gflops", 2.0 * n * n * n / (t * 1e-3) * 1e-9}, {"max_error", matmul_error(c, precision)}};
+      try {
+        const double blas = c.raw.gemm_gflops(tf32 ? RawBaseline::GemmPrecision::tf32 : RawBaseline::GemmPrecision::bf16,
+                                              n, c.opt.quick ? 2 : 10);
+        row["vendor_blas_gflops"] = blas;
+        row["ratio_to_vendor_blas"] = row["gflops"].get<double>() / blas;
+      } catch (const Error& e) {
+        row["vendor_blas_note"] = e.message();
+      }
+      tensor.push_back(row);
+    }
+  } catch (const Error& e) {
+    j["tensor_note"] = e.message();
+  }
+  j["tensor"] = tensor;
   return j;
 }
 

@@ -3,6 +3,8 @@
 #include "gpurt/library.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -235,6 +237,88 @@ void matmul(Queue& q, const Buffer<float>& a, const Buffer<float>& b, const Buff
   // One 16x16 group per 128x128 block of c.
   q.launch(kern, LaunchConfig(LaunchConfig::cover(Dim3(n, m), Dim3(128, 128)).groups, Dim3(16, 16)), a, b, c,
            static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(k));
+}
+
+#ifdef GPURT_HAVE_TENSOR_FATBIN
+namespace embedded {
+extern const unsigned char matmul_tensor_fatbin[];
+extern const std::size_t matmul_tensor_fatbin_size;
+}  // namespace embedded
+#endif
+
+namespace {
+// The tensor-core kernel `name` for the queue's device, or Error(unsupported) saying why not.
+Kernel tensor_kernel(Queue& q, const char* name) {
+  const Device dev = q.device();
+  const DeviceProperties& p = dev.properties();
+  const int sm = p.backend == "cuda" && p.architecture.rfind("sm_", 0) == 0 ? std::atoi(p.architecture.c_str() + 3) : 0;
+  if (sm < 80)
+    throw Error(ErrorCategory::unsupported,
+                std::string("tensor-core matrix multiply needs a CUDA device of compute capability 8.0 or later; ") +
+                    dev.description() + " is " + p.backend + " " + p.architecture + "; use lib::matmul",
+                ErrorDetails{p.backend, 0, {}, std::string("gpurt::lib::") + name, dev.description(), {}, {}});
+#ifdef GPURT_HAVE_TENSOR_FATBIN
+  static std::mutex mutex;
+  static std::map<detail::DeviceState*, Program> programs;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = programs.find(dev.state());
+  if (it == programs.end()) {
+    const std::string bytes(reinterpret_cast<const char*>(embedded::matmul_tensor_fatbin),
+                            embedded::matmul_tensor_fatbin_size);
+    it = programs.emplace(dev.state(), dev.build({SourceLanguage::cubin, bytes, "matmul_tensor.fatbin"})).first;
+  }
+  return it->second.kernel(name);
+#else
+  throw Error(ErrorCategory::unsupported,
+              "this gpurt was built without the CUDA toolkit's nvcc, which compiles the tensor-core kernels; "
+              "rebuild with the toolkit installed, or use lib::matmul",
+              ErrorDetails{p.backend, 0, {}, std::string("gpurt::lib::") + name, dev.description(), {}, {}});
+#endif
+}
+
+template <class In>
+void tensor_matmul(Queue& q, const char* name, const Buffer<In>& a, const Buffer<In>& b, const Buffer<float>& c,
+                   std::size_t m, std::size_t n, std::size_t k) {
+  require_size(q, name, "a", a.size(), m * k);
+  require_size(q, name, "b", b.size(), k * n);
+  require_size(q, name, "c", c.size(), m * n);
+  for (std::size_t d : {m, n, k})
+    if (d > 0xffffffffu) bad(q, name, "matrix dimensions must be below 2^32");
+  Kernel kern = tensor_kernel(q, name);
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    q.fill(c, 0.0f);
+    return;
+  }
+  // One 128-thread group (4 warps) per 64x64 block of c.
+  q.launch(kern, LaunchConfig(LaunchConfig::cover(Dim3(n, m), Dim3(64, 64)).groups, Dim3(128)), a, b, c,
+           static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(k));
+}
+}  // namespace
+
+void matmul_tf32(Queue& q, const Buffer<float>& a, const Buffer<float>& b, const Buffer<float>& c, std::size_t m,
+                 std::size_t n, std::size_t k) {
+  tensor_matmul(q, "gpurt_matmul_tf32", a, b, c, m, n, k);
+}
+
+void matmul_bf16(Queue& q, const Buffer<std::uint16_t>& a, const Buffer<std::uint16_t>& b, const Buffer<float>& c,
+                 std::size_t m, std::size_t n, std::size_t k) {
+  tensor_matmul(q, "gpurt_matmul_bf16", a, b, c, m, n, k);
+}
+
+std::uint16_t to_bf16(float x) {
+  std::uint32_t u = 0;
+  std::memcpy(&u, &x, sizeof u);
+  if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu)) return static_cast<std::uint16_t>((u >> 16) | 0x40);
+  u += 0x7fffu + ((u >> 16) & 1u);  // round to nearest, ties to even
+  return static_cast<std::uint16_t>(u >> 16);
+}
+
+float from_bf16(std::uint16_t x) {
+  const std::uint32_t u = static_cast<std::uint32_t>(x) << 16;
+  float f = 0;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
 }
 
 void conv2d(Queue& q, const Buffer<float>& in, const Buffer<float>& filter, const Buffer<float>& out,

@@ -79,7 +79,18 @@ void print_table(const nlohmann::json& r, std::ostream& os) {
        << fmt(m["ratio_to_vendor_blas"].get<double>());
   else if (m.contains("vendor_blas_note"))
     os << " (no vendor SGEMM: " << m["vendor_blas_note"].get<std::string>() << ")";
+  if (m.contains("max_error")) os << "; largest error vs fp64 " << fmt(m["max_error"].get<double>(), 8) << " of sum|a*b|";
   os << "\n";
+  if (m.contains("tensor"))
+    for (const auto& t : m["tensor"]) {
+      os << "  matmul " << t["precision"].get<std::string>() << " (tensor cores) " << t["n"].get<std::size_t>()
+         << "^3: " << fmt(t["gflops"].get<double>(), 1) << " GFLOP/s";
+      if (t.contains("vendor_blas_gflops"))
+        os << ", cuBLAS same precision " << fmt(t["vendor_blas_gflops"].get<double>(), 1) << " GFLOP/s, ratio "
+           << fmt(t["ratio_to_vendor_blas"].get<double>());
+      os << "; largest error vs fp64 " << fmt(t["max_error"].get<double>(), 6) << " of sum|a*b|\n";
+    }
+  if (m.contains("tensor_note")) os << "  tensor-core matmul: " << m["tensor_note"].get<std::string>() << "\n";
 }
 
 void write_csv(const nlohmann::json& runs, std::ostream& os) {

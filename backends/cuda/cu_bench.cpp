@@ -6,6 +6,8 @@
 #include <cstring>
 #include <vector>
 
+#include <cublas_api.h>  // enum values only: cuBLAS itself is dlopen()ed
+
 #include "cu_common.hpp"
 
 namespace gpurt::cuda {
@@ -173,8 +175,8 @@ class CuRawBaseline final : public plugin::RawBaseline {
     });
   }
 
-  Status sgemm(std::size_t n, std::size_t reps, double& gflops) noexcept override {
-    return guarded("RawBaseline::sgemm", [&]() -> Status {
+  Status gemm(int precision, std::size_t n, std::size_t reps, double& gflops) noexcept override {
+    return guarded("RawBaseline::gemm", [&]() -> Status {
       // cuBLAS is loaded only here, so the plugin never depends on it.
       void* lib = ::dlopen("libcublas.so.13", RTLD_NOW | RTLD_LOCAL);
       if (!lib) lib = ::dlopen("libcublas.so", RTLD_NOW | RTLD_LOCAL);
@@ -184,18 +186,24 @@ class CuRawBaseline final : public plugin::RawBaseline {
       using stream_fn = int (*)(void*, CUstream);
       using sgemm_fn = int (*)(void*, int, int, int, int, int, const float*, const float*, int, const float*, int,
                                const float*, float*, int);
+      using gemm_ex_fn = int (*)(void*, int, int, int, int, int, const void*, const void*, int, int, const void*, int,
+                                 int, const void*, void*, int, int, int, int);
+      using math_fn = int (*)(void*, int);
       auto create = reinterpret_cast<create_fn>(::dlsym(lib, "cublasCreate_v2"));
       auto destroy = reinterpret_cast<destroy_fn>(::dlsym(lib, "cublasDestroy_v2"));
       auto set_stream = reinterpret_cast<stream_fn>(::dlsym(lib, "cublasSetStream_v2"));
       auto gemm = reinterpret_cast<sgemm_fn>(::dlsym(lib, "cublasSgemm_v2"));
-      if (!create || !destroy || !set_stream || !gemm)
-        return Status::failure(ErrorCategory::unsupported, "cuBLAS lacks the SGEMM entry points", "dlsym");
+      auto gemm_ex = reinterpret_cast<gemm_ex_fn>(::dlsym(lib, "cublasGemmEx"));
+      auto set_math = reinterpret_cast<math_fn>(::dlsym(lib, "cublasSetMathMode"));
+      if (!create || !destroy || !set_stream || !gemm || !gemm_ex || !set_math)
+        return Status::failure(ErrorCategory::unsupported, "cuBLAS lacks the GEMM entry points", "dlsym");
       Status s = make_current(ctx_);
       if (!s.ok()) return s;
       void* handle = nullptr;
       if (create(&handle) != 0) return Status::failure(ErrorCategory::internal, "cublasCreate failed", "cublasCreate_v2");
       set_stream(handle, stream_.get());
-      const std::size_t bytes = n * n * sizeof(float);
+      if (precision == 1) set_math(handle, CUBLAS_TF32_TENSOR_OP_MATH);
+      const std::size_t bytes = n * n * sizeof(float);  // bf16 inputs use half of it
       CUdeviceptr a = 0, b = 0, c = 0;
       CUresult r = cuMemAlloc(&a, bytes);
       Owner<DeviceMemoryTraits> oa(a);
@@ -212,6 +220,10 @@ class CuRawBaseline final : public plugin::RawBaseline {
       const float alpha = 1.0f, beta = 0.0f;
       const int ni = static_cast<int>(n);
       auto run = [&] {
+        if (precision == 2)
+          return gemm_ex(handle, CUBLAS_OP_N, CUBLAS_OP_N, ni, ni, ni, &alpha, reinterpret_cast<const void*>(a),
+                         CUDA_R_16BF, ni, reinterpret_cast<const void*>(b), CUDA_R_16BF, ni, &beta,
+                         reinterpret_cast<void*>(c), CUDA_R_32F, ni, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
         return gemm(handle, 0, 0, ni, ni, ni, &alpha, reinterpret_cast<const float*>(a), ni,
                     reinterpret_cast<const float*>(b), ni, &beta, reinterpret_cast<float*>(c), ni);
       };

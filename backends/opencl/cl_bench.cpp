@@ -160,8 +160,8 @@ class ClRawBaseline final : public plugin::RawBaseline {
     return Status::success();
   }
 
-  Status sgemm(std::size_t, std::size_t, double&) noexcept override {
-    return Status::failure(ErrorCategory::unsupported, "OpenCL has no vendor BLAS here", "sgemm");
+  Status gemm(int, std::size_t, std::size_t, double&) noexcept override {
+    return Status::failure(ErrorCategory::unsupported, "OpenCL has no vendor BLAS here", "gemm");
   }
 
  private:

@@ -64,10 +64,10 @@ double RawBaseline::build_tiny_ms() {
   return ms;
 }
 
-double RawBaseline::sgemm_gflops(std::size_t n, std::size_t reps) {
-  auto& s = live(state_, "RawBaseline::sgemm_gflops");
+double RawBaseline::gemm_gflops(GemmPrecision precision, std::size_t n, std::size_t reps) {
+  auto& s = live(state_, "RawBaseline::gemm_gflops");
   double g = 0;
-  detail::check(s.impl->sgemm(n, reps, g), s.device);
+  detail::check(s.impl->gemm(static_cast<int>(precision), n, reps, g), s.device);
   return g;
 }
 

@@ -1,6 +1,8 @@
 // The kernel library on every device, against CPU references, at sizes that do not divide the
 // group size (0, 1, primes, large) and non-square shapes.
 #include <algorithm>
+#include <array>
+#include <cstdlib>
 #include <cmath>
 #include <limits>
 
@@ -273,4 +275,60 @@ TEST_CASE("library: size mismatches are rejected before anything runs") {
   GPURT_REQUIRE_ERROR(lib::transpose(f.q, a, b, 2, 5), ErrorCategory::invalid_argument, "out holds 11");
   auto none = f.dev.alloc<std::uint32_t>(0);
   GPURT_REQUIRE_ERROR(lib::histogram(f.q, none, none), ErrorCategory::invalid_argument, "counts is empty");
+}
+
+TEST_CASE("library: tensor-core matrix multiply (TF32, bf16) against a double-precision reference") {
+  test::Fixture f;
+  const DeviceProperties& p = f.dev.properties();
+  const bool capable = p.backend == "cuda" && p.architecture.rfind("sm_", 0) == 0 && std::atoi(p.architecture.c_str() + 3) >= 80;
+  auto a1 = f.dev.alloc<float>(4), b1 = f.dev.alloc<float>(4), c1 = f.dev.alloc<float>(4);
+  if (!capable) {
+    GPURT_REQUIRE_ERROR(lib::matmul_tf32(f.q, a1, b1, c1, 2, 2, 2), ErrorCategory::unsupported, "compute capability 8.0");
+    lib::matmul(f.q, a1, b1, c1, 2, 2, 2);  // the portable one still works
+    return;
+  }
+  GPURT_REQUIRE_ERROR(lib::matmul_tf32(f.q, a1, b1, c1, 2, 3, 2), ErrorCategory::invalid_argument, "holds 4 elements");
+  CHECK(lib::from_bf16(lib::to_bf16(1.0f)) == 1.0f);
+  CHECK(lib::from_bf16(lib::to_bf16(1.00390625f)) == 1.0f);  // halfway: ties to even
+  for (auto s : {std::array<std::size_t, 3>{1, 1, 1}, std::array<std::size_t, 3>{17, 33, 9},
+                 std::array<std::size_t, 3>{64, 64, 64}, std::array<std::size_t, 3>{129, 65, 257},
+                 std::array<std::size_t, 3>{300, 200, 100}, std::array<std::size_t, 3>{5, 7, 0}}) {
+    const std::size_t m = s[0], n = s[1], k = s[2];
+    auto ha = test::random_vector<float>(m * k, -1.0f, 1.0f), hb = test::random_vector<float>(k * n, -1.0f, 1.0f);
+    for (const bool bf16 : {false, true}) {
+      INFO("m n k = " << m << " " << n << " " << k << (bf16 ? " bf16" : " tf32"));
+      auto c = f.dev.alloc<float>(m * n);
+      std::vector<float> ra = ha, rb = hb;  // the inputs as the kernel sees them (bf16: rounded)
+      if (bf16) {
+        std::vector<std::uint16_t> a16(m * k), b16(k * n);
+        for (std::size_t i = 0; i < a16.size(); ++i) a16[i] = lib::to_bf16(ha[i]), ra[i] = lib::from_bf16(a16[i]);
+        for (std::size_t i = 0; i < b16.size(); ++i) b16[i] = lib::to_bf16(hb[i]), rb[i] = lib::from_bf16(b16[i]);
+        auto da = f.dev.alloc<std::uint16_t>(a16.size()), db = f.dev.alloc<std::uint16_t>(b16.size());
+        f.q.copy(a16, da);
+        f.q.copy(b16, db);
+        lib::matmul_bf16(f.q, da, db, c, m, n, k);
+      } else {
+        auto da = f.dev.alloc<float>(ha.size()), db = f.dev.alloc<float>(hb.size());
+        f.q.copy(ha, da);
+        f.q.copy(hb, db);
+        lib::matmul_tf32(f.q, da, db, c, m, n, k);
+      }
+      const auto r = f.q.read(c);
+      std::vector<double> ref(m * n), scale(m * n);
+      for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t j = 0; j < n; ++j) {
+          double acc = 0, mag = 0;
+          for (std::size_t q = 0; q < k; ++q) {
+            acc += static_cast<double>(ra[i * k + q]) * rb[q * n + j];
+            mag += std::abs(static_cast<double>(ra[i * k + q]) * rb[q * n + j]);
+          }
+          ref[i * n + j] = acc;
+          scale[i * n + j] = std::max(mag, 1e-3);
+        }
+      const double worst = worst_error(r, ref, scale);
+      INFO("largest error relative to sum |a*b|: " << worst);
+      // TF32 rounds each input to 10 mantissa bits (2^-11 relative each); bf16 inputs are exact here.
+      CHECK(worst < (bf16 ? 1e-5 : 2.5e-3));
+    }
+  }
 }

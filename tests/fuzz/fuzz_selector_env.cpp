@@ -22,7 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   // The same bytes, split at newlines, as the values of the variables.
   static const char* names[] = {"GPURT_DEVICE", "GPURT_PLUGIN_PATH", "GPURT_DISABLE_BACKENDS", "GPURT_LOG",
-                                "GPURT_CACHE", "GPURT_CACHE_DIR", "GPURT_STAGING", "HOME", "XDG_CACHE_HOME"};
+                                "GPURT_CACHE", "GPURT_CACHE_DIR", "GPURT_STAGING", "GPURT_STAGING_THREADS",
+                                "GPURT_TRACE", "HOME", "XDG_CACHE_HOME"};
   std::vector<std::string> values(sizeof names / sizeof names[0]);
   std::size_t v = 0;
   for (char c : text) {

@@ -31,7 +31,9 @@ class RawBaseline {
   double enqueue_four_args_us(std::size_t launches);
   double copy_seconds(CopyDirection dir, HostMemory mem, std::size_t bytes, std::size_t reps);
   double build_tiny_ms();                         // three tiny kernels, native source, cold
-  double sgemm_gflops(std::size_t n, std::size_t reps);  // throws unsupported without a BLAS
+  enum class GemmPrecision { fp32 = 0, tf32 = 1, bf16 = 2 };
+  // The vendor BLAS (cuBLAS) GEMM, fp32 output: throws unsupported without one.
+  double gemm_gflops(GemmPrecision precision, std::size_t n, std::size_t reps);
 
  private:
   std::unique_ptr<detail::BaselineState> state_;

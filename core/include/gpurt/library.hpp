@@ -42,6 +42,19 @@ void transpose(Queue& queue, const Buffer<float>& in, const Buffer<float>& out, 
 // c (m x n) = a (m x k) * b (k x n), row-major fp32.
 void matmul(Queue& queue, const Buffer<float>& a, const Buffer<float>& b, const Buffer<float>& c,
             std::size_t m, std::size_t n, std::size_t k);
+
+// Tensor-core matrix multiply on CUDA devices of compute capability 8.0 or later (elsewhere
+// Error(unsupported)): c (m x n) = a (m x k) * b (k x n), row-major, fp32 output and accumulation.
+// matmul_tf32 reads fp32 and rounds every input to TF32 (10-bit mantissa) on the way in;
+// matmul_bf16 reads bf16 bit patterns (to_bf16). Expect an error up to about 2^-10 (TF32) of
+// sum |a*b| per element, or k * 2^-24 on top of the inputs' own rounding (bf16).
+void matmul_tf32(Queue& queue, const Buffer<float>& a, const Buffer<float>& b, const Buffer<float>& c, std::size_t m,
+                 std::size_t n, std::size_t k);
+void matmul_bf16(Queue& queue, const Buffer<std::uint16_t>& a, const Buffer<std::uint16_t>& b, const Buffer<float>& c,
+                 std::size_t m, std::size_t n, std::size_t k);
+// bf16 conversions on the host: round to nearest even (NaN stays NaN), and back exactly.
+std::uint16_t to_bf16(float x);
+float from_bf16(std::uint16_t x);
 // out = in (width x height, row-major) correlated with a filter_size x filter_size filter (odd,
 // at most 15), zero-padded at the borders.
 void conv2d(Queue& queue, const Buffer<float>& in, const Buffer<float>& filter, const Buffer<float>& out,

@@ -204,8 +204,9 @@ class RawBaseline {
   virtual Status copy(int direction, bool pinned, std::size_t bytes, std::size_t reps, double& seconds) noexcept = 0;
   // Milliseconds to compile and load three tiny kernels natively (cold, no cache of gpurt's).
   virtual Status build_tiny(double& ms) noexcept = 0;
-  // GFLOP/s of the vendor BLAS single-precision GEMM for n x n x n; unsupported without one.
-  virtual Status sgemm(std::size_t n, std::size_t reps, double& gflops) noexcept = 0;
+  // GFLOP/s of the vendor BLAS GEMM for n x n x n with fp32 output and accumulation; inputs
+  // `precision` 0 fp32, 1 TF32 (fp32 in memory, tensor cores), 2 bf16. Unsupported without a BLAS.
+  virtual Status gemm(int precision, std::size_t n, std::size_t reps, double& gflops) noexcept = 0;
 };
 
 class Device {
