@@ -23,6 +23,24 @@ double worst_error(const std::vector<T>& got, const std::vector<double>& ref, co
   return worst;
 }
 
+// Largest error of c = a * b (row-major, m x k times k x n) against an fp64 reference, relative
+// to sum |a*b| of each element.
+double matmul_error(const std::vector<float>& c, const std::vector<float>& a, const std::vector<float>& b,
+                    std::size_t m, std::size_t n, std::size_t k) {
+  std::vector<double> ref(m * n), scale(m * n);
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      double acc = 0, mag = 0;
+      for (std::size_t p = 0; p < k; ++p) {
+        acc += static_cast<double>(a[i * k + p]) * b[p * n + j];
+        mag += std::abs(static_cast<double>(a[i * k + p]) * b[p * n + j]);
+      }
+      ref[i * n + j] = acc;
+      scale[i * n + j] = std::max(mag, 1e-3);
+    }
+  return worst_error(c, ref, scale);
+}
+
 template <class T>
 bool has_type(const Device& d) {
   return !std::is_same<T, double>::value || d.properties().fp64;
@@ -196,19 +214,7 @@ TEST_CASE("library: fp32 matrix multiply against a double-precision reference") 
     f.q.copy(ha, a);
     f.q.copy(hb, b);
     lib::matmul(f.q, a, b, c, m, n, k);
-    const auto r = f.q.read(c);
-    std::vector<double> ref(m * n), scale(m * n);
-    for (std::size_t i = 0; i < m; ++i)
-      for (std::size_t j = 0; j < n; ++j) {
-        double acc = 0, mag = 0;
-        for (std::size_t p = 0; p < k; ++p) {
-          acc += static_cast<double>(ha[i * k + p]) * hb[p * n + j];
-          mag += std::abs(static_cast<double>(ha[i * k + p]) * hb[p * n + j]);
-        }
-        ref[i * n + j] = acc;
-        scale[i * n + j] = std::max(mag, 1e-3);
-      }
-    const double worst = worst_error(r, ref, scale);
+    const double worst = matmul_error(f.q.read(c), ha, hb, m, n, k);
     INFO("largest error relative to sum |a*b|: " << worst);
     CHECK(worst < 1e-5);
   }
@@ -313,19 +319,7 @@ TEST_CASE("library: tensor-core matrix multiply (TF32, bf16) against a double-pr
         f.q.copy(hb, db);
         lib::matmul_tf32(f.q, da, db, c, m, n, k);
       }
-      const auto r = f.q.read(c);
-      std::vector<double> ref(m * n), scale(m * n);
-      for (std::size_t i = 0; i < m; ++i)
-        for (std::size_t j = 0; j < n; ++j) {
-          double acc = 0, mag = 0;
-          for (std::size_t q = 0; q < k; ++q) {
-            acc += static_cast<double>(ra[i * k + q]) * rb[q * n + j];
-            mag += std::abs(static_cast<double>(ra[i * k + q]) * rb[q * n + j]);
-          }
-          ref[i * n + j] = acc;
-          scale[i * n + j] = std::max(mag, 1e-3);
-        }
-      const double worst = worst_error(r, ref, scale);
+      const double worst = matmul_error(f.q.read(c), ra, rb, m, n, k);
       INFO("largest error relative to sum |a*b|: " << worst);
       // TF32 rounds each input to 10 mantissa bits (2^-11 relative each); bf16 inputs are exact here.
       CHECK(worst < (bf16 ? 1e-5 : 2.5e-3));
