@@ -58,6 +58,19 @@ for sel in $selectors; do
   done
 done
 
+echo "soak, long form (200,000 launches, 12,500 allocate/free cycles) on every GPU device:"
+for sel in $selectors; do
+  case "$sel" in opencl:0) continue ;; esac  # the CPU device runs the short form in ctest
+  scripts/soak.sh "$sel" 200000 "$BUILD" 2>&1 | grep "soak on" | sed "s/^/  /"
+done
+
+echo "a trace of 01_vector_add on every device (GPURT_TRACE):"
+for sel in $selectors; do
+  GPURT_TRACE=$OUT/trace-${sel/:/_}.json "$BUILD/bin/01_vector_add" "$sel" 1000003 > /dev/null 2>&1
+  python3 tools/check_trace.py "$OUT/trace-${sel/:/_}.json" launch 2>&1 | sed "s/^/  $sel: /"
+  rm -f "$OUT/trace-${sel/:/_}.json"
+done
+
 if [ "${1:-}" != "--no-bench" ]; then
   quick=""
   [ "${1:-}" = "--quick-bench" ] && quick="--quick"
