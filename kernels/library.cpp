@@ -115,7 +115,7 @@ std::size_t scan_group(const Device& dev) {
 template <class T>
 void scan_impl(Queue& q, const Buffer<T>& in, const Buffer<T>& out, std::size_t n, int exclusive) {
   const std::size_t group = scan_group(q.device());
-  const std::size_t tile = group * 16;  // ITEMS in scan.gpurt
+  const std::size_t tile = group * (128 / sizeof(T));  // GROUP x ITEMS in scan.gpurt
   Kernel k = library_program(q.device(), "scan", embedded::scan, type_name<T>(),
                              {{"GPURT_SCAN_GROUP", std::to_string(group)}})
                  .kernel("gpurt_scan");
@@ -333,8 +333,8 @@ void conv2d(Queue& q, const Buffer<float>& in, const Buffer<float>& filter, cons
   Kernel k = library_program(q.device(), "conv2d", embedded::conv2d, nullptr,
                              {{"GPURT_FSIZE", std::to_string(filter_size)}})
                  .kernel("gpurt_conv2d");
-  // One 32x8 group per 32x32 block of the output (each work-item computes 4 rows).
-  q.launch(k, LaunchConfig(LaunchConfig::cover(Dim3(width, height), Dim3(32, 32)).groups, Dim3(32, 8)), in, filter,
+  // One 32x4 group per 32x32 block of the output (each work-item computes 8 rows).
+  q.launch(k, LaunchConfig(LaunchConfig::cover(Dim3(width, height), Dim3(32, 32)).groups, Dim3(32, 4)), in, filter,
            out, static_cast<std::uint32_t>(width), static_cast<std::uint32_t>(height));
 }
 

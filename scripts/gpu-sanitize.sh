@@ -8,13 +8,18 @@ cd "$(dirname "$0")/.."
 BUILD=${1:-${BUILD:-build-gpu}}
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
+if [ ! -x "$BUILD/bin/gpurt_conformance" ]; then  # a fresh machine: build first
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release > /dev/null && cmake --build "$BUILD" -j "$(nproc)" > /dev/null || exit 1
+fi
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 [ -x "$cs" ] || { echo "compute-sanitizer not found"; exit 1; }
 export GPURT_TEST_DEVICE=cuda:0 GPURT_CACHE=off
 status=0
 run() {  # tool, log name, catch2 test spec...
   local tool=$1 log=$OUT/$2; shift 2
-  timeout 420 "$cs" --tool "$tool" --error-exitcode 99 --target-processes all \
+  # --report-api-errors no: gpurt probes cuFuncGetParamInfo past a kernel's last parameter (the
+  # driver has no parameter count), which returns CUDA_ERROR_INVALID_VALUE by design.
+  timeout 420 "$cs" --tool "$tool" --error-exitcode 99 --target-processes all --report-api-errors no \
     "$BUILD/bin/gpurt_conformance" "$@" > "$log" 2>&1
   local rc=$?
   local summary; summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1)

@@ -24,7 +24,7 @@ void set_staging(Staging mode);
 Staging staging();
 
 // Host threads that copy between pageable memory and the staging buffers (the calling thread is
-// one of them). 0 restores the default, min(8, cores / 2); GPURT_STAGING_THREADS sets it at start.
+// one of them). 0 restores the default, min(16, cores); GPURT_STAGING_THREADS sets it at start.
 // Takes effect for the next staged copy.
 void set_staging_threads(unsigned threads);
 unsigned staging_threads();
