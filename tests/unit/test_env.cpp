@@ -51,3 +51,17 @@ TEST_CASE("environment rejects unknown backends and log levels") {
   GPURT_REQUIRE_ERROR(parse({{"GPURT_DEVICE", "   "}}), ErrorCategory::invalid_argument,
                       "GPURT_DEVICE");
 }
+
+TEST_CASE("environment: staging threads and the trace file") {
+  const auto env = parse({{"GPURT_STAGING_THREADS", " 12 "}, {"GPURT_TRACE", " /tmp/run trace.json "}});
+  CHECK(env.staging_threads == 12);
+  CHECK(env.trace == "/tmp/run trace.json");
+  CHECK(parse({}).staging_threads == -1);
+  CHECK(parse({}).trace.empty());
+  for (const char* bad : {"0", "257", "-3", "8x", "1e3", "99999999999999999999"}) {
+    INFO("GPURT_STAGING_THREADS=" << bad);
+    GPURT_REQUIRE_ERROR(parse({{"GPURT_STAGING_THREADS", bad}}), ErrorCategory::invalid_argument, "1 to 256");
+  }
+  GPURT_REQUIRE_ERROR(parse({{"GPURT_STAGING_THREADS", " "}}), ErrorCategory::invalid_argument, "GPURT_STAGING_THREADS");
+  GPURT_REQUIRE_ERROR(parse({{"GPURT_TRACE", "   "}}), ErrorCategory::invalid_argument, "trace.json");
+}
