@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
+#include <map>
 #include <iostream>
 #include <sstream>
 
@@ -191,7 +192,53 @@ void write_markdown(const nlohmann::json& doc, std::ostream& os) {
     if (worst < 1e9)
       os << "| " << sel << " | pinned transfers >= 0.97 x raw at every size >= 1 MiB (lowest ratio) | " << fmt(worst)
          << " | " << (worst >= 0.97 ? "yes" : "no") << " |\n";
+    // Pageable copies through the transfer engine, per direction.
+    for (const char* dir : {"host_to_device", "device_to_host"}) {
+      double lowest_raw = 1e9, lowest_pinned = 1e9, lowest_any = 1e9;
+      for (const auto& t : r["transfers"]) {
+        if (t["direction"] != dir || t["memory"] != "pageable") continue;
+        lowest_any = std::min(lowest_any, t["ratio"].get<double>());
+        if (t["bytes"].get<std::uint64_t>() < (64u << 20)) continue;
+        lowest_raw = std::min(lowest_raw, t["ratio"].get<double>());
+        for (const auto& p : r["transfers"])
+          if (p["direction"] == dir && p["memory"] == "pinned" && p["bytes"] == t["bytes"])
+            lowest_pinned = std::min(lowest_pinned, t["gpurt"].get<double>() / p["gpurt"].get<double>());
+      }
+      if (lowest_raw >= 1e9) continue;
+      os << "| " << sel << " | pageable " << dir << " >= 3 x raw at 64 MiB and above (lowest) | " << fmt(lowest_raw)
+         << " | " << (lowest_raw >= 3 ? "yes" : "no") << " |\n";
+      os << "| " << sel << " | pageable " << dir << " >= 0.8 x pinned at 64 MiB and above (lowest) | "
+         << fmt(lowest_pinned) << " | " << (lowest_pinned >= 0.8 ? "yes" : "no") << " |\n";
+      os << "| " << sel << " | pageable " << dir << " never slower than raw (lowest ratio, any size; 3% noise) | "
+         << fmt(lowest_any) << " | " << (lowest_any >= 0.97 ? "yes" : "no") << " |\n";
+    }
+    const std::map<std::string, double> kernel_targets{{"copy", 0.9}, {"fill", 0.9}, {"axpy", 0.9},
+                                                       {"reduce_sum", 0.9}, {"transpose", 0.8},
+                                                       {"scan_inclusive", 0.7}, {"conv2d_5x5", 0.7}};
+    for (const auto& k : r["kernels"]) {
+      const std::string name = k["name"];
+      auto it = kernel_targets.find(name);
+      if (it == kernel_targets.end()) continue;
+      const double f = k["fraction_of_copy"];
+      os << "| " << sel << " | " << name << " >= " << fmt(it->second, 1) << " x copy bandwidth"
+         << (name == "conv2d_5x5" ? " (its traffic floor: read + write once)" : "") << " | " << fmt(f) << " | "
+         << (f >= it->second ? "yes" : "no") << " |\n";
+    }
+    const auto& m = r["matmul"];
+    if (m.contains("ratio_to_vendor_blas"))
+      os << "| " << sel << " | fp32 matmul 4096^3 >= 0.5 x cuBLAS SGEMM | " << fmt(m["ratio_to_vendor_blas"].get<double>())
+         << " | " << (m["ratio_to_vendor_blas"].get<double>() >= 0.5 ? "yes" : "no") << " |\n";
   }
+  // The portable matmul on OpenCL against CUDA, when both ran on one GPU.
+  double cuda_ms = 0, ocl_ms = 0;
+  for (const auto& r : doc["runs"]) {
+    if (r["device"]["backend"] == "cuda") cuda_ms = r["matmul"]["milliseconds"];
+    if (r["device"]["backend"] == "opencl" && r["device"]["name"] == doc["runs"][0]["device"]["name"])
+      ocl_ms = r["matmul"]["milliseconds"];
+  }
+  if (cuda_ms > 0 && ocl_ms > 0)
+    os << "| both | portable matmul on NVIDIA OpenCL within 10% of its CUDA time (OpenCL / CUDA) | "
+       << fmt(ocl_ms / cuda_ms) << " | " << (ocl_ms / cuda_ms <= 1.1 ? "yes" : "no") << " |\n";
   for (const auto& r : doc["runs"]) {
     const auto& d = r["device"];
     os << "\n## " << d["selector"].get<std::string>() << ": " << d["name"].get<std::string>() << "\n\n"
@@ -229,8 +276,39 @@ void write_markdown(const nlohmann::json& doc, std::ostream& os) {
     if (!m["vendor_blas_gflops"].is_null())
       os << "; vendor SGEMM " << fmt(m["vendor_blas_gflops"].get<double>(), 0) << " GFLOP/s (ratio "
          << fmt(m["ratio_to_vendor_blas"].get<double>()) << ")";
-    os << ".\n";
+    if (m.contains("max_error")) os << " Largest error against fp64: " << fmt(m["max_error"].get<double>(), 8) << " of sum|a*b|.";
+    os << "\n";
+    if (m.contains("tensor") && !m["tensor"].empty()) {
+      os << "\n| tensor-core matmul " << m["n"].get<std::size_t>() << "³ | GFLOP/s | cuBLAS, same precision | ratio | "
+            "largest error vs fp64 (of sum abs(a*b)) |\n| --- | ---: | ---: | ---: | ---: |\n";
+      for (const auto& t : m["tensor"])
+        os << "| " << t["precision"].get<std::string>() << " | " << fmt(t["gflops"].get<double>(), 0) << " | "
+           << (t.contains("vendor_blas_gflops") ? fmt(t["vendor_blas_gflops"].get<double>(), 0) : std::string("-")) << " | "
+           << (t.contains("ratio_to_vendor_blas") ? fmt(t["ratio_to_vendor_blas"].get<double>()) : std::string("-"))
+           << " | " << fmt(t["max_error"].get<double>(), 7) << " |\n";
+    }
+    if (r.contains("staging_threads")) {
+      os << "\nStaged pageable copies of 256 MiB by host copy threads (GB/s; default "
+         << r["staging_threads"]["default_threads"].get<unsigned>() << "):\n\n| threads | host_to_device | device_to_host |\n"
+            "| ---: | ---: | ---: |\n";
+      for (const auto& t : r["staging_threads"]["rows"])
+        os << "| " << t["threads"].get<unsigned>() << " | " << fmt(t["host_to_device"].get<double>(), 2) << " | "
+           << fmt(t["device_to_host"].get<double>(), 2) << " |\n";
+    }
+    if (r["launch"].contains("async_us_tracing_on"))
+      os << "\nWith a trace running (GPURT_TRACE), an asynchronous launch costs "
+         << fmt(r["launch"]["async_us_tracing_on"].get<double>(), 2)
+         << " µs; the launch rows above ran with tracing off.\n";
   }
+}
+
+// The hand-written record of approaches (bench/approaches.md beside the markdown file), appended
+// when present: what was changed, what it was expected to do, and what it did.
+void append_approaches(const std::string& markdown, std::ostream& os) {
+  const auto slash = markdown.rfind('/');
+  const std::string dir = slash == std::string::npos ? std::string(".") : markdown.substr(0, slash);
+  std::ifstream in(dir + "/bench/approaches.md");
+  if (in) os << "\n" << in.rdbuf();
 }
 
 std::string per_device_path(const std::string& path, const std::string& selector, bool several) {
@@ -264,6 +342,7 @@ int run_bench(const BenchCommand& cmd) {
     if (!cmd.markdown.empty()) {
       std::ofstream out(cmd.markdown);
       write_markdown(doc, out);
+      append_approaches(cmd.markdown, out);
     }
     return 0;
   }
@@ -296,6 +375,7 @@ int run_bench(const BenchCommand& cmd) {
   if (!cmd.markdown.empty()) {
     std::ofstream out(cmd.markdown);
     write_markdown(doc, out);
+    append_approaches(cmd.markdown, out);
   }
   return 0;
 }
