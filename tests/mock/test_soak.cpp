@@ -76,7 +76,9 @@ TEST_CASE("soak: launches, copies and allocate/free cycles hold host and device 
 #endif
   CHECK(dev1.gpurt_bytes == dev0.gpurt_bytes);
   CHECK(dev1.gpurt_buffers == dev0.gpurt_buffers);
-  if (dev0.free_known) CHECK(dev1.free_bytes + (4u << 20) >= dev0.free_bytes);
+  // The driver's free memory counts every process on the device: asserted only in the long form,
+  // which runs alone (scripts/soak.sh); in the suite other tests allocate at the same time.
+  if (dev0.free_known && std::getenv("GPURT_SOAK_ITERATIONS")) CHECK(dev1.free_bytes + (4u << 20) >= dev0.free_bytes);
   std::printf("soak on %s: %zu launches, %zu allocate/free cycles, resident %+lld KiB, device free %+lld KiB\n",
               dev.selector().c_str(), total, total / 16,
               (static_cast<long long>(rss1) - static_cast<long long>(rss0)) / 1024,
