@@ -3,12 +3,15 @@
 //
 // Each (case, device) runs in its own process of the suite binary (gpurt_conformance, found next
 // to this tool or given with --suite), exactly as CTest runs it, several at a time.
+#include <fcntl.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -20,6 +23,8 @@
 
 #include "commands.hpp"
 #include "gpurt/gpurt.hpp"
+
+extern char** environ;
 
 namespace gpurt::tool {
 
@@ -36,11 +41,6 @@ struct Outcome {
   std::string detail;  // skip reason or the end of a failure's output
 };
 
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
 
 std::string catch_spec(const std::string& name) {
   std::string out;
@@ -51,15 +51,50 @@ std::string catch_spec(const std::string& name) {
   return out;
 }
 
-// Runs `command` through the shell; returns its exit status and output.
-int run(const std::string& command, std::string& output) {
+// Runs the program argv[0] with `argv` (no shell: nothing in a selector or case name is ever
+// interpreted), with NAME=VALUE entries of `env` added to this process's environment; returns its
+// exit status (-1 when it could not run or did not exit) and its stdout and stderr together.
+int run(const std::vector<std::string>& argv, const std::vector<std::string>& env, std::string& output) {
   output.clear();
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return -1;
+  std::vector<std::string> environment;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry(*e);
+    const std::string name = entry.substr(0, entry.find('='));
+    bool replaced = false;
+    for (const std::string& x : env) replaced = replaced || x.compare(0, name.size() + 1, name + "=") == 0;
+    if (!replaced) environment.push_back(entry);
+  }
+  environment.insert(environment.end(), env.begin(), env.end());
+  std::vector<char*> args, envp;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  for (const std::string& e : environment) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
+  pid_t pid = 0;
+  const int spawned = ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[1]);
+  if (spawned != 0) {
+    ::close(fds[0]);
+    return -1;
+  }
   char buf[4096];
-  std::size_t got;
-  while ((got = std::fread(buf, 1, sizeof buf, pipe)) > 0) output.append(buf, got);
-  const int status = ::pclose(pipe);
+  for (;;) {
+    const ssize_t got = ::read(fds[0], buf, sizeof buf);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    output.append(buf, static_cast<std::size_t>(got));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
@@ -73,9 +108,10 @@ std::string own_directory() {
 
 std::vector<std::string> list_cases(const std::string& suite) {
   std::string out;
-  for (const char* args : {" --list-test-names-only", " --list-tests --verbosity quiet"}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{suite, "--list-test-names-only"},
+                                               std::vector<std::string>{suite, "--list-tests", "--verbosity", "quiet"}}) {
     // Catch2 2.x exits with the number of cases listed; 3.x rejects 2.x's flag as unrecognised.
-    if (run(shell_quote(suite) + args, out) < 0 || out.find("nrecognised") != std::string::npos) continue;
+    if (run(args, {}, out) < 0 || out.find("nrecognised") != std::string::npos) continue;
     std::vector<std::string> cases;
     std::size_t start = 0;
     while (start < out.size()) {
@@ -112,7 +148,7 @@ int run_conformance(const ConformanceCommand& cmd) {
   std::vector<Column> columns;
   {
     std::string out;
-    if (run(shell_quote(suite) + " --gpurt-list-devices", out) != 0)
+    if (run({suite, "--gpurt-list-devices"}, {}, out) != 0)
       throw Error(ErrorCategory::internal, suite + " --gpurt-list-devices failed: " + out);
     std::size_t start = 0;
     while (start < out.size()) {
@@ -174,9 +210,7 @@ int run_conformance(const ConformanceCommand& cmd) {
       const std::size_t ci = job / columns.size(), di = job % columns.size();
       Outcome o;
       std::string out;
-      const int rc = run("GPURT_TEST_DEVICE=" + shell_quote(columns[di].selector) + " " + shell_quote(suite) + " " +
-                             shell_quote(catch_spec(cases[ci])),
-                         out);
+      const int rc = run({suite, catch_spec(cases[ci])}, {"GPURT_TEST_DEVICE=" + columns[di].selector}, out);
       if (rc == 0) {
         o.kind = Outcome::Kind::pass;
       } else if (rc == 77) {
