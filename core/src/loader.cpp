@@ -79,6 +79,9 @@ std::unique_ptr<BackendRecord> load_backend(const std::string& name,
   r->info.searched = dirs;
   const std::string file = plugin_file(name);
   for (const std::string& dir : dirs) {
+    // Only absolute directories: a relative one would make the current directory decide which
+    // code gets loaded (GPURT_PLUGIN_PATH refuses them already; this keeps every caller honest).
+    if (dir.empty() || dir.front() != '/') continue;
     if (is_regular_file(dir + "/" + file)) {
       r->info.plugin_path = dir + "/" + file;
       break;

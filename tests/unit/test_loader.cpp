@@ -1,5 +1,7 @@
 // The plugin loader: every way a plugin can fail to load becomes a status with a reason, the
 // native text and the directories searched.
+#include <unistd.h>
+
 #include "harness.hpp"
 #include "loader.hpp"
 #include "log.hpp"
@@ -77,4 +79,19 @@ TEST_CASE("every backend gpurt knows is listed, available or with a reason") {
     }
     CHECK_FALSE(b.searched.empty());
   }
+}
+
+TEST_CASE("loader never loads from the current directory or a relative path") {
+  // The current directory holds a loadable fake plugin; neither it nor relative entries are used.
+  char cwd[4096];
+  REQUIRE(::getcwd(cwd, sizeof cwd) != nullptr);
+  REQUIRE(::chdir(dir("no_device").c_str()) == 0);
+  const auto r = load_backend("fake", {".", "no_device", "", "/nonexistent/a"}, host);
+  const auto up = load_backend("fake", {"../no_device"}, host);
+  REQUIRE(::chdir(cwd) == 0);
+  CHECK(r->info.status == BackendStatus::plugin_not_found);
+  CHECK(r->info.plugin_path.empty());
+  CHECK(up->info.status == BackendStatus::plugin_not_found);
+  // The same directory given absolutely is used.
+  CHECK(load_backend("fake", {dir("no_device")}, host)->info.status == BackendStatus::no_device);
 }
