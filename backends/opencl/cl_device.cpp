@@ -1,6 +1,7 @@
 // ClDevice: properties, queues, memory and program builds for one cl_device_id.
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 #include "cl_common.hpp"
 
@@ -107,7 +108,7 @@ Status ClDevice::create_queue(const plugin::QueueOptions& options,
     cl_int err = CL_SUCCESS;
     cl::CommandQueue q(context_, device_, options.timing ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
     if (err != CL_SUCCESS) return fail(err, "clCreateCommandQueue", "creating a queue");
-    out = std::make_unique<ClQueue>(std::move(q), context_());
+    out = std::make_unique<ClQueue>(std::move(q), context_(), *this);
     return Status::success();
   });
 }
@@ -250,6 +251,66 @@ Status ClDevice::memory_usage(std::uint64_t& free_bytes, std::uint64_t& total_by
   free_bytes = 0;
   return Status::failure(ErrorCategory::unsupported,
                          "OpenCL does not report free device memory", "Device::memory_usage");
+}
+
+}  // namespace gpurt::opencl
+
+namespace gpurt::opencl {
+
+namespace {
+const char* fill_source = R"CL(
+__kernel void gpurt_fill4(__global uint* p, uint v, ulong first, ulong n) {
+  for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) p[first + i] = v;
+}
+__kernel void gpurt_fill8(__global ulong* p, ulong v, ulong first, ulong n) {
+  for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) p[first + i] = v;
+}
+__kernel void gpurt_fill16(__global ulong2* p, ulong2 v, ulong first, ulong n) {
+  for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) p[first + i] = v;
+}
+)CL";
+}  // namespace
+
+bool ClDevice::fill_with_kernel(cl::CommandQueue& queue, cl_mem buffer, std::size_t offset, std::size_t bytes,
+                                const void* pattern, std::size_t pattern_size, Status& status) noexcept {
+  if (props_.type != DeviceType::gpu) return false;
+  // 1- and 2-byte patterns repeat exactly as a 4-byte word.
+  unsigned char word[16];
+  std::size_t size = pattern_size;
+  if (pattern_size < 4) {
+    for (std::size_t i = 0; i < 4; ++i) word[i] = static_cast<const unsigned char*>(pattern)[i % pattern_size];
+    size = 4;
+  } else if (pattern_size <= 16) {
+    std::memcpy(word, pattern, pattern_size);
+  }
+  if ((size != 4 && size != 8 && size != 16) || offset % size != 0 || bytes % size != 0) return false;
+  std::call_once(fill_once_, [&] {
+    try {
+      cl::Program program(context_, fill_source);
+      if (program.build(std::vector<cl::Device>{device_}) != CL_SUCCESS) return;
+      fill_kernels_[0] = cl::Kernel(program, "gpurt_fill4");
+      fill_kernels_[1] = cl::Kernel(program, "gpurt_fill8");
+      fill_kernels_[2] = cl::Kernel(program, "gpurt_fill16");
+    } catch (...) {
+      for (auto& k : fill_kernels_) k = cl::Kernel();
+    }
+  });
+  cl::Kernel& k = fill_kernels_[size == 4 ? 0 : size == 8 ? 1 : 2];
+  if (!k()) return false;
+  const cl_ulong first = offset / size, n = bytes / size;
+  const std::size_t group = 256;
+  const std::size_t groups = std::max<std::size_t>(
+      1, std::min<std::size_t>((n + group - 1) / group, std::size_t(props_.compute_units) * 32));
+  const std::size_t global = groups * group;
+  std::lock_guard<std::mutex> lock(fill_mutex_);
+  cl_int err = clSetKernelArg(k(), 0, sizeof(cl_mem), &buffer);
+  if (err == CL_SUCCESS) err = clSetKernelArg(k(), 1, size, word);
+  if (err == CL_SUCCESS) err = clSetKernelArg(k(), 2, sizeof first, &first);
+  if (err == CL_SUCCESS) err = clSetKernelArg(k(), 3, sizeof n, &n);
+  if (err == CL_SUCCESS)
+    err = clEnqueueNDRangeKernel(queue(), k(), 1, nullptr, &global, &group, 0, nullptr, nullptr);
+  status = err == CL_SUCCESS ? Status::success() : fail(err, "clEnqueueNDRangeKernel", "filling a buffer");
+  return true;
 }
 
 }  // namespace gpurt::opencl

@@ -30,6 +30,9 @@ Status ClQueue::copy(plugin::Buffer& src, std::size_t src_offset, plugin::Buffer
 
 Status ClQueue::fill(plugin::Buffer& dst, std::size_t offset, std::size_t bytes, const void* pattern,
                      std::size_t pattern_size) noexcept {
+  Status through_kernel;
+  if (device_.fill_with_kernel(queue_, buf(dst).handle(), offset, bytes, pattern, pattern_size, through_kernel))
+    return through_kernel;
   const cl_int err = clEnqueueFillBuffer(queue_(), buf(dst).handle(), pattern, pattern_size, offset,
                                          bytes, 0, nullptr, nullptr);
   return err == CL_SUCCESS ? Status::success() : fail(err, "clEnqueueFillBuffer");
