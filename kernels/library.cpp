@@ -123,15 +123,11 @@ void scan_impl(Queue& q, const Buffer<T>& in, const Buffer<T>& out, std::size_t 
   if (tiles > q.device().properties().max_groups.x)
     bad(q, "scan", std::to_string(n) + " elements need " + std::to_string(tiles) + " groups, more than the device's " +
                        std::to_string(q.device().properties().max_groups.x) + "; scan in parts");
-  // One ticket counter and sizeof(T)/4 status words per tile, all zero before the launch.
-  Buffer<std::uint32_t> ticket = q.device().alloc<std::uint32_t>(1);
-  Buffer<std::uint64_t> status = q.device().alloc<std::uint64_t>(tiles * (sizeof(T) / 4));
-  retain(q, ticket);
-  retain(q, status);
-  q.fill(ticket, 0u);
-  q.fill(status, std::uint64_t{0});
-  q.launch(k, LaunchConfig(Dim3(tiles), Dim3(group)), in, out, static_cast<std::uint64_t>(n), exclusive, ticket,
-           status);
+  // One zeroed buffer: the ticket counter, a spare word, and sizeof(T)/4 status words per tile.
+  Buffer<std::uint64_t> state = q.device().alloc<std::uint64_t>(2 + tiles * (sizeof(T) / 4));
+  retain(q, state);
+  q.fill(state, std::uint64_t{0});
+  q.launch(k, LaunchConfig(Dim3(tiles), Dim3(group)), in, out, static_cast<std::uint64_t>(n), exclusive, state);
 }
 
 }  // namespace
