@@ -212,7 +212,7 @@ void Traced::end() noexcept {
 }
 
 void trace_collect() noexcept {
-  if (!gpurt::tracing()) return;
+  if (!observing() || !gpurt::tracing()) return;  // the atomic first: finish() is a hot path
   try {
     std::lock_guard<std::mutex> lock(tracer().mutex);
     collect(tracer(), false);
