@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -28,9 +29,10 @@ template <> const char* type_name<float>() { return "float"; }
 template <> const char* type_name<double>() { return "double"; }
 
 // The library's programs, built once per (device, source, element type, extra defines) for the
-// process.
-Program library_program(const Device& dev, const char* source_name, const char* source, const char* type,
-                        const std::vector<std::pair<std::string, std::string>>& extra = {}) {
+// process: portable sources (kernels/*.gpurt), or the nvcc-built binary of the tensor-core kernels.
+Program library_program(const Device& dev, const char* source_name, std::string_view source, const char* type,
+                        const std::vector<std::pair<std::string, std::string>>& extra = {},
+                        SourceLanguage language = SourceLanguage::portable) {
   static std::mutex mutex;
   static std::map<std::tuple<detail::DeviceState*, std::string, std::string>, Program> programs;
   std::string variant = type ? type : "";
@@ -50,7 +52,9 @@ Program library_program(const Device& dev, const char* source_name, const char* 
   // The element type arrives as GPURT_T (a macro named T would clash with NVRTC's own headers).
   if (type) options.defines.push_back({"GPURT_T", type});
   for (const auto& d : extra) options.defines.push_back(d);
-  Program p = dev.build({SourceLanguage::portable, source, std::string(source_name) + ".gpurt"}, options);
+  Program p = dev.build({language, std::string(source),
+                         language == SourceLanguage::portable ? std::string(source_name) + ".gpurt" : source_name},
+                        options);
   std::lock_guard<std::mutex> lock(mutex);
   return programs.emplace(key, p).first->second;
 }
@@ -245,16 +249,9 @@ Kernel tensor_kernel(Queue& q, const char* name) {
                     dev.description() + " is " + p.backend + " " + p.architecture + "; use lib::matmul",
                 ErrorDetails{p.backend, 0, {}, std::string("gpurt::lib::") + name, dev.description(), {}, {}});
 #ifdef GPURT_HAVE_TENSOR_FATBIN
-  static std::mutex mutex;
-  static std::map<detail::DeviceState*, Program> programs;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = programs.find(dev.state());
-  if (it == programs.end()) {
-    const std::string bytes(reinterpret_cast<const char*>(embedded::matmul_tensor_fatbin),
-                            embedded::matmul_tensor_fatbin_size);
-    it = programs.emplace(dev.state(), dev.build({SourceLanguage::cubin, bytes, "matmul_tensor.fatbin"})).first;
-  }
-  return it->second.kernel(name);
+  const std::string_view fatbin(reinterpret_cast<const char*>(embedded::matmul_tensor_fatbin),
+                                embedded::matmul_tensor_fatbin_size);
+  return library_program(dev, "matmul_tensor.fatbin", fatbin, nullptr, {}, SourceLanguage::cubin).kernel(name);
 #else
   throw Error(ErrorCategory::unsupported,
               "this gpurt was built without the CUDA toolkit's nvcc, which compiles the tensor-core kernels; "
