@@ -59,25 +59,86 @@ Program library_program(const Device& dev, const char* source_name, std::string_
   return programs.emplace(key, p).first->second;
 }
 
+// A 1D kernel of the library with its launch shape, worked out once per device: `group`, the
+// largest power of two up to 256 that the kernel allows, and `wave`, the number of such groups
+// (each with `local_per_item` bytes of dynamic local memory per work-item) that the device runs
+// at once - compute units x resident groups per unit, from the occupancy calculator (CUDA) or
+// the backend's estimate (OpenCL).
+struct ShapedKernel {
+  Kernel kernel;
+  std::size_t group = 1;
+  std::size_t wave = 1;
+};
+
+ShapedKernel shaped_kernel(const Device& dev, const char* source_name, std::string_view source, const char* type,
+                           const char* name, std::size_t local_per_item,
+                           const std::vector<std::pair<std::string, std::string>>& extra = {}) {
+  static std::mutex mutex;
+  static std::map<std::tuple<detail::DeviceState*, std::string, std::string>, ShapedKernel> kernels;
+  std::string key = std::string(source_name) + " " + name + " " + (type ? type : "");
+  for (const auto& d : extra) key += " " + d.first + "=" + d.second;
+  const auto k = std::make_tuple(dev.state(), key, std::string());
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = kernels.find(k);
+    if (it != kernels.end()) return it->second;
+  }
+  ShapedKernel s;
+  s.kernel = library_program(dev, source_name, source, type, extra).kernel(name);
+  while (s.group * 2 <= std::min<std::size_t>(256, s.kernel.max_group_size())) s.group *= 2;
+  s.wave = std::max<std::size_t>(1, dev.properties().compute_units) *
+           s.kernel.resident_groups_per_unit(s.group, s.group * local_per_item);
+  std::lock_guard<std::mutex> lock(mutex);
+  return kernels.emplace(k, s).first->second;
+}
+
 template <class T>
-Kernel kernel(Queue& q, const char* source_name, const char* source, const char* name) {
-  return library_program(q.device(), source_name, source, type_name<T>()).kernel(name);
+ShapedKernel elementwise_kernel(Queue& q, const char* name) {
+  return shaped_kernel(q.device(), "elementwise", embedded::elementwise, type_name<T>(), name, 0);
 }
 
-// A 1D grid-stride launch: enough groups to fill the device, never more than the items need.
-LaunchConfig stride_config(const Queue& q, const Kernel& k, std::size_t n) {
-  const std::size_t group = std::min<std::size_t>(256, k.max_group_size());
-  const std::size_t fill = static_cast<std::size_t>(q.device().properties().compute_units) * 32;
-  const std::size_t needed = (n + group - 1) / group;
-  return LaunchConfig(Dim3(std::max<std::size_t>(1, std::min({needed, fill, q.device().properties().max_groups.x}))),
-                      Dim3(group));
+// A 1D grid-stride launch: one wave of groups that fills the device, never more than the items need.
+LaunchConfig stride_config(const Queue& q, const ShapedKernel& k, std::size_t n, std::size_t local_bytes = 0) {
+  const std::size_t needed = (n + k.group - 1) / k.group;
+  return LaunchConfig(Dim3(std::max<std::size_t>(1, std::min({needed, k.wave, q.device().properties().max_groups.x}))),
+                      Dim3(k.group), local_bytes);
 }
 
-// The largest power of two not above the kernel's limit, capped at 256 (tree reductions).
-std::size_t pow2_group(const Kernel& k) {
-  std::size_t g = 1;
-  while (g * 2 <= std::min<std::size_t>(256, k.max_group_size())) g *= 2;
-  return g;
+// The library's scratch on one queue (detail::QueueState::library_scratch), used under the
+// queue's library_mutex (held by a ScratchLease).
+struct Scratch {
+  // Word 0: reduce's ticket counter, zero between calls (the kernel's last group resets it);
+  // then the groups' partial results.
+  Buffer<std::uint64_t> reduce;
+  // Word 0: scan's ticket counter (only grows), word 1 spare, then the tiles' status words.
+  Buffer<std::uint64_t> scan;
+  std::uint32_t scan_tickets = 0;  // the counter's value once the scans enqueued so far have run
+  std::uint32_t scan_epoch = 0;    // the last enqueued scan's epoch; 0: none since the buffer was zeroed
+};
+
+class ScratchLease {
+ public:
+  explicit ScratchLease(Queue& q) : queue_(q.state("gpurt::lib")), lock_(queue_->library_mutex) {
+    if (!queue_->library_scratch) queue_->library_scratch = std::make_shared<Scratch>();
+    scratch_ = static_cast<Scratch*>(queue_->library_scratch.get());
+  }
+  Scratch* operator->() const { return scratch_; }
+
+ private:
+  detail::QueueState* queue_;
+  std::unique_lock<std::mutex> lock_;
+  Scratch* scratch_ = nullptr;
+};
+
+// Makes `b` at least `words` long: a new buffer, zeroed on the queue, when it is shorter (the old
+// one lives until the queue's work is done). Returns whether it replaced the buffer.
+bool ensure_scratch(Queue& q, Buffer<std::uint64_t>& b, std::size_t words) {
+  if (b.size() >= words) return false;
+  Buffer<std::uint64_t> fresh = q.device().alloc<std::uint64_t>(std::max(words, 2 * b.size()));
+  q.fill(fresh, std::uint64_t{0});
+  if (!b.empty()) detail::retain_until_finish(q.state("gpurt::lib"), b.shared_allocation());
+  b = std::move(fresh);
+  return true;
 }
 
 [[noreturn]] void bad(const Queue& q, const std::string& call, const std::string& what) {
@@ -91,10 +152,6 @@ void require_size(const Queue& q, const char* call, const char* what, std::size_
                      " are needed");
 }
 
-template <class T>
-void retain(Queue& q, const Buffer<T>& b) {
-  detail::retain_until_finish(q.state("gpurt::lib"), b.shared_allocation());
-}
 
 template <class T>
 T identity(ReduceOp op) {
@@ -120,18 +177,29 @@ template <class T>
 void scan_impl(Queue& q, const Buffer<T>& in, const Buffer<T>& out, std::size_t n, int exclusive) {
   const std::size_t group = scan_group(q.device());
   const std::size_t tile = group * (128 / sizeof(T));  // GROUP x ITEMS in scan.gpurt
-  Kernel k = library_program(q.device(), "scan", embedded::scan, type_name<T>(),
-                             {{"GPURT_SCAN_GROUP", std::to_string(group)}})
-                 .kernel("gpurt_scan");
+  const ShapedKernel k = shaped_kernel(q.device(), "scan", embedded::scan, type_name<T>(), "gpurt_scan", 0,
+                                      {{"GPURT_SCAN_GROUP", std::to_string(group)}});
   const std::size_t tiles = (n + tile - 1) / tile;
-  if (tiles > q.device().properties().max_groups.x)
+  if (tiles > std::min<std::size_t>(q.device().properties().max_groups.x, 0x7fffffff))
     bad(q, "scan", std::to_string(n) + " elements need " + std::to_string(tiles) + " groups, more than the device's " +
                        std::to_string(q.device().properties().max_groups.x) + "; scan in parts");
-  // One zeroed buffer: the ticket counter, a spare word, and sizeof(T)/4 status words per tile.
-  Buffer<std::uint64_t> state = q.device().alloc<std::uint64_t>(2 + tiles * (sizeof(T) / 4));
-  retain(q, state);
-  q.fill(state, std::uint64_t{0});
-  q.launch(k, LaunchConfig(Dim3(tiles), Dim3(group)), in, out, static_cast<std::uint64_t>(n), exclusive, state);
+  // The queue's scan state: the ticket counter, a spare word, and sizeof(T)/4 status words per
+  // tile. It is zeroed only when new and when the epoch runs out (the kernel ignores status words
+  // of other epochs), so a scan normally enqueues one launch and nothing else.
+  ScratchLease scratch(q);
+  if (ensure_scratch(q, scratch->scan, 2 + tiles * (sizeof(T) / 4))) {
+    scratch->scan_tickets = 0;
+    scratch->scan_epoch = 0;
+  } else if (scratch->scan_epoch >= (1u << 30) - 1) {  // flags are epoch * 4 + 1 or 2, in 32 bits
+    q.fill(scratch->scan, std::uint64_t{0});
+    scratch->scan_tickets = 0;
+    scratch->scan_epoch = 0;
+  }
+  const std::uint32_t epoch = scratch->scan_epoch + 1, base = scratch->scan_tickets;
+  q.launch(k.kernel, LaunchConfig(Dim3(tiles), Dim3(group)), in, out, static_cast<std::uint64_t>(n), exclusive,
+           scratch->scan, base, epoch);
+  scratch->scan_epoch = epoch;  // only once the launch is enqueued: a refused launch takes no tickets
+  scratch->scan_tickets = base + static_cast<std::uint32_t>(tiles);
 }
 
 }  // namespace
@@ -152,8 +220,8 @@ template <class T>
 void axpy(Queue& q, T a, const Buffer<T>& x, const Buffer<T>& y) {
   require_size(q, "axpy", "y", y.size(), x.size());
   if (x.empty()) return;
-  Kernel k = kernel<T>(q, "elementwise", embedded::elementwise, "gpurt_axpy");
-  q.launch(k, stride_config(q, k, x.size()), a, x, y, static_cast<std::uint64_t>(x.size()));
+  const ShapedKernel k = elementwise_kernel<T>(q, "gpurt_axpy");
+  q.launch(k.kernel, stride_config(q, k, x.size()), a, x, y, static_cast<std::uint64_t>(x.size()));
 }
 
 template <class T>
@@ -161,8 +229,8 @@ void binary(Queue& q, BinaryOp op, const Buffer<T>& a, const Buffer<T>& b, const
   require_size(q, "binary", "b", b.size(), a.size());
   require_size(q, "binary", "out", out.size(), a.size());
   if (a.empty()) return;
-  Kernel k = kernel<T>(q, "elementwise", embedded::elementwise, "gpurt_binary");
-  q.launch(k, stride_config(q, k, a.size()), a, b, out, static_cast<std::uint64_t>(a.size()),
+  const ShapedKernel k = elementwise_kernel<T>(q, "gpurt_binary");
+  q.launch(k.kernel, stride_config(q, k, a.size()), a, b, out, static_cast<std::uint64_t>(a.size()),
            static_cast<int>(op));
 }
 
@@ -174,18 +242,19 @@ void reduce(Queue& q, ReduceOp op, const Buffer<T>& in, const Buffer<T>& result)
     q.fill(result, id);
     return;
   }
-  Kernel k = kernel<T>(q, "reduce", embedded::reduce, "gpurt_reduce");
-  const std::size_t group = pow2_group(k);
-  // Enough groups to fill every compute unit several times over (2048 work-items per unit at 256).
-  const std::size_t groups = std::min<std::size_t>((in.size() + group - 1) / group,
-                                                   std::max<std::size_t>(1, q.device().properties().compute_units) *
-                                                       (2048 / group));
-  Buffer<T> partials = q.device().alloc<T>(groups);
-  retain(q, partials);
-  q.launch(k, LaunchConfig(Dim3(groups), Dim3(group), group * sizeof(T)), in, partials,
-           static_cast<std::uint64_t>(in.size()), static_cast<int>(op), id);
-  q.launch(k, LaunchConfig(Dim3(1), Dim3(group), group * sizeof(T)), partials, result,
-           static_cast<std::uint64_t>(groups), static_cast<int>(op), id);
+  // One program per operation and index width: 32-bit indices while n and the grid allow them.
+  const std::size_t n = in.size();
+  const bool narrow = n < (std::size_t(1) << 31);
+  const ShapedKernel k =
+      shaped_kernel(q.device(), "reduce", embedded::reduce, type_name<T>(), "gpurt_reduce", sizeof(T),
+                    {{"GPURT_REDUCE_OP", std::to_string(static_cast<int>(op))},
+                     {"GPURT_INDEX", narrow ? "uint32_t" : "uint64_t"}});
+  LaunchConfig cfg = stride_config(q, k, n, k.group * sizeof(T));
+  if (narrow)  // the kernel's index arithmetic reaches n + 8 x the grid's work-items
+    cfg.groups.x = std::max<std::size_t>(1, std::min(cfg.groups.x, (std::size_t(1) << 28) / k.group));
+  ScratchLease scratch(q);
+  ensure_scratch(q, scratch->reduce, 1 + (cfg.groups.x * sizeof(T) + 7) / 8);
+  q.launch(k.kernel, cfg, in, result, static_cast<std::uint64_t>(n), id, scratch->reduce);
 }
 
 template <class T>
@@ -314,12 +383,19 @@ void conv2d(Queue& q, const Buffer<float>& in, const Buffer<float>& filter, cons
   require_size(q, "conv2d", "out", out.size(), width * height);
   if (width == 0 || height == 0) return;
   // One program per filter size: the size is a build-time constant, so the kernel's loops unroll.
+  // One GX x GY group per GX x (GY * RY) block of the output; each work-item computes RY rows.
+  // (Measured on the H200, 8192^2 5x5: 32x4 x 16 rows and 64x2 x 32 rows were the best shapes.)
+  // Filters above 7x7 are compute-bound and unroll into long code: 8 rows there.
+  constexpr std::size_t gx = 32, gy = 4;
+  const std::size_t ry = filter_size <= 7 ? 16 : 8;
   Kernel k = library_program(q.device(), "conv2d", embedded::conv2d, nullptr,
-                             {{"GPURT_FSIZE", std::to_string(filter_size)}})
+                             {{"GPURT_FSIZE", std::to_string(filter_size)},
+                              {"GPURT_CONV_GX", std::to_string(gx)},
+                              {"GPURT_CONV_GY", std::to_string(gy)},
+                              {"GPURT_CONV_RY", std::to_string(ry)}})
                  .kernel("gpurt_conv2d");
-  // One 32x4 group per 32x32 block of the output (each work-item computes 8 rows).
-  q.launch(k, LaunchConfig(LaunchConfig::cover(Dim3(width, height), Dim3(32, 32)).groups, Dim3(32, 4)), in, filter,
-           out, static_cast<std::uint32_t>(width), static_cast<std::uint32_t>(height));
+  q.launch(k, LaunchConfig(LaunchConfig::cover(Dim3(width, height), Dim3(gx, gy * ry)).groups, Dim3(gx, gy)), in,
+           filter, out, static_cast<std::uint32_t>(width), static_cast<std::uint32_t>(height));
 }
 
 void histogram(Queue& q, const Buffer<std::uint32_t>& in, const Buffer<std::uint32_t>& counts) {
@@ -329,10 +405,12 @@ void histogram(Queue& q, const Buffer<std::uint32_t>& in, const Buffer<std::uint
                             std::to_string(q.device().properties().max_local_memory) + " bytes); use fewer bins");
   q.fill(counts, 0u);
   if (in.empty()) return;
-  Kernel k = library_program(q.device(), "histogram", embedded::histogram, nullptr).kernel("gpurt_histogram");
-  LaunchConfig cfg = stride_config(q, k, in.size());
-  cfg.local_bytes = counts.size_bytes();
-  q.launch(k, cfg, in, counts, static_cast<std::uint64_t>(in.size()), static_cast<std::uint32_t>(counts.size()));
+  ShapedKernel k = shaped_kernel(q.device(), "histogram", embedded::histogram, nullptr, "gpurt_histogram", 0);
+  // The bins sit in local memory, so the wave depends on their number.
+  k.wave = std::max<std::size_t>(1, q.device().properties().compute_units) *
+           k.kernel.resident_groups_per_unit(k.group, counts.size_bytes());
+  q.launch(k.kernel, stride_config(q, k, in.size(), counts.size_bytes()), in, counts,
+           static_cast<std::uint64_t>(in.size()), static_cast<std::uint32_t>(counts.size()));
 }
 
 #define GPURT_LIB_INSTANTIATE(T)                                                         \

@@ -143,14 +143,17 @@ class CuEvent final : public plugin::Event {
 
 class CuKernel final : public plugin::Kernel {
  public:
-  CuKernel(CUfunction f, plugin::KernelInfo info) : function_(f), info_(std::move(info)) {}
+  CuKernel(CUfunction f, CUcontext ctx, plugin::KernelInfo info) : function_(f), ctx_(ctx), info_(std::move(info)) {}
   const plugin::KernelInfo& info() const noexcept override { return info_; }
+  // The occupancy calculator (cuOccupancyMaxActiveBlocksPerMultiprocessor).
+  Status resident_groups(std::size_t group_size, std::size_t local_bytes, std::size_t& out) noexcept override;
   CUfunction function() const { return function_; }
   // Raises the kernel's dynamic shared memory limit to `bytes` when a launch needs more than 48 KiB.
   Status allow_dynamic_shared(std::size_t bytes) noexcept;
 
  private:
   CUfunction function_;  // owned by the module (kept alive by the core's Program state)
+  CUcontext ctx_;         // the device's primary context (retained by the device)
   plugin::KernelInfo info_;
   std::mutex mutex_;
   std::size_t dynamic_limit_ = 48 * 1024;

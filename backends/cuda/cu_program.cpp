@@ -208,7 +208,21 @@ Status CuProgram::kernel(const std::string& name, std::unique_ptr<plugin::Kernel
       p.size = size;
       info.params.push_back(p);
     }
-    out = std::make_unique<CuKernel>(f, std::move(info));
+    out = std::make_unique<CuKernel>(f, device_.context(), std::move(info));
+    return Status::success();
+  });
+}
+
+Status CuKernel::resident_groups(std::size_t group_size, std::size_t local_bytes, std::size_t& out) noexcept {
+  return guarded("cuOccupancyMaxActiveBlocksPerMultiprocessor", [&] {
+    Status s = make_current(ctx_);
+    if (!s.ok()) return s;
+    if (local_bytes > 48 * 1024 && !(s = allow_dynamic_shared(local_bytes)).ok()) return s;
+    int blocks = 0;
+    const CUresult r = cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, function_, static_cast<int>(group_size),
+                                                                   local_bytes);
+    if (r != CUDA_SUCCESS) return fail(r, "cuOccupancyMaxActiveBlocksPerMultiprocessor", "for " + info_.name);
+    out = static_cast<std::size_t>(blocks);
     return Status::success();
   });
 }

@@ -144,6 +144,11 @@ class MockKernel final : public plugin::Kernel, Counted<GPURT_MOCK_KERNEL> {
     }
   }
   const plugin::KernelInfo& info() const noexcept override { return info_; }
+  // Host threads have no occupancy: 2048 work-items' worth, like a GPU compute unit.
+  Status resident_groups(std::size_t group_size, std::size_t, std::size_t& out) noexcept override {
+    out = std::max<std::size_t>(1, 2048 / std::max<std::size_t>(1, group_size));
+    return Status::success();
+  }
   Builtin builtin() const { return builtin_; }
 
  private:

@@ -82,8 +82,12 @@ class ClEvent final : public plugin::Event {
 
 class ClKernel final : public plugin::Kernel {
  public:
-  ClKernel(cl::Kernel k, plugin::KernelInfo info) : kernel_(std::move(k)), info_(std::move(info)) {}
+  // gpu: the device is a GPU; local_memory: its local memory per compute unit in bytes.
+  ClKernel(cl::Kernel k, plugin::KernelInfo info, bool gpu, std::size_t local_memory)
+      : kernel_(std::move(k)), info_(std::move(info)), gpu_(gpu), local_memory_(local_memory) {}
   const plugin::KernelInfo& info() const noexcept override { return info_; }
+  // OpenCL has no occupancy query; an estimate (see cl_program.cpp).
+  Status resident_groups(std::size_t group_size, std::size_t local_bytes, std::size_t& out) noexcept override;
   cl_kernel handle() const { return kernel_(); }
   // clSetKernelArg + enqueue must not interleave between threads sharing the kernel.
   std::mutex& mutex() { return mutex_; }
@@ -91,6 +95,8 @@ class ClKernel final : public plugin::Kernel {
  private:
   cl::Kernel kernel_;
   plugin::KernelInfo info_;
+  bool gpu_;
+  std::size_t local_memory_;
   std::mutex mutex_;
 };
 

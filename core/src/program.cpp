@@ -1,7 +1,9 @@
 // gpurt::Program and gpurt::Kernel, and Device::build.
 #include "gpurt/program.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <string>
 
 #include "cache.hpp"
 #include "dialect.hpp"
@@ -146,6 +148,26 @@ std::size_t Kernel::max_group_size() const { return state("Kernel::max_group_siz
 std::size_t Kernel::preferred_group_multiple() const {
   return state("Kernel::preferred_group_multiple")->info.preferred_group_multiple;
 }
+std::size_t Kernel::resident_groups_per_unit(std::size_t group_size, std::size_t local_bytes) const {
+  detail::KernelState* k = state("Kernel::resident_groups_per_unit");
+  const DeviceProperties& p = k->device->props;
+  auto bad = [&](const std::string& what) {
+    throw Error(ErrorCategory::invalid_argument, what,
+                ErrorDetails{p.backend, 0, {}, "Kernel::resident_groups_per_unit", k->device->description, {}, {}});
+  };
+  const std::size_t limit = k->info.max_group_size != 0 ? k->info.max_group_size : p.max_group_size;
+  if (group_size == 0 || group_size > limit)
+    bad("group size " + std::to_string(group_size) + " is outside 1.." + std::to_string(limit) + " for kernel '" +
+        k->info.name + "'; see Kernel::max_group_size()");
+  if (k->info.static_local_bytes + local_bytes > p.max_local_memory)
+    bad(std::to_string(local_bytes) + " bytes of local memory (plus the kernel's own " +
+        std::to_string(k->info.static_local_bytes) + ") exceed the device's " + std::to_string(p.max_local_memory) +
+        " per group");
+  std::size_t groups = 0;
+  detail::check(k->impl->resident_groups(group_size, local_bytes, groups), k->device);
+  return std::max<std::size_t>(1, groups);
+}
+
 std::size_t Kernel::suggested_group_size() const {
   detail::KernelState* k = state("Kernel::suggested_group_size");
   if (k->info.suggested_group_size != 0) return k->info.suggested_group_size;

@@ -61,9 +61,15 @@ struct QueueState {
   // Temporaries of enqueued work (the library's scratch buffers), released at the next finish().
   std::mutex retained_mutex;
   std::vector<std::shared_ptr<const void>> retained;
+  // Device memory the kernel library keeps for its calls on this queue (reduce's partial results,
+  // scan's tile status), so that a call allocates and clears nothing. The queue runs in order, so
+  // one call's kernels are done with it before the next call's start; `library_mutex` is held
+  // while a call enqueues work that uses it. What it holds is the library's business.
+  std::mutex library_mutex;
+  std::shared_ptr<void> library_scratch;
   // Waits for the queue's work before its temporaries and native queue go (never throws).
   ~QueueState() {
-    if (impl && !retained.empty()) (void)impl->finish();
+    if (impl && (!retained.empty() || library_scratch)) (void)impl->finish();
   }
 };
 

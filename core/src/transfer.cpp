@@ -11,6 +11,11 @@
 #include "gpurt/transfer.hpp"
 #include "log.hpp"
 
+#if defined(__x86_64__) || defined(_M_X64)
+#include <emmintrin.h>
+#define GPURT_STREAMING_STORES 1
+#endif
+
 namespace gpurt {
 
 namespace {
@@ -73,6 +78,42 @@ bool is_pinned(const void* p, std::size_t bytes) {
 
 // ---- CopyPool ----
 
+// memcpy with non-temporal (streaming) stores where the CPU has them: a staged copy's destination
+// is not read again by this CPU (the DMA engine reads a staging buffer; a download's destination is
+// large), so writing around the caches saves reading every destination line first - one memory
+// transfer of three. Measured on the H200 machine, 256 MiB by 16 threads: 32 -> 38 GB/s into
+// pinned memory, 31 -> 36.5 GB/s out of it. The stores are fenced before returning, so whoever
+// waits for this thread (the pool's done signal, then the DMA) sees the data.
+void stream_copy(void* dst, const void* src, std::size_t bytes) noexcept {
+#ifdef GPURT_STREAMING_STORES
+  auto* d = static_cast<unsigned char*>(dst);
+  const auto* s = static_cast<const unsigned char*>(src);
+  const std::size_t head = (16 - (reinterpret_cast<std::uintptr_t>(d) & 15)) & 15;
+  if (bytes < head + 256) {
+    std::memcpy(d, s, bytes);
+    return;
+  }
+  std::memcpy(d, s, head);
+  d += head;
+  s += head;
+  bytes -= head;
+  for (std::size_t blocks = bytes / 64; blocks > 0; --blocks, d += 64, s += 64) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 16));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 32));
+    const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d), a);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 16), b);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 32), c);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 48), e);
+  }
+  _mm_sfence();
+  std::memcpy(d, s, bytes % 64);
+#else
+  std::memcpy(dst, src, bytes);
+#endif
+}
+
 CopyPool::CopyPool(unsigned threads) {
   for (unsigned i = 1; i < threads; ++i) threads_.emplace_back([this] { worker(); });
 }
@@ -107,7 +148,7 @@ void CopyPool::copy(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;  // memcpy's pointers must be valid even for zero bytes
   const std::size_t parts = std::min<std::size_t>(threads_.size() + 1, std::max<std::size_t>(1, bytes >> 19));
   if (parts <= 1) {
-    std::memcpy(dst, src, bytes);
+    stream_copy(dst, src, bytes);
     return;
   }
   const std::size_t part = ((bytes + parts - 1) / parts + 63) & ~std::size_t(63);  // parts * part >= bytes
@@ -117,12 +158,12 @@ void CopyPool::copy(void* dst, const void* src, std::size_t bytes) {
     if (begin >= end) continue;
     ++pending_;
     tasks_.push_back([=] {
-      std::memcpy(static_cast<char*>(dst) + begin, static_cast<const char*>(src) + begin, end - begin);
+      stream_copy(static_cast<char*>(dst) + begin, static_cast<const char*>(src) + begin, end - begin);
     });
   }
   lock.unlock();
   work_cv_.notify_all();
-  std::memcpy(dst, src, std::min(part, bytes));
+  stream_copy(dst, src, std::min(part, bytes));
   lock.lock();
   done_cv_.wait(lock, [&] { return pending_ == 0; });
 }

@@ -13,6 +13,9 @@
 
 namespace gpurt::detail {
 
+// memcpy whose stores bypass the caches (x86-64; plain memcpy elsewhere), fenced before it returns.
+void stream_copy(void* dst, const void* src, std::size_t bytes) noexcept;
+
 // Copies `bytes` with up to `threads` host threads.
 class CopyPool {
  public:

@@ -23,6 +23,28 @@ TEST_CASE("a program lists its kernels and finds them by name") {
   CHECK(p.device() == f.dev);
 }
 
+TEST_CASE("a kernel says how many groups a compute unit runs at once") {
+  test::Fixture f;
+  Kernel k = f.program().kernel("vector_add");
+  const std::size_t largest = k.max_group_size();
+  const std::size_t small = std::min<std::size_t>(32, largest);
+  const std::size_t at_small = k.resident_groups_per_unit(small), at_largest = k.resident_groups_per_unit(largest);
+  INFO(small << " work-items: " << at_small << " groups; " << largest << ": " << at_largest);
+  CHECK(at_largest >= 1);
+  CHECK(at_small >= at_largest);  // smaller groups never fit fewer times
+  if (f.dev.properties().type == DeviceType::gpu) CHECK(at_small * small >= largest);  // a GPU unit holds a full group
+  // Local memory takes room: never more groups with it than without.
+  const std::size_t local = f.dev.properties().max_local_memory / 2;
+  CHECK(k.resident_groups_per_unit(small, local) >= 1);
+  CHECK(k.resident_groups_per_unit(small, local) <= at_small);
+  CHECK(k.resident_groups_per_unit(small, local) <= 2);
+  GPURT_REQUIRE_ERROR(k.resident_groups_per_unit(0), ErrorCategory::invalid_argument, "group size 0");
+  GPURT_REQUIRE_ERROR(k.resident_groups_per_unit(largest + 1), ErrorCategory::invalid_argument, "max_group_size");
+  GPURT_REQUIRE_ERROR(k.resident_groups_per_unit(small, f.dev.properties().max_local_memory + 1),
+                      ErrorCategory::invalid_argument, "local memory");
+  CHECK(k.resident_groups_per_unit(small) == at_small);  // still usable, and the same answer
+}
+
 TEST_CASE("an unknown kernel name lists the kernels the program has") {
   test::Fixture f;
   Program p = f.program();

@@ -56,6 +56,13 @@ class Kernel {
   std::size_t preferred_group_multiple() const;
   // A 1D group size chosen by the backend for this kernel (CUDA: occupancy calculator).
   std::size_t suggested_group_size() const;
+  // How many groups of `group_size` work-items, each with `local_bytes` of dynamic local memory,
+  // one compute unit of the device runs at once for this kernel (at least 1): CUDA's occupancy
+  // calculator; on OpenCL an estimate from the kernel's group limit and the local memory (one group
+  // per compute unit on CPUs). Times properties().compute_units, it is the number of groups that
+  // fills the device in one wave - the usual size of a grid-stride launch. Throws invalid_argument
+  // when the group is larger than max_group_size() or the local memory exceeds the device's.
+  std::size_t resident_groups_per_unit(std::size_t group_size, std::size_t local_bytes = 0) const;
 
   explicit Kernel(std::shared_ptr<detail::KernelState> s) : state_(std::move(s)) {}
   detail::KernelState* state(const char* call) const;

@@ -24,7 +24,7 @@
 
 namespace gpurt::plugin {
 
-constexpr std::uint32_t abi_version = 1;
+constexpr std::uint32_t abi_version = 2;
 
 // The outcome of a hook. ok() when `failed` is false.
 struct Status {
@@ -127,6 +127,9 @@ class Kernel {
  public:
   virtual ~Kernel() = default;
   virtual const KernelInfo& info() const noexcept = 0;
+  // How many groups of `group_size` work-items, each with `local_bytes` of dynamic local memory,
+  // one compute unit runs at once for this kernel (the core has checked both against the limits).
+  virtual Status resident_groups(std::size_t group_size, std::size_t local_bytes, std::size_t& out) noexcept = 0;
 };
 
 class Program {
