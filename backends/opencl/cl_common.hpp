@@ -82,9 +82,11 @@ class ClEvent final : public plugin::Event {
 
 class ClKernel final : public plugin::Kernel {
  public:
-  // gpu: the device is a GPU; local_memory: its local memory per compute unit in bytes.
-  ClKernel(cl::Kernel k, plugin::KernelInfo info, bool gpu, std::size_t local_memory)
-      : kernel_(std::move(k)), info_(std::move(info)), gpu_(gpu), local_memory_(local_memory) {}
+  // gpu: the device is a GPU; device_group: its largest work-group; local_memory: its local
+  // memory per compute unit in bytes.
+  ClKernel(cl::Kernel k, plugin::KernelInfo info, bool gpu, std::size_t device_group, std::size_t local_memory)
+      : kernel_(std::move(k)), info_(std::move(info)), gpu_(gpu), device_group_(device_group),
+        local_memory_(local_memory) {}
   const plugin::KernelInfo& info() const noexcept override { return info_; }
   // OpenCL has no occupancy query; an estimate (see cl_program.cpp).
   Status resident_groups(std::size_t group_size, std::size_t local_bytes, std::size_t& out) noexcept override;
@@ -96,6 +98,7 @@ class ClKernel final : public plugin::Kernel {
   cl::Kernel kernel_;
   plugin::KernelInfo info_;
   bool gpu_;
+  std::size_t device_group_;
   std::size_t local_memory_;
   std::mutex mutex_;
 };

@@ -113,20 +113,21 @@ Status ClProgram::kernel(const std::string& name, std::unique_ptr<plugin::Kernel
       }
     }
     out = std::make_unique<ClKernel>(std::move(k), std::move(info), device_.properties().type == DeviceType::gpu,
-                                     device_.properties().max_local_memory);
+                                     device_.properties().max_group_size, device_.properties().max_local_memory);
     return Status::success();
   });
 }
 
 // OpenCL cannot say how many groups a compute unit holds, so this estimates it from what it can
 // say. A CPU compute unit (a core, PoCL) runs one group at a time. A GPU compute unit holds about
-// twice the largest group the kernel allows (CL_KERNEL_WORK_GROUP_SIZE, which already reflects
-// the kernel's register use: 2 x 1024 = 2048 work-items per NVIDIA SM), and no more groups than
-// its local memory fits.
+// twice the device's largest work-group (2 x 1024 = 2048 work-items on an NVIDIA SM, 2560 on an
+// AMD CU) and no more groups than its local memory fits. (CL_KERNEL_WORK_GROUP_SIZE is no guide:
+// NVIDIA's driver reports 256 for small kernels that run 2048 work-items per SM.) Too many groups
+// cost a grid-stride launch little; too few leave the device idle, so the estimate errs high.
 Status ClKernel::resident_groups(std::size_t group_size, std::size_t local_bytes, std::size_t& out) noexcept {
   std::size_t groups = 1;
   if (gpu_ && group_size > 0) {
-    groups = std::max<std::size_t>(1, 2 * info_.max_group_size / group_size);
+    groups = std::max<std::size_t>(1, 2 * device_group_ / group_size);
     const std::size_t per_group = info_.static_local_bytes + local_bytes;
     if (per_group > 0) groups = std::min(groups, std::max<std::size_t>(1, local_memory_ / per_group));
   }
