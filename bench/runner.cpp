@@ -191,7 +191,7 @@ nlohmann::json measure_transfers(Context& c) {
 }
 
 // Staged pageable copies of 256 MiB (4 MiB with --quick) by the number of host copy threads: the
-// data behind the default (gpurt::staging_threads()).
+// data behind the default (gpurt::staging_threads(direction)).
 nlohmann::json measure_staging_threads(Context& c) {
   const std::size_t bytes = c.opt.quick ? (4u << 20) : (256u << 20);
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
@@ -213,7 +213,10 @@ nlohmann::json measure_staging_threads(Context& c) {
   }
   set_staging_threads(0);
   set_staging(saved_mode);
-  return {{"default_threads", staging_threads()}, {"rows", rows}};
+  return {{"default_threads",
+           {{"host_to_device", staging_threads(CopyDirection::host_to_device)},
+            {"device_to_host", staging_threads(CopyDirection::device_to_host)}}},
+          {"rows", rows}};
 }
 
 nlohmann::json measure_build(Context& c) {

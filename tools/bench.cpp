@@ -31,6 +31,13 @@ std::string size_text(std::uint64_t bytes) {
   return std::to_string(bytes >> 10) + " KiB";
 }
 
+// The default thread counts of a bench JSON: one number (before 2026-11-30) or one per direction.
+std::string default_threads_text(const nlohmann::json& d) {
+  if (d.is_number()) return std::to_string(d.get<unsigned>()) + " threads";
+  return std::to_string(d["host_to_device"].get<unsigned>()) + " threads up, " +
+         std::to_string(d["device_to_host"].get<unsigned>()) + " down";
+}
+
 void print_table(const nlohmann::json& r, std::ostream& os) {
   const auto& d = r["device"];
   os << "\n== " << d["selector"].get<std::string>() << " " << d["name"].get<std::string>() << " — driver "
@@ -56,8 +63,8 @@ void print_table(const nlohmann::json& r, std::ostream& os) {
   }
   if (r.contains("staging_threads")) {
     const auto& st = r["staging_threads"];
-    os << "\nstaged pageable copies by host copy threads (GB/s; default " << st["default_threads"].get<unsigned>()
-       << " threads)\n";
+    os << "\nstaged pageable copies by host copy threads (GB/s; default " << default_threads_text(st["default_threads"])
+       << ")\n";
     for (const auto& t : st["rows"])
       os << "  " << std::setw(3) << t["threads"].get<unsigned>() << " threads, " << size_text(t["bytes"].get<std::uint64_t>())
          << ":  host_to_device " << fmt(t["host_to_device"].get<double>(), 2) << ", device_to_host "
@@ -289,7 +296,8 @@ void write_markdown(const nlohmann::json& doc, std::ostream& os) {
     }
     if (r.contains("staging_threads")) {
       os << "\nStaged pageable copies of 256 MiB by host copy threads (GB/s; default "
-         << r["staging_threads"]["default_threads"].get<unsigned>() << "):\n\n| threads | host_to_device | device_to_host |\n"
+         << default_threads_text(r["staging_threads"]["default_threads"])
+         << "):\n\n| threads | host_to_device | device_to_host |\n"
             "| ---: | ---: | ---: |\n";
       for (const auto& t : r["staging_threads"]["rows"])
         os << "| " << t["threads"].get<unsigned>() << " | " << fmt(t["host_to_device"].get<double>(), 2) << " | "

@@ -21,7 +21,8 @@ class CopyPool {
  public:
   explicit CopyPool(unsigned threads);
   ~CopyPool();
-  void copy(void* dst, const void* src, std::size_t bytes);
+  // Splits the copy over at most `threads` threads (the caller's among them) of the pool's.
+  void copy(void* dst, const void* src, std::size_t bytes, unsigned threads = ~0u);
 
  private:
   void worker();

@@ -15,7 +15,6 @@ namespace detail {
 struct BaselineState;
 }
 
-enum class CopyDirection { host_to_device = 0, device_to_host = 1, device_to_device = 2 };
 enum class HostMemory { pageable, pinned };
 
 class RawBaseline {

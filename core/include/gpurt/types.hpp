@@ -9,6 +9,8 @@
 
 namespace gpurt {
 
+enum class CopyDirection { host_to_device = 0, device_to_host = 1, device_to_device = 2 };
+
 // A 1-, 2- or 3-dimensional extent. Unused dimensions are 1.
 struct Dim3 {
   std::size_t x = 1, y = 1, z = 1;
