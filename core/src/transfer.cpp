@@ -144,10 +144,9 @@ void CopyPool::worker() {
 }
 
 // The calling thread copies one part itself; the pool's threads copy the others.
-void CopyPool::copy(void* dst, const void* src, std::size_t bytes, unsigned threads) {
+void CopyPool::copy(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;  // memcpy's pointers must be valid even for zero bytes
-  const std::size_t parts = std::min<std::size_t>({threads_.size() + 1, std::max(1u, threads),
-                                                   std::max<std::size_t>(1, bytes >> 19)});
+  const std::size_t parts = std::min<std::size_t>(threads_.size() + 1, std::max<std::size_t>(1, bytes >> 19));
   if (parts <= 1) {
     stream_copy(dst, src, bytes);
     return;
@@ -162,8 +161,9 @@ void CopyPool::copy(void* dst, const void* src, std::size_t bytes, unsigned thre
       stream_copy(static_cast<char*>(dst) + begin, static_cast<const char*>(src) + begin, end - begin);
     });
   }
+  const std::size_t tasks = pending_;
   lock.unlock();
-  work_cv_.notify_all();
+  for (std::size_t i = 0; i < tasks; ++i) work_cv_.notify_one();  // wake only as many as have work
   stream_copy(dst, src, std::min(part, bytes));
   lock.lock();
   done_cv_.wait(lock, [&] { return pending_ == 0; });
@@ -177,15 +177,15 @@ namespace {
 
 TransferEngine::TransferEngine(DeviceState* device) : device_(device) {}
 
-std::shared_ptr<CopyPool> TransferEngine::pool() {
+std::shared_ptr<CopyPool> TransferEngine::pool(int direction) {
   const unsigned want =
-      std::max(staging_threads(CopyDirection::host_to_device), staging_threads(CopyDirection::device_to_host));
+      staging_threads(direction == 0 ? CopyDirection::host_to_device : CopyDirection::device_to_host);
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!pool_ || pool_threads_ != want) {
-    pool_ = std::make_shared<CopyPool>(want);
-    pool_threads_ = want;
+  if (!pool_[direction] || pool_threads_[direction] != want) {
+    pool_[direction] = std::make_shared<CopyPool>(want);
+    pool_threads_[direction] = want;
   }
-  return pool_;
+  return pool_[direction];
 }
 
 TransferEngine::~TransferEngine() {
@@ -218,8 +218,7 @@ void TransferEngine::release(std::vector<Slot> slots) {
 void TransferEngine::staged_upload(QueueState* q, const void* src, plugin::Buffer& dst, std::size_t offset,
                                    std::size_t bytes) {
   std::vector<Slot> slots = acquire();
-  const std::shared_ptr<CopyPool> copier = pool();
-  const unsigned threads = staging_threads(CopyDirection::host_to_device);
+  const std::shared_ptr<CopyPool> copier = pool(0);
   std::size_t i = 0;
   for (std::size_t done = 0; done < bytes; done += chunk, ++i) {
     Slot& slot = slots[i % depth];
@@ -231,7 +230,7 @@ void TransferEngine::staged_upload(QueueState* q, const void* src, plugin::Buffe
         fail_copy(w, device_);
       }
     }
-    copier->copy(slot.memory->data(), static_cast<const char*>(src) + done, len, threads);
+    copier->copy(slot.memory->data(), static_cast<const char*>(src) + done, len);
     plugin::Status s = q->impl->copy_from_host(slot.memory->data(), dst, offset + done, len);
     if (s.ok()) s = q->impl->record(false, slot.in_use);
     if (!s.ok()) {
@@ -247,8 +246,7 @@ void TransferEngine::staged_upload(QueueState* q, const void* src, plugin::Buffe
 void TransferEngine::staged_download(QueueState* q, plugin::Buffer& src, std::size_t offset, void* dst,
                                      std::size_t bytes) {
   std::vector<Slot> slots = acquire();
-  const std::shared_ptr<CopyPool> copier = pool();
-  const unsigned threads = staging_threads(CopyDirection::device_to_host);
+  const std::shared_ptr<CopyPool> copier = pool(1);
   const std::size_t chunks = (bytes + chunk - 1) / chunk;
   auto enqueue = [&](std::size_t c) {
     Slot& slot = slots[c % depth];
@@ -267,7 +265,7 @@ void TransferEngine::staged_download(QueueState* q, plugin::Buffer& src, std::si
     Slot& slot = slots[c % depth];
     s = slot.in_use->wait();
     if (!s.ok()) break;
-    copier->copy(static_cast<char*>(dst) + c * chunk, slot.memory->data(), std::min(chunk, bytes - c * chunk), threads);
+    copier->copy(static_cast<char*>(dst) + c * chunk, slot.memory->data(), std::min(chunk, bytes - c * chunk));
     if (c + depth < chunks) s = enqueue(c + depth);
   }
   release(std::move(slots));

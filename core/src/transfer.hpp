@@ -21,8 +21,7 @@ class CopyPool {
  public:
   explicit CopyPool(unsigned threads);
   ~CopyPool();
-  // Splits the copy over at most `threads` threads (the caller's among them) of the pool's.
-  void copy(void* dst, const void* src, std::size_t bytes, unsigned threads = ~0u);
+  void copy(void* dst, const void* src, std::size_t bytes);
 
  private:
   void worker();
@@ -57,14 +56,14 @@ class TransferEngine {
   std::vector<Slot> acquire();
   void release(std::vector<Slot> slots);
 
-  // The copy pool for the configured thread count, rebuilt when set_staging_threads changes it;
-  // a copy in progress keeps the pool it started with.
-  std::shared_ptr<CopyPool> pool();
+  // The copy pool of a direction (0 uploads, 1 downloads: each has its own thread count), rebuilt
+  // when set_staging_threads changes it; a copy in progress keeps the pool it started with.
+  std::shared_ptr<CopyPool> pool(int direction);
 
   DeviceState* device_;
   std::mutex mutex_;
-  std::shared_ptr<CopyPool> pool_;
-  unsigned pool_threads_ = 0;
+  std::shared_ptr<CopyPool> pool_[2];
+  unsigned pool_threads_[2] = {0, 0};
   std::vector<Slot> free_;
   std::once_flag measured_[2];
   std::size_t cutover_[2] = {0, 0};  // bytes from which staging pays; SIZE_MAX: never
