@@ -74,10 +74,10 @@ ShapedKernel shaped_kernel(const Device& dev, const char* source_name, std::stri
                            const char* name, std::size_t local_per_item,
                            const std::vector<std::pair<std::string, std::string>>& extra = {}) {
   static std::mutex mutex;
-  static std::map<std::tuple<detail::DeviceState*, std::string, std::string>, ShapedKernel> kernels;
-  std::string key = std::string(source_name) + " " + name + " " + (type ? type : "");
-  for (const auto& d : extra) key += " " + d.first + "=" + d.second;
-  const auto k = std::make_tuple(dev.state(), key, std::string());
+  static std::map<std::pair<detail::DeviceState*, std::string>, ShapedKernel> kernels;
+  std::string variant = std::string(source_name) + " " + name + " " + (type ? type : "");
+  for (const auto& d : extra) variant += " " + d.first + "=" + d.second;
+  const auto k = std::make_pair(dev.state(), variant);
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = kernels.find(k);
