@@ -27,17 +27,9 @@ double worst_error(const std::vector<T>& got, const std::vector<double>& ref, co
 // to sum |a*b| of each element.
 double matmul_error(const std::vector<float>& c, const std::vector<float>& a, const std::vector<float>& b,
                     std::size_t m, std::size_t n, std::size_t k) {
-  std::vector<double> ref(m * n), scale(m * n);
-  for (std::size_t i = 0; i < m; ++i)
-    for (std::size_t j = 0; j < n; ++j) {
-      double acc = 0, mag = 0;
-      for (std::size_t p = 0; p < k; ++p) {
-        acc += static_cast<double>(a[i * k + p]) * b[p * n + j];
-        mag += std::abs(static_cast<double>(a[i * k + p]) * b[p * n + j]);
-      }
-      ref[i * n + j] = acc;
-      scale[i * n + j] = std::max(mag, 1e-3);
-    }
+  std::vector<double> ref, scale;
+  test::matmul_reference(a, b, m, n, k, ref, scale);
+  for (double& s : scale) s = std::max(s, 1e-3);
   return worst_error(c, ref, scale);
 }
 

@@ -8,6 +8,7 @@
 #endif
 
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <cctype>
 #include <cstring>
@@ -88,6 +89,23 @@ Program build_for(const Device& d, const std::string& opencl_c, const std::strin
                   const std::string& name) {
   if (d.backend() == "cuda") return d.build({SourceLanguage::cuda_cpp, cuda_cpp, name + ".cu"});
   return d.build({SourceLanguage::opencl_c, opencl_c, name + ".cl"});
+}
+
+void matmul_reference(const std::vector<float>& a, const std::vector<float>& b, std::size_t m, std::size_t n,
+                      std::size_t k, std::vector<double>& ref, std::vector<double>& magnitude) {
+  ref.assign(m * n, 0.0);
+  magnitude.assign(m * n, 0.0);
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      double acc = 0, mag = 0;
+      for (std::size_t p = 0; p < k; ++p) {
+        const double t = static_cast<double>(a[i * k + p]) * b[p * n + j];
+        acc += t;
+        mag += std::abs(t);
+      }
+      ref[i * n + j] = acc;
+      magnitude[i * n + j] = mag;
+    }
 }
 
 }  // namespace gpurt::test

@@ -41,6 +41,11 @@ void mark_skipped(const std::string& reason);
 // insensitive) names `d`.
 bool device_matches(const Device& d, const std::string& pattern);
 
+// c = a * b (row-major, m x k times k x n) in fp64: each element in `ref`, and in `magnitude` the
+// sum of |a*b| over its terms (what its rounding error is relative to).
+void matmul_reference(const std::vector<float>& a, const std::vector<float>& b, std::size_t m, std::size_t n,
+                      std::size_t k, std::vector<double>& ref, std::vector<double>& magnitude);
+
 // Builds the program for the device's backend from the OpenCL C or the CUDA C++ source.
 Program build_for(const Device& d, const std::string& opencl_c, const std::string& cuda_cpp,
                   const std::string& name = "test");
