@@ -59,11 +59,11 @@ Program library_program(const Device& dev, const char* source_name, std::string_
   return programs.emplace(key, p).first->second;
 }
 
-// A 1D kernel of the library with its launch shape, worked out once per device: `group`, the
-// largest power of two up to 256 that the kernel allows, and `wave`, the number of such groups
-// (each with `local_per_item` bytes of dynamic local memory per work-item) that the device runs
-// at once - compute units x resident groups per unit, from the occupancy calculator (CUDA) or
-// the backend's estimate (OpenCL).
+// A kernel of the library, looked up once per device and variant (not per call), with its 1D
+// launch shape: `group`, the largest power of two up to 256 that the kernel allows, and `wave`,
+// the number of such groups (each with `local_per_item` bytes of dynamic local memory per
+// work-item) that the device runs at once - compute units x resident groups per unit, from the
+// occupancy calculator (CUDA) or the backend's estimate (OpenCL). 2D kernels use only `kernel`.
 struct ShapedKernel {
   Kernel kernel;
   std::size_t group = 1;
@@ -72,7 +72,8 @@ struct ShapedKernel {
 
 ShapedKernel shaped_kernel(const Device& dev, const char* source_name, std::string_view source, const char* type,
                            const char* name, std::size_t local_per_item,
-                           const std::vector<std::pair<std::string, std::string>>& extra = {}) {
+                           const std::vector<std::pair<std::string, std::string>>& extra = {},
+                           SourceLanguage language = SourceLanguage::portable) {
   static std::mutex mutex;
   static std::map<std::pair<detail::DeviceState*, std::string>, ShapedKernel> kernels;
   std::string variant = std::string(source_name) + " " + name + " " + (type ? type : "");
@@ -84,7 +85,7 @@ ShapedKernel shaped_kernel(const Device& dev, const char* source_name, std::stri
     if (it != kernels.end()) return it->second;
   }
   ShapedKernel s;
-  s.kernel = library_program(dev, source_name, source, type, extra).kernel(name);
+  s.kernel = library_program(dev, source_name, source, type, extra, language).kernel(name);
   while (s.group * 2 <= std::min<std::size_t>(256, s.kernel.max_group_size())) s.group *= 2;
   s.wave = std::max<std::size_t>(1, dev.properties().compute_units) *
            s.kernel.resident_groups_per_unit(s.group, s.group * local_per_item);
@@ -276,7 +277,8 @@ void transpose(Queue& q, const Buffer<float>& in, const Buffer<float>& out, std:
   require_size(q, "transpose", "in", in.size(), rows * cols);
   require_size(q, "transpose", "out", out.size(), rows * cols);
   if (rows == 0 || cols == 0) return;
-  Kernel k = library_program(q.device(), "transpose", embedded::transpose, nullptr).kernel("gpurt_transpose");
+  const Kernel k =
+      shaped_kernel(q.device(), "transpose", embedded::transpose, nullptr, "gpurt_transpose", 0).kernel;
   // One group per 32x32 tile; 32x8 work-items each move 4 rows of it.
   const Dim3 tiles = LaunchConfig::cover(Dim3(cols, rows), Dim3(32, 32)).groups;
   q.launch(k, LaunchConfig(tiles, Dim3(32, 8)), in, out, static_cast<std::uint32_t>(rows),
@@ -293,7 +295,7 @@ void matmul(Queue& q, const Buffer<float>& a, const Buffer<float>& b, const Buff
     fill(q, c, 0.0f);
     return;
   }
-  Kernel kern = library_program(q.device(), "matmul", embedded::matmul, nullptr).kernel("gpurt_matmul");
+  const Kernel kern = shaped_kernel(q.device(), "matmul", embedded::matmul, nullptr, "gpurt_matmul", 0).kernel;
   // One 16x16 group per 128x128 block of c.
   q.launch(kern, LaunchConfig(LaunchConfig::cover(Dim3(n, m), Dim3(128, 128)).groups, Dim3(16, 16)), a, b, c,
            static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(k));
@@ -320,7 +322,7 @@ Kernel tensor_kernel(Queue& q, const char* name) {
 #ifdef GPURT_HAVE_TENSOR_FATBIN
   const std::string_view fatbin(reinterpret_cast<const char*>(embedded::matmul_tensor_fatbin),
                                 embedded::matmul_tensor_fatbin_size);
-  return library_program(dev, "matmul_tensor.fatbin", fatbin, nullptr, {}, SourceLanguage::cubin).kernel(name);
+  return shaped_kernel(dev, "matmul_tensor.fatbin", fatbin, nullptr, name, 0, {}, SourceLanguage::cubin).kernel;
 #else
   throw Error(ErrorCategory::unsupported,
               "this gpurt was built without the CUDA toolkit's nvcc, which compiles the tensor-core kernels; "
@@ -388,12 +390,12 @@ void conv2d(Queue& q, const Buffer<float>& in, const Buffer<float>& filter, cons
   // Filters above 7x7 are compute-bound and unroll into long code: 8 rows there.
   constexpr std::size_t gx = 32, gy = 4;
   const std::size_t ry = filter_size <= 7 ? 16 : 8;
-  Kernel k = library_program(q.device(), "conv2d", embedded::conv2d, nullptr,
-                             {{"GPURT_FSIZE", std::to_string(filter_size)},
-                              {"GPURT_CONV_GX", std::to_string(gx)},
-                              {"GPURT_CONV_GY", std::to_string(gy)},
-                              {"GPURT_CONV_RY", std::to_string(ry)}})
-                 .kernel("gpurt_conv2d");
+  const Kernel k = shaped_kernel(q.device(), "conv2d", embedded::conv2d, nullptr, "gpurt_conv2d", 0,
+                                 {{"GPURT_FSIZE", std::to_string(filter_size)},
+                                  {"GPURT_CONV_GX", std::to_string(gx)},
+                                  {"GPURT_CONV_GY", std::to_string(gy)},
+                                  {"GPURT_CONV_RY", std::to_string(ry)}})
+                       .kernel;
   q.launch(k, LaunchConfig(LaunchConfig::cover(Dim3(width, height), Dim3(gx, gy * ry)).groups, Dim3(gx, gy)), in,
            filter, out, static_cast<std::uint32_t>(width), static_cast<std::uint32_t>(height));
 }
