@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "cuda/matmul_tensor.h"
 #include "embedded_kernels.hpp"
 #include "gpurt/program.hpp"
 #include "state.hpp"
@@ -339,14 +340,32 @@ void tensor_matmul(Queue& q, const char* name, const Buffer<In>& a, const Buffer
   require_size(q, name, "c", c.size(), m * n);
   for (std::size_t d : {m, n, k})
     if (d > 0xffffffffu) bad(q, name, "matrix dimensions must be below 2^32");
-  Kernel kern = tensor_kernel(q, name);
+  // The deepest k-tile whose shared memory the device offers (matmul_tensor.h); one group per
+  // shape.bm x shape.bn block of c, numbered in one dimension (the kernel orders them in bands for L2).
+  const std::size_t offered = q.device().properties().max_local_memory;
+  const auto& shapes = sizeof(In) == 4 ? gpurt_tensor::tf32_shapes : gpurt_tensor::bf16_shapes;
+  const gpurt_tensor::BlockShape& shape =
+      static_cast<std::size_t>(shapes[0].shared_bytes()) <= offered ? shapes[0] : shapes[1];
+  const std::size_t groups = ((m + shape.bm - 1) / shape.bm) * ((n + shape.bn - 1) / shape.bn);
+  if (groups > q.device().properties().max_groups.x)
+    bad(q, name, std::to_string(m) + " x " + std::to_string(n) + " needs " + std::to_string(groups) + " blocks of " +
+                     std::to_string(shape.bm) + " x " + std::to_string(shape.bn) +
+                     ", more than the device launches at once; split c into row bands");
+  const std::size_t shared = static_cast<std::size_t>(shape.shared_bytes());
+  if (shared > offered)
+    throw Error(ErrorCategory::unsupported,
+                std::string("the tensor-core kernel needs ") + std::to_string(shared) +
+                    " bytes of local memory per group; " + q.device().description() + " offers " +
+                    std::to_string(offered) + "; use lib::matmul",
+                ErrorDetails{q.device().properties().backend, 0, {}, std::string("gpurt::lib::") + name,
+                             q.device().description(), {}, {}});
+  const Kernel kern = tensor_kernel(q, (std::string(name) + "_k" + std::to_string(shape.bk)).c_str());
   if (m == 0 || n == 0) return;
   if (k == 0) {
     q.fill(c, 0.0f);
     return;
   }
-  // One 128-thread group (4 warps) per 64x64 block of c.
-  q.launch(kern, LaunchConfig(LaunchConfig::cover(Dim3(n, m), Dim3(64, 64)).groups, Dim3(128)), a, b, c,
+  q.launch(kern, LaunchConfig(Dim3(groups), Dim3(static_cast<std::size_t>(shape.threads())), shared), a, b, c,
            static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(k));
 }
 }  // namespace

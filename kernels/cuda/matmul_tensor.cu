@@ -2,77 +2,224 @@
 // time into a fatbin embedded in libgpurt: C (fp32) = A * B, row-major, A is M x K, B is K x N,
 // inputs as TF32 (fp32 in memory, rounded to TF32 in the kernel) or bf16, fp32 accumulation.
 //
-// Each 128-thread group (4 warps) computes a 64x64 block of C; each warp a 32x32 part of it as
-// 2x2 WMMA fragments of 16x16. Tiles of A (64 x 32) and B (32 x 64) are staged in shared memory,
-// zero-padded at the edges, so any M, N, K works.
+// Each 256-thread group (8 warps, 2 x 4) computes a 128 x 256 block of C; each warp a 64 x 64 part
+// as 4 x 4 WMMA fragments of 16 x 16 (shapes in matmul_tensor.h). Tiles of A (128 x bk) and B
+// (bk x 256) stream through a ring of 3 buffers in dynamic shared memory with cp.async (16-byte
+// copies, zero-filled outside the matrix), so the loads of the next tiles overlap the multiplies of
+// this one. Two k-depths per precision, for devices with more or less shared memory. Groups are
+// ordered in bands of 8 block rows so that neighbouring groups share tiles of A and B in L2.
+// When K or N is not a multiple of 16 bytes' worth of elements, or a pointer is not 16-byte aligned,
+// the same pipeline loads element by element instead (any M, N, K works). The host side
+// (kernels/library.cpp) launches them with the shapes of matmul_tensor.h.
+#include "matmul_tensor.h"
+
 #include <cuda_bf16.h>
-#include <type_traits>
 #include <mma.h>
+#include <cstdint>
+#include <type_traits>
 
 using namespace nvcuda;
 
-namespace {
+namespace gpurt_tensor {
 
-constexpr int BM = 64, BN = 64, BK = 32, PAD = 8;
+template <class In>
+struct Traits;
+template <>
+struct Traits<float> {
+  using Frag = wmma::precision::tf32;
+  static constexpr int FK = 8;  // k of one WMMA step
+};
+template <>
+struct Traits<__nv_bfloat16> {
+  using Frag = __nv_bfloat16;
+  static constexpr int FK = 16;
+};
 
-template <class In, class Frag, int FK>
-__device__ void tensor_gemm(const In* __restrict__ A, const In* __restrict__ B, float* __restrict__ C, unsigned M,
-                            unsigned N, unsigned K) {
-  using Stage = typename std::conditional<std::is_same<In, float>::value, float, __nv_bfloat16>::type;
-  __shared__ __align__(128) Stage As[BM][BK + PAD];
-  __shared__ __align__(128) Stage Bs[BK][BN + PAD];
-  __shared__ __align__(128) float Cs[BM][BN + 4];
-  const unsigned tid = threadIdx.x, warp = tid / 32, wm = warp / 2, wn = warp % 2;
-  const unsigned row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
-  wmma::fragment<wmma::accumulator, 16, 16, FK, float> acc[2][2];
-  for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
-  const Stage zero = Stage(0.0f);
-  for (unsigned k0 = 0; k0 < K; k0 += BK) {
-    for (unsigned l = tid; l < BM * BK; l += 128) {
-      const unsigned r = l / BK, c = l % BK, gr = row0 + r, gc = k0 + c;
-      As[r][c] = (gr < M && gc < K) ? Stage(A[(size_t)gr * K + gc]) : zero;
-    }
-    for (unsigned l = tid; l < BK * BN; l += 128) {
-      const unsigned r = l / BN, c = l % BN, gr = k0 + r, gc = col0 + c;
-      Bs[r][c] = (gr < K && gc < N) ? Stage(B[(size_t)gr * N + gc]) : zero;
-    }
-    __syncthreads();
+template <class In, int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int STAGES_>
+struct Shape {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, WARPS_M = WARPS_M_, WARPS_N = WARPS_N_, STAGES = STAGES_;
+  static constexpr int THREADS = WARPS_M * WARPS_N * 32;
+  static constexpr int VEC = 16 / sizeof(In);                  // elements per 16-byte copy
+  static constexpr int LDA = BK + VEC, LDB = BN + VEC;          // padded rows: no bank conflicts
+  static constexpr int WTM = BM / WARPS_M, WTN = BN / WARPS_N;  // one warp's part of the block
+  static constexpr int FM = WTM / 16, FN = WTN / 16;
+  static constexpr int STAGE_ELEMS = BM * LDA + BK * LDB;
+  static constexpr int SHARED_BYTES = STAGES * STAGE_ELEMS * int(sizeof(In));
+  static_assert(BM % (16 * WARPS_M) == 0 && BN % (16 * WARPS_N) == 0 && BK % Traits<In>::FK == 0, "shape");
+  static_assert((BM * BK / VEC) % THREADS == 0 && (BK * BN / VEC) % THREADS == 0, "whole copies per thread");
+  static_assert(WARPS_M * WARPS_N * 256 * 4 <= SHARED_BYTES, "epilogue scratch fits the pipeline buffers");
+};
+
+__device__ __forceinline__ void copy16(void* shared, const void* global, bool inside) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(global), "r"(inside ? 16 : 0));
+}
+__device__ __forceinline__ void commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void wait_pending() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+// Loads the k-tile starting at k0 into stage buffers As (BM x BK) and Bs (BK x BN).
+template <class In, class S>
+__device__ __forceinline__ void load_tile(In* As, In* Bs, const In* __restrict__ A, const In* __restrict__ B,
+                                          unsigned M, unsigned N, unsigned K, unsigned row0, unsigned col0,
+                                          unsigned k0, bool vector) {
+  const unsigned tid = threadIdx.x;
+  if (vector) {
 #pragma unroll
-    for (int kk = 0; kk < BK; kk += FK) {
-      wmma::fragment<wmma::matrix_a, 16, 16, FK, Frag, wmma::row_major> a[2];
-      wmma::fragment<wmma::matrix_b, 16, 16, FK, Frag, wmma::row_major> b[2];
-      for (int i = 0; i < 2; ++i) {
-        wmma::load_matrix_sync(a[i], &As[wm * 32 + i * 16][kk], BK + PAD);
-        wmma::load_matrix_sync(b[i], &Bs[kk][wn * 32 + i * 16], BN + PAD);
-        if constexpr (std::is_same<Frag, wmma::precision::tf32>::value) {
-          for (int t = 0; t < a[i].num_elements; ++t) a[i].x[t] = wmma::__float_to_tf32(a[i].x[t]);
-          for (int t = 0; t < b[i].num_elements; ++t) b[i].x[t] = wmma::__float_to_tf32(b[i].x[t]);
-        }
-      }
-      for (int i = 0; i < 2; ++i)
-        for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
+    for (int l = tid; l < S::BM * S::BK / S::VEC; l += S::THREADS) {
+      const unsigned r = l / (S::BK / S::VEC), c = (l % (S::BK / S::VEC)) * S::VEC;
+      const unsigned gr = row0 + r, gc = k0 + c;
+      const bool in = gr < M && gc < K;
+      copy16(As + r * S::LDA + c, in ? A + (size_t)gr * K + gc : A, in);
     }
-    __syncthreads();
+#pragma unroll
+    for (int l = tid; l < S::BK * S::BN / S::VEC; l += S::THREADS) {
+      const unsigned r = l / (S::BN / S::VEC), c = (l % (S::BN / S::VEC)) * S::VEC;
+      const unsigned gr = k0 + r, gc = col0 + c;
+      const bool in = gr < K && gc < N;
+      copy16(Bs + r * S::LDB + c, in ? B + (size_t)gr * N + gc : B, in);
+    }
+  } else {
+    const In zero = In(0.0f);
+    for (int l = tid; l < S::BM * S::BK; l += S::THREADS) {
+      const unsigned r = l / S::BK, c = l % S::BK, gr = row0 + r, gc = k0 + c;
+      As[r * S::LDA + c] = (gr < M && gc < K) ? A[(size_t)gr * K + gc] : zero;
+    }
+    for (int l = tid; l < S::BK * S::BN; l += S::THREADS) {
+      const unsigned r = l / S::BN, c = l % S::BN, gr = k0 + r, gc = col0 + c;
+      Bs[r * S::LDB + c] = (gr < K && gc < N) ? B[(size_t)gr * N + gc] : zero;
+    }
   }
-  for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < 2; ++j)
-      wmma::store_matrix_sync(&Cs[wm * 32 + i * 16][wn * 32 + j * 16], acc[i][j], BN + 4, wmma::mem_row_major);
-  __syncthreads();
-  for (unsigned l = tid; l < BM * BN; l += 128) {
-    const unsigned r = l / BN, c = l % BN, gr = row0 + r, gc = col0 + c;
-    if (gr < M && gc < N) C[(size_t)gr * N + gc] = Cs[r][c];
+}
+
+template <class In, class S>
+__device__ void gemm(const In* __restrict__ A, const In* __restrict__ B, float* __restrict__ C, unsigned M,
+                     unsigned N, unsigned K) {
+  using Frag = typename Traits<In>::Frag;
+  constexpr int FK = Traits<In>::FK;
+  extern __shared__ __align__(128) unsigned char shared_raw[];
+  In* const smem = reinterpret_cast<In*>(shared_raw);
+
+  // Bands of 8 block rows: consecutive groups walk down a band before moving right.
+  const unsigned tiles_m = (M + S::BM - 1) / S::BM, tiles_n = (N + S::BN - 1) / S::BN;
+  constexpr unsigned BAND = 8;
+  const unsigned id = blockIdx.x, per_band = BAND * tiles_n, band = id / per_band;
+  const unsigned first = band * BAND, rows = min(tiles_m - first, BAND), in_band = id % per_band;
+  const unsigned row0 = (first + in_band % rows) * S::BM, col0 = (in_band / rows) * S::BN;
+
+  const unsigned warp = threadIdx.x / 32, wm = warp / S::WARPS_N, wn = warp % S::WARPS_N;
+  const bool vector = K % S::VEC == 0 && N % S::VEC == 0 &&
+                      ((reinterpret_cast<std::uintptr_t>(A) | reinterpret_cast<std::uintptr_t>(B)) & 15) == 0;
+
+  wmma::fragment<wmma::accumulator, 16, 16, FK, float> acc[S::FM][S::FN];
+#pragma unroll
+  for (int i = 0; i < S::FM; ++i)
+#pragma unroll
+    for (int j = 0; j < S::FN; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+
+  const int tiles_k = int((K + S::BK - 1) / S::BK);
+#pragma unroll
+  for (int s = 0; s < S::STAGES - 1; ++s) {
+    if (s < tiles_k) {
+      In* st = smem + s * S::STAGE_ELEMS;
+      load_tile<In, S>(st, st + S::BM * S::LDA, A, B, M, N, K, row0, col0, s * S::BK, vector);
+    }
+    commit();
   }
+  for (int kt = 0; kt < tiles_k; ++kt) {
+    wait_pending<S::STAGES - 2>();
+    __syncthreads();  // tile kt is in; every warp is done with the stage about to be refilled
+    const int next = kt + S::STAGES - 1;
+    if (next < tiles_k) {
+      In* st = smem + (next % S::STAGES) * S::STAGE_ELEMS;
+      load_tile<In, S>(st, st + S::BM * S::LDA, A, B, M, N, K, row0, col0, next * S::BK, vector);
+    }
+    commit();
+    const In* As = smem + (kt % S::STAGES) * S::STAGE_ELEMS;
+    const In* Bs = As + S::BM * S::LDA;
+#pragma unroll
+    for (int kk = 0; kk < S::BK; kk += FK) {
+      wmma::fragment<wmma::matrix_b, 16, 16, FK, Frag, wmma::row_major> b[S::FN];
+#pragma unroll
+      for (int j = 0; j < S::FN; ++j) {
+        wmma::load_matrix_sync(b[j], Bs + kk * S::LDB + wn * S::WTN + j * 16, S::LDB);
+        if constexpr (std::is_same<In, float>::value)
+#pragma unroll
+          for (int t = 0; t < b[j].num_elements; ++t) b[j].x[t] = wmma::__float_to_tf32(b[j].x[t]);
+      }
+#pragma unroll
+      for (int i = 0; i < S::FM; ++i) {
+        wmma::fragment<wmma::matrix_a, 16, 16, FK, Frag, wmma::row_major> a;
+        wmma::load_matrix_sync(a, As + (wm * S::WTM + i * 16) * S::LDA + kk, S::LDA);
+        if constexpr (std::is_same<In, float>::value)
+#pragma unroll
+          for (int t = 0; t < a.num_elements; ++t) a.x[t] = wmma::__float_to_tf32(a.x[t]);
+#pragma unroll
+        for (int j = 0; j < S::FN; ++j) wmma::mma_sync(acc[i][j], a, b[j], acc[i][j]);
+      }
+    }
+  }
+  wait_pending<0>();
+  __syncthreads();  // the pipeline buffers become the epilogue's scratch
+
+  // Whole fragments inside C go straight to memory when rows stay 32-byte aligned; the others pass
+  // through a 16 x 16 scratch of the warp and are stored element by element within bounds.
+  const bool direct = N % 8 == 0 && (reinterpret_cast<std::uintptr_t>(C) & 31) == 0;
+  float* scratch = reinterpret_cast<float*>(shared_raw) + warp * 256;
+  const unsigned lane = threadIdx.x % 32;
+#pragma unroll
+  for (int i = 0; i < S::FM; ++i)
+#pragma unroll
+    for (int j = 0; j < S::FN; ++j) {
+      const unsigned r = row0 + wm * S::WTM + i * 16, c = col0 + wn * S::WTN + j * 16;
+      if (r >= M || c >= N) continue;
+      if (direct && r + 16 <= M && c + 16 <= N) {
+        wmma::store_matrix_sync(C + (size_t)r * N + c, acc[i][j], N, wmma::mem_row_major);
+      } else {
+        wmma::store_matrix_sync(scratch, acc[i][j], 16, wmma::mem_row_major);
+        __syncwarp();
+        for (unsigned e = lane; e < 256; e += 32) {
+          const unsigned rr = r + e / 16, cc = c + e % 16;
+          if (rr < M && cc < N) C[(size_t)rr * N + cc] = scratch[e];
+        }
+        __syncwarp();
+      }
+    }
 }
 
-}  // namespace
+}  // namespace gpurt_tensor
 
-extern "C" __global__ void __launch_bounds__(128) gpurt_matmul_tf32(const float* A, const float* B, float* C,
-                                                                    unsigned M, unsigned N, unsigned K) {
-  tensor_gemm<float, wmma::precision::tf32, 8>(A, B, C, M, N, K);
-}
+namespace gpurt_tensor {
 
-extern "C" __global__ void __launch_bounds__(128) gpurt_matmul_bf16(const __nv_bfloat16* A, const __nv_bfloat16* B,
-                                                                    float* C, unsigned M, unsigned N, unsigned K) {
-  tensor_gemm<__nv_bfloat16, __nv_bfloat16, 16>(A, B, C, M, N, K);
+// The kernel for entry I of the host's shape table (matmul_tensor.h).
+template <class In>
+constexpr BlockShape entry(int i) {
+  return std::is_same<In, float>::value ? tf32_shapes[i] : bf16_shapes[i];
 }
+template <class In, int I>
+using ShapeOf = Shape<In, entry<In>(I).bm, entry<In>(I).bn, entry<In>(I).bk, entry<In>(I).warps_m,
+                      entry<In>(I).warps_n, entry<In>(I).stages>;
+template <class In, int I>
+constexpr bool agrees() {
+  return ShapeOf<In, I>::SHARED_BYTES == entry<In>(I).shared_bytes() && ShapeOf<In, I>::THREADS == entry<In>(I).threads() &&
+         entry<In>(I).elem_bytes == int(sizeof(In));
+}
+static_assert(agrees<float, 0>() && agrees<float, 1>() && agrees<__nv_bfloat16, 0>() && agrees<__nv_bfloat16, 1>(),
+              "the host launches what the kernels expect");
+
+}  // namespace gpurt_tensor
+
+#define GPURT_TENSOR_KERNEL(NAME, IN, I)                                                                  \
+  extern "C" __global__ void __launch_bounds__(gpurt_tensor::ShapeOf<IN, I>::THREADS)                      \
+      NAME(const IN* A, const IN* B, float* C, unsigned M, unsigned N, unsigned K) {                       \
+    gpurt_tensor::gemm<IN, gpurt_tensor::ShapeOf<IN, I>>(A, B, C, M, N, K);                                 \
+  }
+static_assert(gpurt_tensor::tf32_shapes[0].bk == 32 && gpurt_tensor::tf32_shapes[1].bk == 16 &&
+                  gpurt_tensor::bf16_shapes[0].bk == 64 && gpurt_tensor::bf16_shapes[1].bk == 32,
+              "kernel names carry the k-depth");
+GPURT_TENSOR_KERNEL(gpurt_matmul_tf32_k32, float, 0)
+GPURT_TENSOR_KERNEL(gpurt_matmul_tf32_k16, float, 1)
+GPURT_TENSOR_KERNEL(gpurt_matmul_bf16_k64, __nv_bfloat16, 0)
+GPURT_TENSOR_KERNEL(gpurt_matmul_bf16_k32, __nv_bfloat16, 1)

@@ -249,7 +249,10 @@ TEST_CASE("library: fp32 matrix multiply against a double-precision reference") 
   test::Fixture f;
   for (auto s : {std::array<std::size_t, 3>{1, 1, 1}, std::array<std::size_t, 3>{17, 33, 9},
                  std::array<std::size_t, 3>{64, 64, 64}, std::array<std::size_t, 3>{129, 65, 257},
-                 std::array<std::size_t, 3>{300, 200, 100}, std::array<std::size_t, 3>{5, 7, 0}}) {
+                 std::array<std::size_t, 3>{300, 200, 100}, std::array<std::size_t, 3>{5, 7, 0},
+                 // 16-byte rows (cp.async path) with a partial k-tile, a second band of block rows
+                 // and a partial block column; rows of c not 32-byte aligned (stored through scratch)
+                 std::array<std::size_t, 3>{1100, 264, 72}, std::array<std::size_t, 3>{70, 36, 20}}) {
     const std::size_t m = s[0], n = s[1], k = s[2];
     INFO("m n k = " << m << " " << n << " " << k);
     const auto ha = test::random_vector<float>(m * k, -1.0f, 1.0f), hb = test::random_vector<float>(k * n, -1.0f, 1.0f);
@@ -341,7 +344,10 @@ TEST_CASE("library: tensor-core matrix multiply (TF32, bf16) against a double-pr
   CHECK(lib::from_bf16(lib::to_bf16(1.00390625f)) == 1.0f);  // halfway: ties to even
   for (auto s : {std::array<std::size_t, 3>{1, 1, 1}, std::array<std::size_t, 3>{17, 33, 9},
                  std::array<std::size_t, 3>{64, 64, 64}, std::array<std::size_t, 3>{129, 65, 257},
-                 std::array<std::size_t, 3>{300, 200, 100}, std::array<std::size_t, 3>{5, 7, 0}}) {
+                 std::array<std::size_t, 3>{300, 200, 100}, std::array<std::size_t, 3>{5, 7, 0},
+                 // 16-byte rows (cp.async path) with a partial k-tile, a second band of block rows
+                 // and a partial block column; rows of c not 32-byte aligned (stored through scratch)
+                 std::array<std::size_t, 3>{1100, 264, 72}, std::array<std::size_t, 3>{70, 36, 20}}) {
     const std::size_t m = s[0], n = s[1], k = s[2];
     auto ha = test::random_vector<float>(m * k, -1.0f, 1.0f), hb = test::random_vector<float>(k * n, -1.0f, 1.0f);
     for (const bool bf16 : {false, true}) {
@@ -367,5 +373,20 @@ TEST_CASE("library: tensor-core matrix multiply (TF32, bf16) against a double-pr
       // TF32 rounds each input to 10 mantissa bits (2^-11 relative each); bf16 inputs are exact here.
       CHECK(worst < (bf16 ? 1e-5 : 2.5e-3));
     }
+  }
+  {
+    INFO("views at odd offsets: a not 16-byte aligned, c not 32-byte aligned");
+    const std::size_t m = 40, n = 48, k = 32;
+    auto ha = test::random_vector<float>(m * k, -1.0f, 1.0f), hb = test::random_vector<float>(k * n, -1.0f, 1.0f);
+    auto da = f.dev.alloc<float>(m * k + 1), db = f.dev.alloc<float>(k * n), dc = f.dev.alloc<float>(m * n + 3);
+    f.q.copy(ha, da.view(1, m * k));
+    f.q.copy(hb, db);
+    f.q.fill(dc, -7.0f);
+    lib::matmul_tf32(f.q, da.view(1, m * k), db, dc.view(3, m * n), m, n, k);
+    const std::vector<float> all = f.q.read(dc);
+    CHECK(all[0] == -7.0f);
+    CHECK(all[2] == -7.0f);  // nothing written before the view
+    const std::vector<float> c(all.begin() + 3, all.end());
+    CHECK(matmul_error(c, ha, hb, m, n, k) < 2.5e-3);
   }
 }

@@ -1,0 +1,28 @@
+// Block shapes of the tensor-core kernels (kernels/cuda/matmul_tensor.cu), shared with their host
+// side (kernels/library.cpp): plain C++, no CUDA headers. The host launches
+// ceil(M / bm) * ceil(N / bn) groups of threads() work-items with shared_bytes() of dynamic local memory.
+#pragma once
+
+namespace gpurt_tensor {
+
+struct BlockShape {
+  int bm, bn, bk;          // block of C, and the k-depth of one pipeline stage
+  int warps_m, warps_n;    // warp grid over the block
+  int stages;              // depth of the cp.async pipeline
+  int elem_bytes;          // 4 (fp32 read as TF32) or 2 (bf16)
+  constexpr int threads() const { return warps_m * warps_n * 32; }
+  constexpr int vec() const { return 16 / elem_bytes; }   // elements per 16-byte copy
+  constexpr int lda() const { return bk + vec(); }        // padded rows: no bank conflicts
+  constexpr int ldb() const { return bn + vec(); }
+  constexpr int stage_elems() const { return bm * lda() + bk * ldb(); }
+  constexpr int shared_bytes() const { return stages * stage_elems() * elem_bytes; }
+};
+
+// Measured on the H200 among 16 shapes (docs/bench/approaches.md); every one has each warp hold a
+// 64 x 64 part of C. The host takes the first whose shared memory the device offers: the deeper
+// k-tile needs 151-153 KiB (sm_80, sm_90); the other 79-80 KiB (also sm_86, sm_89 with 99 KiB).
+// Kernel names: gpurt_matmul_tf32_k<bk>, gpurt_matmul_bf16_k<bk>.
+constexpr BlockShape tf32_shapes[2] = {{128, 256, 32, 2, 4, 3, 4}, {128, 256, 16, 2, 4, 3, 4}};
+constexpr BlockShape bf16_shapes[2] = {{128, 256, 64, 2, 4, 3, 2}, {128, 256, 32, 2, 4, 3, 2}};
+
+}  // namespace gpurt_tensor
