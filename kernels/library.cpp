@@ -310,8 +310,8 @@ extern const std::size_t matmul_tensor_fatbin_size;
 #endif
 
 namespace {
-// The tensor-core kernel `name` for the queue's device, or Error(unsupported) saying why not.
-Kernel tensor_kernel(Queue& q, const char* name) {
+// Error(unsupported) saying why, unless the queue's device runs the tensor-core kernels.
+void require_tensor_cores(Queue& q, const char* name) {
   const Device dev = q.device();
   const DeviceProperties& p = dev.properties();
   const int sm = p.backend == "cuda" && p.architecture.rfind("sm_", 0) == 0 ? std::atoi(p.architecture.c_str() + 3) : 0;
@@ -320,6 +320,11 @@ Kernel tensor_kernel(Queue& q, const char* name) {
                 std::string("tensor-core matrix multiply needs a CUDA device of compute capability 8.0 or later; ") +
                     dev.description() + " is " + p.backend + " " + p.architecture + "; use lib::matmul",
                 ErrorDetails{p.backend, 0, {}, std::string("gpurt::lib::") + name, dev.description(), {}, {}});
+}
+
+// The tensor-core kernel `name` for the queue's device.
+Kernel tensor_kernel(Queue& q, const char* name) {
+  const Device dev = q.device();
 #ifdef GPURT_HAVE_TENSOR_FATBIN
   const std::string_view fatbin(reinterpret_cast<const char*>(embedded::matmul_tensor_fatbin),
                                 embedded::matmul_tensor_fatbin_size);
@@ -328,7 +333,7 @@ Kernel tensor_kernel(Queue& q, const char* name) {
   throw Error(ErrorCategory::unsupported,
               "this gpurt was built without the CUDA toolkit's nvcc, which compiles the tensor-core kernels; "
               "rebuild with the toolkit installed, or use lib::matmul",
-              ErrorDetails{p.backend, 0, {}, std::string("gpurt::lib::") + name, dev.description(), {}, {}});
+              ErrorDetails{dev.backend(), 0, {}, std::string("gpurt::lib::") + name, dev.description(), {}, {}});
 #endif
 }
 
@@ -340,6 +345,7 @@ void tensor_matmul(Queue& q, const char* name, const Buffer<In>& a, const Buffer
   require_size(q, name, "c", c.size(), m * n);
   for (std::size_t d : {m, n, k})
     if (d > 0xffffffffu) bad(q, name, "matrix dimensions must be below 2^32");
+  require_tensor_cores(q, name);
   // The deepest k-tile whose shared memory the device offers (matmul_tensor.h); one group per
   // shape.bm x shape.bn block of c, numbered in one dimension (the kernel orders them in bands for L2).
   const std::size_t offered = q.device().properties().max_local_memory;
