@@ -18,7 +18,7 @@ struct BlockShape {
   constexpr int shared_bytes() const { return stages * stage_elems() * elem_bytes; }
 };
 
-// Measured on the H200 among 16 shapes (docs/bench/approaches.md); every one has each warp hold a
+// The fastest of the shapes measured on the H200 (docs/bench/approaches.md); each warp holds a
 // 64 x 64 part of C. The host takes the first whose shared memory the device offers: the deeper
 // k-tile needs 151-153 KiB (sm_80, sm_90); the other 79-80 KiB (also sm_86, sm_89 with 99 KiB).
 // Kernel names: gpurt_matmul_tf32_k<bk>, gpurt_matmul_bf16_k<bk>.
