@@ -274,14 +274,11 @@ void TransferEngine::staged_download(QueueState* q, plugin::Buffer& src, std::si
   g_staged_bytes += bytes;
 }
 
-// Where staging starts to pay, per direction, measured once on a private queue: the smallest probe
-// size from which a staged copy beats the driver's direct pageable copy by 25% at that size and
-// every larger probe. (With a 10% margin at one size, the H200 runs of 2026-11-30 staged 4 MiB
-// downloads that then ran at 0.59-0.75 of the direct copy: near parity one warm probe is noise.)
+// Where staging starts to pay, per direction: the smallest probe size at which a staged copy
+// beats the driver's direct pageable copy by 10%, measured once on a private queue.
 std::size_t TransferEngine::measure_cutover(int direction) {
-  static const std::size_t probes[] = {1u << 20, 4u << 20, 8u << 20, 16u << 20, 64u << 20};
-  constexpr std::size_t count = sizeof probes / sizeof probes[0];
-  const std::size_t largest = probes[count - 1];
+  static const std::size_t probes[] = {1u << 20, 4u << 20, 16u << 20};
+  const std::size_t largest = probes[2];
   QueueState q;
   q.device = device_;
   plugin::QueueOptions opts;
@@ -301,9 +298,7 @@ std::size_t TransferEngine::measure_cutover(int direction) {
     }
     return best;
   };
-  std::size_t cutover = std::numeric_limits<std::size_t>::max();
-  for (std::size_t i = count; i-- > 0;) {  // largest first: the cut-over is where the winning run starts
-    const std::size_t bytes = probes[i];
+  for (std::size_t bytes : probes) {
     double direct = 0, staged = 0;
     if (direction == 0) {
       direct = best_of([&] { (void)q.impl->copy_from_host(host.data(), *scratch, 0, bytes); });
@@ -316,10 +311,9 @@ std::size_t TransferEngine::measure_cutover(int direction) {
         device_->selector + (direction == 0 ? " upload " : " download ") + std::to_string(bytes >> 20) +
             " MiB: direct " + std::to_string(bytes / direct * 1e-9) + " GB/s, staged " +
             std::to_string(bytes / staged * 1e-9) + " GB/s");
-    if (staged * 1.25 > direct) break;
-    cutover = bytes;
+    if (staged * 1.1 < direct) return bytes;
   }
-  return cutover;
+  return std::numeric_limits<std::size_t>::max();
 }
 
 bool may_stage(std::size_t bytes) noexcept {
