@@ -2,6 +2,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <deque>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -16,20 +17,37 @@ namespace gpurt::detail {
 // memcpy whose stores bypass the caches (x86-64; plain memcpy elsewhere), fenced before it returns.
 void stream_copy(void* dst, const void* src, std::size_t bytes) noexcept;
 
-// Copies `bytes` with up to `threads` host threads.
+// Host threads for the staged copies' memcpy: `threads` in all, the calling thread one of them.
+// Several callers (queues on other threads) may share one pool; each waits only for its own work.
 class CopyPool {
  public:
   explicit CopyPool(unsigned threads);
   ~CopyPool();
+  // Runs body(0) .. body(tasks - 1), taken in index order by whichever of the pool's threads and
+  // the calling thread is free, and returns once all of them have run. With a gate, the calling
+  // thread first calls gate(i) for each i in turn and hands task i on only once it returns true;
+  // on false, task i and those after it do not run. body and gate must not throw.
+  void run(std::size_t tasks, const std::function<void(std::size_t)>& body,
+           const std::function<bool(std::size_t)>& gate = nullptr);
+  // Copies `bytes`, cut into parts of at least 512 KiB, one per thread at most.
   void copy(void* dst, const void* src, std::size_t bytes);
+  unsigned threads() const { return static_cast<unsigned>(threads_.size()) + 1; }
 
  private:
+  struct Batch {
+    const std::function<void(std::size_t)>* body;
+    std::size_t left;  // tasks not yet finished
+  };
+  struct Task {
+    Batch* batch;
+    std::size_t index;
+  };
   void worker();
+  void run_next(std::unique_lock<std::mutex>& lock);  // the first queued task; lock held on entry and exit
   std::vector<std::thread> threads_;
   std::mutex mutex_;
   std::condition_variable work_cv_, done_cv_;
-  std::vector<std::function<void()>> tasks_;
-  std::size_t pending_ = 0;
+  std::deque<Task> tasks_;
   bool stop_ = false;
 };
 
@@ -47,12 +65,19 @@ class TransferEngine {
  private:
   struct Slot {
     std::unique_ptr<plugin::HostAllocation> memory;
-    std::unique_ptr<plugin::Event> in_use;  // completes when the slot's last DMA has
+    // Events after the DMAs that use the slot, in queue order: the last completes when all have.
+    // A download records one per piece, so each piece can be copied out as soon as it lands.
+    std::vector<std::unique_ptr<plugin::Event>> dma;
   };
+  // Waits until no DMA uses the slot any more, then forgets its events.
+  static plugin::Status drain(Slot& slot);
   bool worth_staging(int direction, std::size_t bytes);
   void staged_upload(QueueState* q, const void* src, plugin::Buffer& dst, std::size_t offset, std::size_t bytes);
-  void staged_download(QueueState* q, plugin::Buffer& src, std::size_t offset, void* dst, std::size_t bytes);
+  void staged_download(QueueState* q, plugin::Buffer& src, std::size_t offset, void* dst, std::size_t bytes,
+                       bool pieces);
   std::size_t measure_cutover(int direction);
+  bool measure_pieces();
+  bool pieces();  // whether downloads land in pieces, measured on first use
   std::vector<Slot> acquire();
   void release(std::vector<Slot> slots);
 
@@ -67,6 +92,8 @@ class TransferEngine {
   std::vector<Slot> free_;
   std::once_flag measured_[2];
   std::size_t cutover_[2] = {0, 0};  // bytes from which staging pays; SIZE_MAX: never
+  std::once_flag pieces_measured_;
+  bool pieces_ = false;  // whether downloads land in pieces (one event each) rather than whole chunks
 };
 
 // Whether a copy of `bytes` through a raw host pointer might be staged at all (a cheap test done

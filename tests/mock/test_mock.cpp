@@ -241,6 +241,7 @@ TEST_CASE("mock: a staged copy that fails part-way keeps its staging buffers and
     const auto mid = m.now();
     q.copy(h, d);
     std::vector<float> back(n);
+    q.copy(d, back);  // the first staged download measures how downloads land (its own copies)
     m.fail(GPURT_MOCK_OP_COPY, 1, 1);
     GPURT_REQUIRE_ERROR(q.copy(d, back), ErrorCategory::internal, "mockCopyDtoH");
     q.copy(d, back);
