@@ -29,6 +29,11 @@ template <> const char* type_name<std::uint32_t>() { return "uint"; }
 template <> const char* type_name<float>() { return "float"; }
 template <> const char* type_name<double>() { return "double"; }
 
+// Throws the library's typed error for a call (`gpurt::lib::<call>`) on `dev`.
+[[noreturn]] void fail(ErrorCategory category, const Device& dev, const std::string& call, const std::string& what) {
+  throw Error(category, what, ErrorDetails{dev.backend(), 0, {}, "gpurt::lib::" + call, dev.description(), {}, {}});
+}
+
 // The library's programs, built once per (device, source, element type, extra defines) for the
 // process: portable sources (kernels/*.gpurt), or the nvcc-built binary of the tensor-core kernels.
 Program library_program(const Device& dev, const char* source_name, std::string_view source, const char* type,
@@ -45,10 +50,9 @@ Program library_program(const Device& dev, const char* source_name, std::string_
     if (it != programs.end()) return it->second;
   }
   if (type && std::string(type) == "double" && !dev.properties().fp64)
-    throw Error(ErrorCategory::unsupported,
-                std::string("the library's ") + source_name + " kernels in double need fp64, which " +
-                    dev.description() + " lacks; use float",
-                ErrorDetails{dev.backend(), 0, {}, "gpurt::lib", dev.description(), {}, {}});
+    fail(ErrorCategory::unsupported, dev, source_name,
+         std::string("the library's ") + source_name + " kernels in double need fp64, which " + dev.description() +
+             " lacks; use float");
   BuildOptions options;
   // The element type arrives as GPURT_T (a macro named T would clash with NVRTC's own headers).
   if (type) options.defines.push_back({"GPURT_T", type});
@@ -63,35 +67,40 @@ Program library_program(const Device& dev, const char* source_name, std::string_
 // A kernel of the library, looked up once per device and variant (not per call), with its 1D
 // launch shape: `group`, the largest power of two up to 256 that the kernel allows, and `wave`,
 // the number of such groups (each with `local_per_item` bytes of dynamic local memory per
-// work-item) that the device runs at once - compute units x resident groups per unit, from the
-// occupancy calculator (CUDA) or the backend's estimate (OpenCL). 2D kernels use only `kernel`.
+// work-item plus `local_per_group`) that the device runs at once - compute units x resident groups
+// per unit, from the occupancy calculator (CUDA) or the backend's estimate (OpenCL). 2D kernels
+// use only `kernel`.
 struct ShapedKernel {
   Kernel kernel;
   std::size_t group = 1;
   std::size_t wave = 1;
 };
 
+// The lookup builds no strings on the way to a hit: the key holds views of source_name, type and
+// name, which must therefore be string literals or other static strings.
 ShapedKernel shaped_kernel(const Device& dev, const char* source_name, std::string_view source, const char* type,
                            const char* name, std::size_t local_per_item,
                            const std::vector<std::pair<std::string, std::string>>& extra = {},
-                           SourceLanguage language = SourceLanguage::portable) {
+                           SourceLanguage language = SourceLanguage::portable, std::size_t local_per_group = 0) {
+  using Key = std::tuple<detail::DeviceState*, std::string_view, std::string_view, std::string_view, std::size_t,
+                         std::string>;
   static std::mutex mutex;
-  static std::map<std::pair<detail::DeviceState*, std::string>, ShapedKernel> kernels;
-  std::string variant = std::string(source_name) + " " + name + " " + (type ? type : "");
-  for (const auto& d : extra) variant += " " + d.first + "=" + d.second;
-  const auto k = std::make_pair(dev.state(), variant);
+  static std::map<Key, ShapedKernel> kernels;
+  std::string defines;  // empty for most kernels: no allocation
+  for (const auto& d : extra) defines += d.first + "=" + d.second + " ";
+  Key key(dev.state(), source_name, name, type ? type : "", local_per_group, std::move(defines));
   {
     std::lock_guard<std::mutex> lock(mutex);
-    auto it = kernels.find(k);
+    auto it = kernels.find(key);
     if (it != kernels.end()) return it->second;
   }
   ShapedKernel s;
   s.kernel = library_program(dev, source_name, source, type, extra, language).kernel(name);
   while (s.group * 2 <= std::min<std::size_t>(256, s.kernel.max_group_size())) s.group *= 2;
   s.wave = std::max<std::size_t>(1, dev.properties().compute_units) *
-           s.kernel.resident_groups_per_unit(s.group, s.group * local_per_item);
+           s.kernel.resident_groups_per_unit(s.group, s.group * local_per_item + local_per_group);
   std::lock_guard<std::mutex> lock(mutex);
-  return kernels.emplace(k, s).first->second;
+  return kernels.emplace(std::move(key), s).first->second;
 }
 
 template <class T>
@@ -144,8 +153,7 @@ bool ensure_scratch(Queue& q, Buffer<std::uint64_t>& b, std::size_t words) {
 }
 
 [[noreturn]] void bad(const Queue& q, const std::string& call, const std::string& what) {
-  throw Error(ErrorCategory::invalid_argument, what,
-              ErrorDetails{q.device().backend(), 0, {}, "gpurt::lib::" + call, q.device().description(), {}, {}});
+  fail(ErrorCategory::invalid_argument, q.device(), call, what);
 }
 
 void require_size(const Queue& q, const char* call, const char* what, std::size_t have, std::size_t want) {
@@ -316,10 +324,9 @@ void require_tensor_cores(Queue& q, const char* name) {
   const DeviceProperties& p = dev.properties();
   const int sm = p.backend == "cuda" && p.architecture.rfind("sm_", 0) == 0 ? std::atoi(p.architecture.c_str() + 3) : 0;
   if (sm < 80)
-    throw Error(ErrorCategory::unsupported,
-                std::string("tensor-core matrix multiply needs a CUDA device of compute capability 8.0 or later; ") +
-                    dev.description() + " is " + p.backend + " " + p.architecture + "; use lib::matmul",
-                ErrorDetails{p.backend, 0, {}, std::string("gpurt::lib::") + name, dev.description(), {}, {}});
+    fail(ErrorCategory::unsupported, dev, name,
+         std::string("tensor-core matrix multiply needs a CUDA device of compute capability 8.0 or later; ") +
+             dev.description() + " is " + p.backend + " " + p.architecture + "; use lib::matmul");
 }
 
 // The tensor-core kernel `name` for the queue's device.
@@ -330,10 +337,9 @@ Kernel tensor_kernel(Queue& q, const char* name) {
                                 embedded::matmul_tensor_fatbin_size);
   return shaped_kernel(dev, "matmul_tensor.fatbin", fatbin, nullptr, name, 0, {}, SourceLanguage::cubin).kernel;
 #else
-  throw Error(ErrorCategory::unsupported,
-              "this gpurt was built without the CUDA toolkit's nvcc, which compiles the tensor-core kernels; "
-              "rebuild with the toolkit installed, or use lib::matmul",
-              ErrorDetails{dev.backend(), 0, {}, std::string("gpurt::lib::") + name, dev.description(), {}, {}});
+  fail(ErrorCategory::unsupported, dev, name,
+       "this gpurt was built without the CUDA toolkit's nvcc, which compiles the tensor-core kernels; "
+       "rebuild with the toolkit installed, or use lib::matmul");
 #endif
 }
 
@@ -359,13 +365,10 @@ void tensor_matmul(Queue& q, const char* name, const Buffer<In>& a, const Buffer
                      ", more than the device launches at once; split c into row bands");
   const std::size_t shared = static_cast<std::size_t>(shape.shared_bytes());
   if (shared > offered)
-    throw Error(ErrorCategory::unsupported,
-                std::string("the tensor-core kernel needs ") + std::to_string(shared) +
-                    " bytes of local memory per group; " + q.device().description() + " offers " +
-                    std::to_string(offered) + "; use lib::matmul",
-                ErrorDetails{q.device().properties().backend, 0, {}, std::string("gpurt::lib::") + name,
-                             q.device().description(), {}, {}});
-  const Kernel kern = tensor_kernel(q, (std::string(name) + "_k" + std::to_string(shape.bk)).c_str());
+    fail(ErrorCategory::unsupported, q.device(), name,
+         "the tensor-core kernel needs " + std::to_string(shared) + " bytes of local memory per group; " +
+             q.device().description() + " offers " + std::to_string(offered) + "; use lib::matmul");
+  const Kernel kern = tensor_kernel(q, shape.kernel);
   if (m == 0 || n == 0) return;
   if (k == 0) {
     q.fill(c, 0.0f);
@@ -433,10 +436,9 @@ void histogram(Queue& q, const Buffer<std::uint32_t>& in, const Buffer<std::uint
                             std::to_string(q.device().properties().max_local_memory) + " bytes); use fewer bins");
   q.fill(counts, 0u);
   if (in.empty()) return;
-  ShapedKernel k = shaped_kernel(q.device(), "histogram", embedded::histogram, nullptr, "gpurt_histogram", 0);
   // The bins sit in local memory, so the wave depends on their number.
-  k.wave = std::max<std::size_t>(1, q.device().properties().compute_units) *
-           k.kernel.resident_groups_per_unit(k.group, counts.size_bytes());
+  const ShapedKernel k = shaped_kernel(q.device(), "histogram", embedded::histogram, nullptr, "gpurt_histogram", 0,
+                                       {}, SourceLanguage::portable, counts.size_bytes());
   q.launch(k.kernel, stride_config(q, k, in.size(), counts.size_bytes()), in, counts,
            static_cast<std::uint64_t>(in.size()), static_cast<std::uint32_t>(counts.size()));
 }

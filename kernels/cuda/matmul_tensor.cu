@@ -60,38 +60,37 @@ __device__ __forceinline__ void wait_pending() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
-// Loads the k-tile starting at k0 into stage buffers As (BM x BK) and Bs (BK x BN).
+// Copies the ROWS x COLS window at (r0, c0) of the row-major rows x cols matrix src into dst (row
+// pitch LD), zeros outside the matrix: 16-byte cp.async copies, or element by element when rows
+// are not 16-byte aligned.
+template <class In, int ROWS, int COLS, int LD, int THREADS>
+__device__ __forceinline__ void load_window(In* dst, const In* __restrict__ src, unsigned rows, unsigned cols,
+                                            unsigned r0, unsigned c0, bool vector) {
+  constexpr int VEC = 16 / sizeof(In);
+  const unsigned tid = threadIdx.x;
+  if (vector) {
+#pragma unroll
+    for (int l = tid; l < ROWS * COLS / VEC; l += THREADS) {
+      const unsigned r = l / (COLS / VEC), c = (l % (COLS / VEC)) * VEC, gr = r0 + r, gc = c0 + c;
+      const bool in = gr < rows && gc < cols;
+      copy16(dst + r * LD + c, in ? src + (size_t)gr * cols + gc : src, in);
+    }
+  } else {
+    const In zero = In(0.0f);
+    for (int l = tid; l < ROWS * COLS; l += THREADS) {
+      const unsigned r = l / COLS, c = l % COLS, gr = r0 + r, gc = c0 + c;
+      dst[r * LD + c] = (gr < rows && gc < cols) ? src[(size_t)gr * cols + gc] : zero;
+    }
+  }
+}
+
+// Loads the k-tile starting at k0 into stage buffers As (BM x BK of A) and Bs (BK x BN of B).
 template <class In, class S>
 __device__ __forceinline__ void load_tile(In* As, In* Bs, const In* __restrict__ A, const In* __restrict__ B,
                                           unsigned M, unsigned N, unsigned K, unsigned row0, unsigned col0,
                                           unsigned k0, bool vector) {
-  const unsigned tid = threadIdx.x;
-  if (vector) {
-#pragma unroll
-    for (int l = tid; l < S::BM * S::BK / S::VEC; l += S::THREADS) {
-      const unsigned r = l / (S::BK / S::VEC), c = (l % (S::BK / S::VEC)) * S::VEC;
-      const unsigned gr = row0 + r, gc = k0 + c;
-      const bool in = gr < M && gc < K;
-      copy16(As + r * S::LDA + c, in ? A + (size_t)gr * K + gc : A, in);
-    }
-#pragma unroll
-    for (int l = tid; l < S::BK * S::BN / S::VEC; l += S::THREADS) {
-      const unsigned r = l / (S::BN / S::VEC), c = (l % (S::BN / S::VEC)) * S::VEC;
-      const unsigned gr = k0 + r, gc = col0 + c;
-      const bool in = gr < K && gc < N;
-      copy16(Bs + r * S::LDB + c, in ? B + (size_t)gr * N + gc : B, in);
-    }
-  } else {
-    const In zero = In(0.0f);
-    for (int l = tid; l < S::BM * S::BK; l += S::THREADS) {
-      const unsigned r = l / S::BK, c = l % S::BK, gr = row0 + r, gc = k0 + c;
-      As[r * S::LDA + c] = (gr < M && gc < K) ? A[(size_t)gr * K + gc] : zero;
-    }
-    for (int l = tid; l < S::BK * S::BN; l += S::THREADS) {
-      const unsigned r = l / S::BN, c = l % S::BN, gr = k0 + r, gc = col0 + c;
-      Bs[r * S::LDB + c] = (gr < K && gc < N) ? B[(size_t)gr * N + gc] : zero;
-    }
-  }
+  load_window<In, S::BM, S::BK, S::LDA, S::THREADS>(As, A, M, K, row0, k0, vector);
+  load_window<In, S::BK, S::BN, S::LDB, S::THREADS>(Bs, B, K, N, k0, col0, vector);
 }
 
 template <class In, class S>
@@ -212,13 +211,12 @@ static_assert(agrees<float, 0>() && agrees<float, 1>() && agrees<__nv_bfloat16, 
 }  // namespace gpurt_tensor
 
 #define GPURT_TENSOR_KERNEL(NAME, IN, I)                                                                  \
+  static_assert(gpurt_tensor::same_name(gpurt_tensor::entry<IN>(I).kernel, #NAME),                        \
+                "the host looks this kernel up by the name in its shape table");                          \
   extern "C" __global__ void __launch_bounds__(gpurt_tensor::ShapeOf<IN, I>::THREADS)                      \
       NAME(const IN* A, const IN* B, float* C, unsigned M, unsigned N, unsigned K) {                       \
     gpurt_tensor::gemm<IN, gpurt_tensor::ShapeOf<IN, I>>(A, B, C, M, N, K);                                 \
   }
-static_assert(gpurt_tensor::tf32_shapes[0].bk == 32 && gpurt_tensor::tf32_shapes[1].bk == 16 &&
-                  gpurt_tensor::bf16_shapes[0].bk == 64 && gpurt_tensor::bf16_shapes[1].bk == 32,
-              "kernel names carry the k-depth");
 GPURT_TENSOR_KERNEL(gpurt_matmul_tf32_k32, float, 0)
 GPURT_TENSOR_KERNEL(gpurt_matmul_tf32_k16, float, 1)
 GPURT_TENSOR_KERNEL(gpurt_matmul_bf16_k64, __nv_bfloat16, 0)
