@@ -3,6 +3,8 @@
 #include "gpurt/library.hpp"
 
 #include <algorithm>
+#include <array>
+#include <initializer_list>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -34,15 +36,24 @@ template <> const char* type_name<double>() { return "double"; }
   throw Error(category, what, ErrorDetails{dev.backend(), 0, {}, "gpurt::lib::" + call, dev.description(), {}, {}});
 }
 
+// A build-time constant of a library kernel: a number, or `text` (a static string) when set.
+struct Define {
+  const char* name;
+  long long number = 0;
+  const char* text = nullptr;
+  std::string value() const { return text ? std::string(text) : std::to_string(number); }
+};
+using Defines = std::initializer_list<Define>;
+constexpr std::size_t max_defines = 4;
+
 // The library's programs, built once per (device, source, element type, extra defines) for the
 // process: portable sources (kernels/*.gpurt), or the nvcc-built binary of the tensor-core kernels.
 Program library_program(const Device& dev, const char* source_name, std::string_view source, const char* type,
-                        const std::vector<std::pair<std::string, std::string>>& extra = {},
-                        SourceLanguage language = SourceLanguage::portable) {
+                        Defines extra = {}, SourceLanguage language = SourceLanguage::portable) {
   static std::mutex mutex;
   static std::map<std::tuple<detail::DeviceState*, std::string, std::string>, Program> programs;
   std::string variant = type ? type : "";
-  for (const auto& d : extra) variant += " " + d.first + "=" + d.second;
+  for (const Define& d : extra) variant += std::string(" ") + d.name + "=" + d.value();
   const auto key = std::make_tuple(dev.state(), std::string(source_name), variant);
   {
     std::lock_guard<std::mutex> lock(mutex);
@@ -56,7 +67,7 @@ Program library_program(const Device& dev, const char* source_name, std::string_
   BuildOptions options;
   // The element type arrives as GPURT_T (a macro named T would clash with NVRTC's own headers).
   if (type) options.defines.push_back({"GPURT_T", type});
-  for (const auto& d : extra) options.defines.push_back(d);
+  for (const Define& d : extra) options.defines.push_back({d.name, d.value()});
   Program p = dev.build({language, std::string(source),
                          language == SourceLanguage::portable ? std::string(source_name) + ".gpurt" : source_name},
                         options);
@@ -76,19 +87,21 @@ struct ShapedKernel {
   std::size_t wave = 1;
 };
 
-// The lookup builds no strings on the way to a hit: the key holds views of source_name, type and
-// name, which must therefore be string literals or other static strings.
+// The lookup builds no strings and allocates nothing on the way to a hit: the key holds views of
+// source_name, type, name and the defines' names and texts, which must therefore be string
+// literals or other static strings.
 ShapedKernel shaped_kernel(const Device& dev, const char* source_name, std::string_view source, const char* type,
-                           const char* name, std::size_t local_per_item,
-                           const std::vector<std::pair<std::string, std::string>>& extra = {},
+                           const char* name, std::size_t local_per_item, Defines extra = {},
                            SourceLanguage language = SourceLanguage::portable, std::size_t local_per_group = 0) {
+  using DefineKey = std::tuple<std::string_view, long long, std::string_view>;
   using Key = std::tuple<detail::DeviceState*, std::string_view, std::string_view, std::string_view, std::size_t,
-                         std::string>;
+                         std::array<DefineKey, max_defines>>;
   static std::mutex mutex;
   static std::map<Key, ShapedKernel> kernels;
-  std::string defines;  // empty for most kernels: no allocation
-  for (const auto& d : extra) defines += d.first + "=" + d.second + " ";
-  Key key(dev.state(), source_name, name, type ? type : "", local_per_group, std::move(defines));
+  std::array<DefineKey, max_defines> defines{};
+  std::size_t i = 0;
+  for (const Define& d : extra) defines.at(i++) = {d.name, d.number, d.text ? d.text : ""};
+  const Key key(dev.state(), source_name, name, type ? type : "", local_per_group, defines);
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = kernels.find(key);
@@ -100,7 +113,7 @@ ShapedKernel shaped_kernel(const Device& dev, const char* source_name, std::stri
   s.wave = std::max<std::size_t>(1, dev.properties().compute_units) *
            s.kernel.resident_groups_per_unit(s.group, s.group * local_per_item + local_per_group);
   std::lock_guard<std::mutex> lock(mutex);
-  return kernels.emplace(std::move(key), s).first->second;
+  return kernels.emplace(key, s).first->second;
 }
 
 template <class T>
@@ -188,7 +201,7 @@ void scan_impl(Queue& q, const Buffer<T>& in, const Buffer<T>& out, std::size_t 
   const std::size_t group = scan_group(q.device());
   const std::size_t tile = group * (128 / sizeof(T));  // GROUP x ITEMS in scan.gpurt
   const ShapedKernel k = shaped_kernel(q.device(), "scan", embedded::scan, type_name<T>(), "gpurt_scan", 0,
-                                      {{"GPURT_SCAN_GROUP", std::to_string(group)}});
+                                      {{"GPURT_SCAN_GROUP", static_cast<long long>(group)}});
   const std::size_t tiles = (n + tile - 1) / tile;
   if (tiles > std::min<std::size_t>(q.device().properties().max_groups.x, 0x7fffffff))
     bad(q, "scan", std::to_string(n) + " elements need " + std::to_string(tiles) + " groups, more than the device's " +
@@ -257,8 +270,7 @@ void reduce(Queue& q, ReduceOp op, const Buffer<T>& in, const Buffer<T>& result)
   const bool narrow = n < (std::size_t(1) << 31);
   const ShapedKernel k =
       shaped_kernel(q.device(), "reduce", embedded::reduce, type_name<T>(), "gpurt_reduce", sizeof(T),
-                    {{"GPURT_REDUCE_OP", std::to_string(static_cast<int>(op))},
-                     {"GPURT_INDEX", narrow ? "uint32_t" : "uint64_t"}});
+                    {{"GPURT_REDUCE_OP", static_cast<int>(op)}, {"GPURT_INDEX", 0, narrow ? "uint32_t" : "uint64_t"}});
   LaunchConfig cfg = stride_config(q, k, n, k.group * sizeof(T));
   if (narrow)  // the kernel's index arithmetic reaches n + 8 x the grid's work-items
     cfg.groups.x = std::max<std::size_t>(1, std::min(cfg.groups.x, (std::size_t(1) << 28) / k.group));
@@ -420,10 +432,10 @@ void conv2d(Queue& q, const Buffer<float>& in, const Buffer<float>& filter, cons
   const bool direct = filter_size <= 7;
   const std::size_t gx = direct ? 64 : 32, gy = direct ? 2 : 4, ry = direct ? 16 : 8;
   const Kernel k = shaped_kernel(q.device(), "conv2d", embedded::conv2d, nullptr, "gpurt_conv2d", 0,
-                                 {{"GPURT_FSIZE", std::to_string(filter_size)},
-                                  {"GPURT_CONV_GX", std::to_string(gx)},
-                                  {"GPURT_CONV_GY", std::to_string(gy)},
-                                  {"GPURT_CONV_RY", std::to_string(ry)}})
+                                 {{"GPURT_FSIZE", static_cast<long long>(filter_size)},
+                                  {"GPURT_CONV_GX", static_cast<long long>(gx)},
+                                  {"GPURT_CONV_GY", static_cast<long long>(gy)},
+                                  {"GPURT_CONV_RY", static_cast<long long>(ry)}})
                        .kernel;
   q.launch(k, LaunchConfig(LaunchConfig::cover(Dim3(width, height), Dim3(gx, gy * ry)).groups, Dim3(gx, gy)), in,
            filter, out, static_cast<std::uint32_t>(width), static_cast<std::uint32_t>(height));

@@ -151,10 +151,7 @@ std::size_t Kernel::preferred_group_multiple() const {
 std::size_t Kernel::resident_groups_per_unit(std::size_t group_size, std::size_t local_bytes) const {
   detail::KernelState* k = state("Kernel::resident_groups_per_unit");
   const DeviceProperties& p = k->device->props;
-  auto bad = [&](const std::string& what) {
-    throw Error(ErrorCategory::invalid_argument, what,
-                ErrorDetails{p.backend, 0, {}, "Kernel::resident_groups_per_unit", k->device->description, {}, {}});
-  };
+  auto bad = [&](const std::string& what) { detail::invalid(what, "Kernel::resident_groups_per_unit", k->device); };
   const std::size_t limit = k->info.max_group_size != 0 ? k->info.max_group_size : p.max_group_size;
   if (group_size == 0 || group_size > limit)
     bad("group size " + std::to_string(group_size) + " is outside 1.." + std::to_string(limit) + " for kernel '" +
