@@ -54,7 +54,7 @@ Program library_program(const Device& dev, const char* source_name, std::string_
   static std::map<std::tuple<detail::DeviceState*, std::string, std::string>, Program> programs;
   std::string variant = type ? type : "";
   for (const Define& d : extra) variant += std::string(" ") + d.name + "=" + d.value();
-  const auto key = std::make_tuple(dev.state(), std::string(source_name), variant);
+  const auto key = std::make_tuple(detail::Access::state(dev), std::string(source_name), variant);
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = programs.find(key);
@@ -101,7 +101,7 @@ ShapedKernel shaped_kernel(const Device& dev, const char* source_name, std::stri
   std::array<DefineKey, max_defines> defines{};
   std::size_t i = 0;
   for (const Define& d : extra) defines.at(i++) = {d.name, d.number, d.text ? d.text : ""};
-  const Key key(dev.state(), source_name, name, type ? type : "", local_per_group, defines);
+  const Key key(detail::Access::state(dev), source_name, name, type ? type : "", local_per_group, defines);
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = kernels.find(key);
@@ -142,7 +142,7 @@ struct Scratch {
 
 class ScratchLease {
  public:
-  explicit ScratchLease(Queue& q) : queue_(q.state("gpurt::lib")), lock_(queue_->library_mutex) {
+  explicit ScratchLease(Queue& q) : queue_(detail::Access::state(q, "gpurt::lib")), lock_(queue_->library_mutex) {
     if (!queue_->library_scratch) queue_->library_scratch = std::make_shared<Scratch>();
     scratch_ = static_cast<Scratch*>(queue_->library_scratch.get());
   }
@@ -160,7 +160,7 @@ bool ensure_scratch(Queue& q, Buffer<std::uint64_t>& b, std::size_t words) {
   if (b.size() >= words) return false;
   Buffer<std::uint64_t> fresh = q.device().alloc<std::uint64_t>(std::max(words, 2 * b.size()));
   q.fill(fresh, std::uint64_t{0});
-  if (!b.empty()) detail::retain_until_finish(q.state("gpurt::lib"), b.shared_allocation());
+  if (!b.empty()) detail::retain_until_finish(detail::Access::state(q, "gpurt::lib"), detail::Access::shared_allocation(b));
   b = std::move(fresh);
   return true;
 }

@@ -183,9 +183,9 @@ class CuQueue final : public plugin::Queue {
   CuQueue(CUcontext ctx, Owner<StreamTraits> s) : ctx_(ctx), stream_(std::move(s)) {}
   ~CuQueue() override;
   Status copy_from_host(const void* src, plugin::Buffer& dst, std::size_t dst_offset,
-                        std::size_t bytes) noexcept override;
+                        std::size_t bytes, bool blocking) noexcept override;
   Status copy_to_host(plugin::Buffer& src, std::size_t src_offset, void* dst,
-                      std::size_t bytes) noexcept override;
+                      std::size_t bytes, bool blocking) noexcept override;
   Status copy(plugin::Buffer& src, std::size_t src_offset, plugin::Buffer& dst,
               std::size_t dst_offset, std::size_t bytes) noexcept override;
   Status fill(plugin::Buffer& dst, std::size_t offset, std::size_t bytes, const void* pattern,
@@ -197,6 +197,9 @@ class CuQueue final : public plugin::Queue {
   Status finish() noexcept override;
 
  private:
+  // Synchronises the stream when the driver knows `host` as page-locked (see cu_queue.cpp).
+  Status finish_if_driver_pinned(const void* host, const char* call) noexcept;
+
   CUcontext ctx_;
   Owner<StreamTraits> stream_;
 };

@@ -183,6 +183,7 @@ Status CuProgram::kernel(const std::string& name, std::unique_ptr<plugin::Kernel
     if (r != CUDA_SUCCESS) return fail(r, "cuModuleGetFunction", "looking up kernel '" + name + "'");
     plugin::KernelInfo info;
     info.name = name;
+    info.view_alignment = 1;  // a view is a device pointer plus its offset
     int v = 0;
     cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f);
     info.max_group_size = static_cast<std::size_t>(v);

@@ -12,9 +12,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <regex>
 
 #include "gpurt/plugin/api.hpp"
+#include "gpurt/plugin/signature.hpp"
 #include "mock_control.h"
 
 namespace gpurt::mock {
@@ -140,7 +140,8 @@ class MockKernel final : public plugin::Kernel, Counted<GPURT_MOCK_KERNEL> {
     } else if (info_.name == "fill_u32") {  // (uint32_t* out, uint32_t value, uint64_t n)
       builtin_ = Builtin::fill_u32;
       info_.params_known = true;
-      info_.params = {ptr(), {plugin::ParamKind::scalar, 4, "uint32_t"}, {plugin::ParamKind::scalar, 8, "uint64_t"}};
+      info_.params = {{plugin::ParamKind::global_pointer, sizeof(void*), "uint32_t*"},
+                      {plugin::ParamKind::scalar, 4, "uint32_t"}, {plugin::ParamKind::scalar, 8, "uint64_t"}};
     }
   }
   const plugin::KernelInfo& info() const noexcept override { return info_; }
@@ -188,12 +189,13 @@ unsigned char* at(plugin::Buffer& b, std::size_t offset) { return static_cast<Mo
 class MockQueue final : public plugin::Queue, Counted<GPURT_MOCK_QUEUE> {
  public:
   explicit MockQueue(bool timing) : timing_(timing) {}
-  Status copy_from_host(const void* src, plugin::Buffer& dst, std::size_t off, std::size_t bytes) noexcept override {
+  Status copy_from_host(const void* src, plugin::Buffer& dst, std::size_t off, std::size_t bytes,
+                        bool) noexcept override {  // synchronous: blocking or not
     Status s = gate(GPURT_MOCK_OP_COPY, ErrorCategory::internal, "mockCopyHtoD");
     if (s.ok() && bytes) std::memcpy(at(dst, off), src, bytes);
     return s;
   }
-  Status copy_to_host(plugin::Buffer& src, std::size_t off, void* dst, std::size_t bytes) noexcept override {
+  Status copy_to_host(plugin::Buffer& src, std::size_t off, void* dst, std::size_t bytes, bool) noexcept override {
     Status s = gate(GPURT_MOCK_OP_COPY, ErrorCategory::internal, "mockCopyDtoH");
     if (s.ok() && bytes) std::memcpy(dst, at(src, off), bytes);
     return s;
@@ -333,10 +335,8 @@ class MockDevice final : public plugin::Device {
         return f;
       }
       std::vector<std::string> names;
-      static const std::regex kernel_re(R"(GPURT_KERNEL\s+void\s+([A-Za-z_][A-Za-z0-9_]*)\s*\()");
-      for (auto it = std::sregex_iterator(source.text.begin(), source.text.end(), kernel_re);
-           it != std::sregex_iterator(); ++it)
-        names.push_back((*it)[1]);
+      for (const plugin::KernelDecl& k : plugin::scan_kernels(source.text, {"GPURT_KERNEL"}))
+        names.push_back(k.name);
       out = std::make_unique<MockProgram>(source.text, std::move(names));
       return Status::success();
     });

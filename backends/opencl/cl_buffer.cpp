@@ -3,7 +3,11 @@
 
 namespace gpurt::opencl {
 
-Status ClBuffer::kernel_handle(std::size_t offset, std::size_t size, cl_mem& out) noexcept {
+// The cache keeps at most max_cached_views sub-buffers per buffer (a program passing ever new
+// views must not grow memory without bound); the oldest goes first. The caller holds a reference
+// of its own (`hold`) until its launch is enqueued, so an evicted view stays valid until then, and
+// OpenCL keeps it alive for enqueued commands after that.
+Status ClBuffer::kernel_handle(std::size_t offset, std::size_t size, cl_mem& out, cl::Buffer& hold) noexcept {
   if (offset == 0 && size == bytes_) {
     out = mem_();
     return Status::success();
@@ -19,8 +23,14 @@ Status ClBuffer::kernel_handle(std::size_t offset, std::size_t size, cl_mem& out
       if (err != CL_SUCCESS)
         return fail(err, "clCreateSubBuffer",
                     "creating a view at byte " + std::to_string(offset) + " of " + std::to_string(size) + " bytes");
+      if (views_.size() >= max_cached_views) {
+        views_.erase(order_.front());
+        order_.pop_front();
+      }
       it = views_.emplace(key, std::move(sub)).first;
+      order_.push_back(key);
     }
+    hold = it->second;
     out = it->second();
     return Status::success();
   });

@@ -3,7 +3,8 @@
 //
 // Mapping: a gpurt Device is one cl_device_id; all devices of one platform share one cl_context
 // (so events order work across them); a Queue is an in-order cl_command_queue (profiling on when
-// timing is asked); a Buffer is a cl_mem; a view passed to a kernel becomes a cached sub-buffer;
+// timing is asked); a Buffer is a cl_mem; a view passed to a portable kernel is the cl_mem and a
+// byte offset (cl_source.cpp), one passed to an OpenCL C kernel a cached sub-buffer;
 // pinned host memory is a CL_MEM_ALLOC_HOST_PTR buffer kept mapped; an Event is a marker event.
 // Every native handle is owned by a CLHPP wrapper (one owner template, retain/release traits).
 #pragma once
@@ -14,6 +15,7 @@
 #include <CL/cl_ext.h>
 #include <CL/opencl.hpp>
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -38,6 +40,14 @@ void set_host(const plugin::Host* host) noexcept;
 
 using plugin::guarded;  // runs a hook's body; any exception becomes a Status
 
+// Per portable kernel with global pointer parameters: for each of its parameters, whether it was
+// rewritten to take a buffer and a byte offset (two native arguments; see cl_source.cpp).
+using ViewOffsets = std::map<std::string, std::vector<bool>>;
+struct CompiledSource {
+  std::string text;          // what the compiler is given
+  ViewOffsets view_offsets;  // kernels whose views travel as base + offset
+};
+
 class ClDevice;
 
 class ClBuffer final : public plugin::Buffer {
@@ -45,14 +55,20 @@ class ClBuffer final : public plugin::Buffer {
   ClBuffer(cl::Buffer mem, std::size_t bytes) : mem_(std::move(mem)), bytes_(bytes) {}
   cl_mem handle() const { return mem_(); }
   // The cl_mem to hand a kernel for the view [offset, offset + size): the buffer itself or a
-  // cached sub-buffer.
-  Status kernel_handle(std::size_t offset, std::size_t size, cl_mem& out) noexcept;
+  // cached sub-buffer, which `hold` keeps alive until the caller lets it go.
+  Status kernel_handle(std::size_t offset, std::size_t size, cl_mem& out, cl::Buffer& hold) noexcept;
+  static constexpr std::size_t max_cached_views = 64;
+  std::size_t cached_views() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return views_.size();
+  }
 
  private:
   cl::Buffer mem_;
   std::size_t bytes_;
   std::mutex mutex_;
   std::map<std::pair<std::size_t, std::size_t>, cl::Buffer> views_;
+  std::deque<std::pair<std::size_t, std::size_t>> order_;  // insertion order, oldest first
 };
 
 class ClHostAllocation final : public plugin::HostAllocation {
@@ -84,9 +100,14 @@ class ClKernel final : public plugin::Kernel {
  public:
   // gpu: the device is a GPU; device_group: its largest work-group; local_memory: its local
   // memory per compute unit in bytes.
-  ClKernel(cl::Kernel k, plugin::KernelInfo info, bool gpu, std::size_t device_group, std::size_t local_memory)
+  // with_offset: per parameter, whether it takes a buffer and a byte offset (two native arguments);
+  // empty when every parameter is one native argument.
+  ClKernel(cl::Kernel k, plugin::KernelInfo info, bool gpu, std::size_t device_group, std::size_t local_memory,
+           std::vector<bool> with_offset)
       : kernel_(std::move(k)), info_(std::move(info)), gpu_(gpu), device_group_(device_group),
-        local_memory_(local_memory) {}
+        local_memory_(local_memory), with_offset_(std::move(with_offset)) {}
+  bool takes_offset(std::size_t param) const { return param < with_offset_.size() && with_offset_[param]; }
+  bool has_offsets() const { return !with_offset_.empty(); }
   const plugin::KernelInfo& info() const noexcept override { return info_; }
   // OpenCL has no occupancy query; an estimate (see cl_program.cpp).
   Status resident_groups(std::size_t group_size, std::size_t local_bytes, std::size_t& out) noexcept override;
@@ -100,13 +121,14 @@ class ClKernel final : public plugin::Kernel {
   bool gpu_;
   std::size_t device_group_;
   std::size_t local_memory_;
+  std::vector<bool> with_offset_;
   std::mutex mutex_;
 };
 
 class ClProgram final : public plugin::Program {
  public:
   // `source`: the full text compiled, read for parameters when the driver has no argument info.
-  ClProgram(ClDevice& device, cl::Program p, std::string log, std::string source);
+  ClProgram(ClDevice& device, cl::Program p, std::string log, CompiledSource source);
   Status kernel(const std::string& name, std::unique_ptr<plugin::Kernel>& out) noexcept override;
   std::vector<std::string> kernel_names() const noexcept override;
   const std::string& build_log() const noexcept override { return log_; }
@@ -119,6 +141,7 @@ class ClProgram final : public plugin::Program {
   cl::Program program_;
   std::string log_;
   std::string source_;
+  ViewOffsets view_offsets_;
   std::once_flag parsed_once_;
   std::map<std::string, std::vector<plugin::ParamInfo>> signatures_;
 };
@@ -128,9 +151,9 @@ class ClQueue final : public plugin::Queue {
   ClQueue(cl::CommandQueue q, cl_context context, ClDevice& device)
       : queue_(std::move(q)), context_(context), device_(device) {}
   Status copy_from_host(const void* src, plugin::Buffer& dst, std::size_t dst_offset,
-                        std::size_t bytes) noexcept override;
+                        std::size_t bytes, bool blocking) noexcept override;
   Status copy_to_host(plugin::Buffer& src, std::size_t src_offset, void* dst,
-                      std::size_t bytes) noexcept override;
+                      std::size_t bytes, bool blocking) noexcept override;
   Status copy(plugin::Buffer& src, std::size_t src_offset, plugin::Buffer& dst,
               std::size_t dst_offset, std::size_t bytes) noexcept override;
   Status fill(plugin::Buffer& dst, std::size_t offset, std::size_t bytes, const void* pattern,
@@ -194,8 +217,10 @@ class ClDevice final : public plugin::Device {
 std::map<std::string, std::vector<plugin::ParamInfo>> parse_kernel_signatures(const std::string& source,
                                                                               unsigned address_bits);
 
-// What the compiler sees: portable sources get the dialect's prelude and a #line directive.
-std::string full_source(const plugin::ProgramSource& source);
+
+// What the compiler sees: portable sources get the dialect's prelude, a #line directive, and
+// global pointer parameters that take a base and an offset.
+CompiledSource full_source(const plugin::ProgramSource& source);
 // Compilers that ignore #line (NVIDIA's reports "<kernel>:56:10") count the prelude's lines; this
 // moves such line numbers back onto the user's source `name`.
 std::string remap_prelude_lines(const std::string& log, const std::string& name);

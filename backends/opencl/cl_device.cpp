@@ -200,7 +200,8 @@ Status ClDevice::build(const plugin::ProgramSource& source, const std::vector<st
     std::string opts = user + "-cl-kernel-arg-info";
     cl::Program program;
     std::string log;
-    const std::string text = full_source(source);
+    CompiledSource compiled = full_source(source);
+    const std::string& text = compiled.text;
     cl_int err = build_once(context_, device_, text, opts, program, log);
     if (err == CL_BUILD_PROGRAM_FAILURE) {
       std::string plain_log;
@@ -222,7 +223,7 @@ Status ClDevice::build(const plugin::ProgramSource& source, const std::vector<st
       s.build_options = opts;
       return s;
     }
-    out = std::make_unique<ClProgram>(*this, std::move(program), std::move(log), text);
+    out = std::make_unique<ClProgram>(*this, std::move(program), std::move(log), std::move(compiled));
     return Status::success();
   });
 }

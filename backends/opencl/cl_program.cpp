@@ -1,11 +1,14 @@
 // ClProgram and ClKernel: kernel lookup and parameter introspection (clGetKernelArgInfo, which
 // the build enables with -cl-kernel-arg-info).
+#include <algorithm>
+
 #include "cl_common.hpp"
 
 namespace gpurt::opencl {
 
-ClProgram::ClProgram(ClDevice& device, cl::Program p, std::string log, std::string source)
-    : device_(device), program_(std::move(p)), log_(std::move(log)), source_(std::move(source)) {}
+ClProgram::ClProgram(ClDevice& device, cl::Program p, std::string log, CompiledSource source)
+    : device_(device), program_(std::move(p)), log_(std::move(log)), source_(std::move(source.text)),
+      view_offsets_(std::move(source.view_offsets)) {}
 
 const std::vector<plugin::ParamInfo>* ClProgram::parsed_signature(const std::string& kernel) {
   std::call_once(parsed_once_, [&] { signatures_ = parse_kernel_signatures(source_, device_.address_bits()); });
@@ -112,8 +115,30 @@ Status ClProgram::kernel(const std::string& name, std::unique_ptr<plugin::Kernel
         }
       }
     }
+    // Portable kernels whose global pointers take a base and an offset: one parameter of gpurt's
+    // for each such pair of native ones.
+    std::vector<bool> with_offset;
+    const auto vo = view_offsets_.find(name);
+    if (vo != view_offsets_.end() && info.params_known) {
+      const std::size_t pairs = static_cast<std::size_t>(std::count(vo->second.begin(), vo->second.end(), true));
+      if (info.params.size() == vo->second.size() + pairs) {
+        std::vector<plugin::ParamInfo> user;
+        std::size_t native = 0;
+        for (bool offset : vo->second) {
+          user.push_back(info.params[native]);
+          native += offset ? 2 : 1;
+        }
+        info.params = std::move(user);
+        with_offset = vo->second;
+        info.view_alignment = 1;
+      } else {
+        opencl::log(plugin::LogLevel::warn, "kernel '" + name + "' does not have the parameters its source "
+                                            "declares; views passed to it must be aligned");
+      }
+    }
     out = std::make_unique<ClKernel>(std::move(k), std::move(info), device_.properties().type == DeviceType::gpu,
-                                     device_.properties().max_group_size, device_.properties().max_local_memory);
+                                     device_.properties().max_group_size, device_.properties().max_local_memory,
+                                     std::move(with_offset));
     return Status::success();
   });
 }

@@ -7,16 +7,18 @@ namespace {
 ClBuffer& buf(plugin::Buffer& b) { return static_cast<ClBuffer&>(b); }
 }  // namespace
 
+// Blocking copies (pageable host memory) use the driver's blocking form: a non-blocking write may
+// read the source after the call returns (PoCL does), which would race with the caller.
 Status ClQueue::copy_from_host(const void* src, plugin::Buffer& dst, std::size_t dst_offset,
-                               std::size_t bytes) noexcept {
-  const cl_int err = clEnqueueWriteBuffer(queue_(), buf(dst).handle(), CL_FALSE, dst_offset, bytes,
+                               std::size_t bytes, bool blocking) noexcept {
+  const cl_int err = clEnqueueWriteBuffer(queue_(), buf(dst).handle(), blocking ? CL_TRUE : CL_FALSE, dst_offset, bytes,
                                           src, 0, nullptr, nullptr);
   return err == CL_SUCCESS ? Status::success() : fail(err, "clEnqueueWriteBuffer");
 }
 
 Status ClQueue::copy_to_host(plugin::Buffer& src, std::size_t src_offset, void* dst,
-                             std::size_t bytes) noexcept {
-  const cl_int err = clEnqueueReadBuffer(queue_(), buf(src).handle(), CL_FALSE, src_offset, bytes,
+                             std::size_t bytes, bool blocking) noexcept {
+  const cl_int err = clEnqueueReadBuffer(queue_(), buf(src).handle(), blocking ? CL_TRUE : CL_FALSE, src_offset, bytes,
                                          dst, 0, nullptr, nullptr);
   return err == CL_SUCCESS ? Status::success() : fail(err, "clEnqueueReadBuffer");
 }
@@ -42,16 +44,32 @@ Status ClQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
                        const plugin::KernelArg* args, std::size_t count) noexcept {
   ClKernel& k = static_cast<ClKernel&>(kernel);
   std::lock_guard<std::mutex> lock(k.mutex());
-  for (std::size_t i = 0; i < count; ++i) {
+  std::vector<cl::Buffer> views;  // sub-buffers in use by this launch (OpenCL C kernels only)
+  cl_uint index = 0;  // native argument index: a portable kernel's global pointer takes two
+  for (std::size_t i = 0; i < count; ++i, ++index) {
     const plugin::KernelArg& a = args[i];
     cl_int err = CL_SUCCESS;
-    const cl_uint index = static_cast<cl_uint>(i);
     switch (a.kind) {
       case plugin::KernelArg::Kind::buffer: {
         cl_mem mem = nullptr;
+        if (k.takes_offset(i)) {  // the whole cl_mem and the view's byte offset
+          const cl_ulong offset = a.buffer ? a.offset : 0;
+          if (a.buffer) mem = buf(*a.buffer).handle();
+          err = clSetKernelArg(k.handle(), index, sizeof(cl_mem), mem ? &mem : nullptr);
+          if (err == CL_SUCCESS) err = clSetKernelArg(k.handle(), ++index, sizeof offset, &offset);
+          break;
+        }
         if (a.buffer && a.size != 0) {
-          Status s = buf(*a.buffer).kernel_handle(a.offset, a.size, mem);
+          cl::Buffer hold;
+          Status s = buf(*a.buffer).kernel_handle(a.offset, a.size, mem, hold);
           if (!s.ok()) return s;
+          if (hold()) {
+            try {
+              views.push_back(std::move(hold));
+            } catch (...) {
+              return Status::failure(ErrorCategory::out_of_host_memory, "host memory ran out", "Queue::launch");
+            }
+          }
         }
         err = clSetKernelArg(k.handle(), index, sizeof(cl_mem), mem ? &mem : nullptr);
         break;

@@ -5,14 +5,78 @@
 
 #include "cl_common.hpp"
 #include "cl_prelude.hpp"
+#include "gpurt/plugin/signature.hpp"
 
 namespace gpurt::opencl {
 
+namespace {
+
+bool has_any(const plugin::ParamDecl& p, std::initializer_list<const char*> words) {
+  for (const char* w : words)
+    if (p.has_word(w)) return true;
+  return false;
+}
+
+// Global pointer parameters of portable kernels take a base and a byte offset, so that a view at
+// any element offset can be passed without a sub-buffer (whose start OpenCL aligns to
+// CL_DEVICE_MEM_BASE_ADDR_ALIGN). `GPURT_GLOBAL const float* GPURT_RESTRICT x` becomes
+// `GPURT_GLOBAL const float* GPURT_RESTRICT x__gpurt_base, ulong x__gpurt_off`, and the body
+// starts by declaring `x` as base + offset. Every insertion stays on its line, so the compiler's
+// line numbers still match the user's source.
+std::string with_view_offsets(const std::string& text, ViewOffsets& offsets) {
+  struct Insert {
+    std::size_t at;
+    std::string what;
+  };
+  std::vector<Insert> edits;
+  for (const plugin::KernelDecl& k : plugin::scan_kernels(text, {"GPURT_KERNEL"})) {
+    std::vector<bool> flags;
+    std::string prologue;
+    for (const plugin::ParamDecl& p : k.params) {
+      const bool global = !p.macro_call && !p.name.empty() && p.has_word("*") && !p.has_word("[") &&
+                          has_any(p, {"GPURT_GLOBAL", "__global", "global", "GPURT_CONSTANT", "__constant", "constant"});
+      flags.push_back(global);
+      if (!global) continue;
+      edits.push_back({p.name_end, "__gpurt_base, ulong " + p.name + "__gpurt_off"});
+      std::string decl, cast;
+      for (const std::string& w : p.words) {
+        decl += w + " ";
+        if (w != "GPURT_RESTRICT" && w != "restrict" && w != "__restrict") cast += w + " ";
+      }
+      const char* space = has_any(p, {"GPURT_CONSTANT", "__constant", "constant"}) ? "__constant" : "__global";
+      prologue += " " + decl + p.name + " = (" + cast + ")((" + space + " const uchar*)" + p.name +
+                  "__gpurt_base + " + p.name + "__gpurt_off);";
+    }
+    if (std::find(flags.begin(), flags.end(), true) == flags.end()) continue;
+    offsets[k.name] = flags;
+    if (k.body != plugin::no_position) edits.push_back({k.body, prologue});
+  }
+  std::sort(edits.begin(), edits.end(), [](const Insert& a, const Insert& b) { return a.at < b.at; });
+  std::string out;
+  out.reserve(text.size() + 64 * edits.size());
+  std::size_t from = 0;
+  for (const Insert& e : edits) {
+    out.append(text, from, e.at - from);
+    out += e.what;
+    from = e.at;
+  }
+  out.append(text, from, std::string::npos);
+  return out;
+}
+
+}  // namespace
+
 // What the compiler sees: portable sources get the dialect's prelude, then a #line directive so
-// messages keep the user's line numbers.
-std::string full_source(const plugin::ProgramSource& source) {
-  if (source.language != SourceLanguage::portable) return source.text;
-  return std::string(portable_prelude) + "#line 1 \"" + source.name + "\"\n" + source.text;
+// messages keep the user's line numbers, then the source with view offsets added.
+CompiledSource full_source(const plugin::ProgramSource& source) {
+  CompiledSource out;
+  if (source.language != SourceLanguage::portable) {
+    out.text = source.text;
+    return out;
+  }
+  out.text = std::string(portable_prelude) + "#line 1 \"" + source.name + "\"\n" +
+             with_view_offsets(source.text, out.view_offsets);
+  return out;
 }
 
 // Compilers that ignore #line (NVIDIA's reports "<kernel>:56:10") count the prelude's lines; move

@@ -2,10 +2,17 @@
 #include <cctype>
 
 #include "cl_common.hpp"
+#include "gpurt/plugin/signature.hpp"
 
 namespace gpurt::opencl {
 
 std::size_t scalar_type_size(const std::string& type_name, unsigned address_bits) noexcept {
+  try {  // fixed-width typedefs (uint32_t), which PoCL reports by their own names
+    const plugin::ParamType t = plugin::describe_type(type_name, address_bits);
+    if (t.known && !t.pointer && t.value.bytes != 0) return t.value.bytes;
+  } catch (...) {
+    return 0;
+  }
   std::string base = type_name;
   std::size_t lanes = 1;
   std::size_t digits = base.size();

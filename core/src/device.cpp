@@ -31,7 +31,7 @@ Queue Device::create_queue(QueueOptions options) const {
   plugin::QueueOptions po;
   po.timing = q->timing;
   detail::check(d->impl->create_queue(po, q->impl), d);
-  return Queue(std::move(q));
+  return detail::Access::make<Queue>(std::move(q));
 }
 
 MemoryUsage Device::memory_usage() const {
@@ -103,7 +103,7 @@ std::shared_ptr<HostAllocationState> allocate_host(const Device& device, std::si
   return h;
 }
 
-Device allocation_device(const Allocation* a) { return Device(a->device); }
+Device allocation_device(const Allocation* a) { return Access::make<Device>(a->device); }
 
 void throw_empty_handle(const char* what, const char* call) {
   invalid(std::string("this ") + what +

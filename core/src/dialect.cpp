@@ -1,30 +1,29 @@
-// Reading kernel signatures of the portable dialect.
+// Reading kernel signatures from the sources the core is given (see dialect.hpp).
 #include "dialect.hpp"
-
-#include <regex>
 
 namespace gpurt::detail {
 
-std::set<std::string> dynamic_local_kernels(const std::string& source) {
-  std::set<std::string> out;
-  static const std::regex header(R"(GPURT_KERNEL\s+void\s+([A-Za-z_][A-Za-z0-9_]*)\s*\()");
-  for (auto it = std::sregex_iterator(source.begin(), source.end(), header); it != std::sregex_iterator(); ++it) {
-    std::size_t pos = static_cast<std::size_t>(it->position(0) + it->length(0));
-    int depth = 1;
-    std::size_t last_start = pos;
-    for (; pos < source.size() && depth > 0; ++pos) {
-      const char c = source[pos];
-      if (c == '(') ++depth;
-      else if (c == ')') --depth;
-      else if (c == ',' && depth == 1) last_start = pos + 1;
-    }
-    if (depth != 0) continue;
-    const std::string last = source.substr(last_start, pos - last_start);
-    const auto first = last.find_first_not_of(" \t\r\n");
-    if (first != std::string::npos && last.compare(first, 19, "GPURT_DYNAMIC_LOCAL") == 0)
-      out.insert((*it)[1].str());
+std::map<std::string, plugin::KernelDecl> kernel_signatures(const std::string& text, SourceLanguage language) {
+  std::map<std::string, plugin::KernelDecl> out;
+  std::vector<plugin::KernelDecl> found;
+  switch (language) {
+    case SourceLanguage::portable: found = plugin::scan_kernels(text, {"GPURT_KERNEL"}); break;
+    case SourceLanguage::opencl_c: found = plugin::scan_kernels(text, {"__kernel", "kernel"}); break;
+    case SourceLanguage::cuda_cpp: found = plugin::scan_kernels(text, {"__global__"}); break;
+    default: break;
+  }
+  for (auto& k : found) {
+    auto it = out.find(k.name);
+    // A definition wins over an earlier declaration of the same kernel.
+    if (it == out.end()) out.emplace(k.name, std::move(k));
+    else if (k.body != plugin::no_position) it->second = std::move(k);
   }
   return out;
+}
+
+bool takes_dynamic_local(const plugin::KernelDecl& k) {
+  return !k.params.empty() && !k.params.back().words.empty() &&
+         k.params.back().words[0] == "GPURT_DYNAMIC_LOCAL";
 }
 
 }  // namespace gpurt::detail

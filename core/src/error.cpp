@@ -120,11 +120,11 @@ void invalid(const std::string& message, const char* call, const DeviceState* de
 }
 
 DeviceState* checked_device(const Device& dev, const char* call) {
-  if (!dev.state())
+  if (!detail::Access::state(dev))
     invalid("this Device is empty (default-constructed); obtain one from gpurt::devices(), "
             "gpurt::default_device() or gpurt::device(selector)",
             call);
-  return dev.state();
+  return detail::Access::state(dev);
 }
 
 }  // namespace detail

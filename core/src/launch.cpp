@@ -1,7 +1,9 @@
 // Queue::launch: every check a launch needs, done before anything is enqueued, then one hook.
 #include <array>
+#include <cstdint>
 
 #include "format.hpp"
+#include "gpurt/plugin/signature.hpp"
 #include "gpurt/queue.hpp"
 #include "state.hpp"
 #include "trace.hpp"
@@ -55,9 +57,15 @@ void check_shape(const detail::DeviceState* d, const plugin::KernelInfo& info,
                     call, d);
 }
 
+// a + b, or SIZE_MAX when the sum does not fit (so that a limit check on it still fails).
+std::size_t saturating_add(std::size_t a, std::size_t b) {
+  std::size_t r = 0;
+  return __builtin_add_overflow(a, b, &r) ? SIZE_MAX : r;
+}
+
 void check_local(const detail::DeviceState* d, const plugin::KernelInfo& info, std::size_t dynamic,
                  std::size_t from_args) {
-  const std::size_t total = dynamic + from_args + info.static_local_bytes;
+  const std::size_t total = saturating_add(saturating_add(dynamic, from_args), info.static_local_bytes);
   if (total > d->props.max_local_memory)
     detail::invalid("too much local memory: the launch asks for " + detail::format_bytes(total) +
                         " per group (" + std::to_string(dynamic) + " dynamic, " +
@@ -72,6 +80,74 @@ std::string param_text(const plugin::KernelInfo& info, std::size_t i) {
   if (i < info.params.size() && !info.params[i].type_name.empty())
     s += " (" + info.params[i].type_name + ")";
   return s + " of kernel '" + info.name + "'";
+}
+
+std::string arg_text(std::size_t i) { return "argument " + std::to_string(i); }
+
+// The integer in a scalar argument's bytes, for deciding whether a signedness change alters it.
+bool negative(const detail::Arg& a) {
+  return a.type.is_signed && a.size > 0 && (a.value[a.size - 1] & 0x80) != 0;  // little-endian hosts
+}
+
+// A scalar argument against the parameter's declared type (kind, width, and signedness where it
+// changes the value). Parameters of unknown or aggregate type are checked by size only.
+void check_scalar_type(std::size_t i, const detail::Arg& a, const plugin::ParamType& t,
+                       const plugin::KernelInfo& info, const detail::DeviceState* d) {
+  using detail::ValueKind;
+  if (!t.known || t.pointer || a.type.kind == ValueKind::unknown) return;
+  const detail::ValueType& want = t.value;
+  const detail::ValueType& got = a.type;
+  if (want.kind == ValueKind::other || want.kind == ValueKind::unknown || got.kind == ValueKind::other) return;
+  const std::string expected = plugin::describe_value(want);
+  auto refuse = [&](const std::string& why) {
+    detail::invalid(arg_text(i) + " is a " + plugin::describe_value(got) + " but " + param_text(info, i) +
+                        " is a " + expected + why + "; pass a " + expected,
+                    "Queue::launch", d);
+  };
+  const bool want_half = want.kind == ValueKind::floating && want.bytes == 2;
+  if (want_half) {  // the host has no half type: its bits travel as a 16-bit integer
+    if (got.bytes != 2 || got.kind == ValueKind::boolean) refuse("");
+    return;
+  }
+  if (want.kind == ValueKind::boolean) {
+    if (got.kind == ValueKind::floating || got.bytes != want.bytes) refuse("");
+    return;
+  }
+  if (want.kind != got.kind && !(want.kind == ValueKind::integer && got.kind == ValueKind::boolean))
+    refuse(want.kind == ValueKind::floating ? " (the kernel would read the integer's bits as a float)"
+                                            : " (the kernel would read the float's bits as an integer)");
+  if (want.bytes != got.bytes) refuse("");
+  if (want.kind == ValueKind::integer && got.kind == ValueKind::integer && want.is_signed != got.is_signed) {
+    // Same width, other signedness: fine while the value means the same to the kernel.
+    if (got.is_signed && negative(a))
+      refuse(" and the value is negative (the kernel would see a large positive number)");
+    if (!got.is_signed && (a.value[a.size - 1] & 0x80) != 0)
+      refuse(" and the value is too large for it (the kernel would see a negative number)");
+  }
+}
+
+// A buffer argument's element type against the pointee of the parameter's declared type.
+void check_buffer_type(std::size_t i, const detail::Arg& a, const plugin::ParamType& t,
+                       const plugin::KernelInfo& info, const detail::DeviceState* d) {
+  using detail::ValueKind;
+  if (!t.known || !t.pointer || t.void_pointee) return;
+  const detail::ValueType& want = t.value;
+  const detail::ValueType& got = a.type;
+  if (want.kind == ValueKind::other || want.kind == ValueKind::unknown || got.kind == ValueKind::other ||
+      got.kind == ValueKind::unknown)
+    return;
+  bool same = want.kind == got.kind && want.bytes == got.bytes;
+  if (same && want.kind == ValueKind::integer && want.is_signed != got.is_signed)
+    same = want.bytes == 1 && (want.plain_char || got.plain_char);  // char vs signed/unsigned char
+  if (want.kind == ValueKind::floating && want.bytes == 2 && got.kind == ValueKind::integer && got.bytes == 2)
+    same = true;  // half data held as 16-bit integers on the host
+  if (!same) {
+    const std::string expected = plugin::describe_value(want);
+    detail::invalid(arg_text(i) + " is a Buffer<" + plugin::describe_value(got) + "> but " + param_text(info, i) +
+                        " points to " + expected + "; pass a Buffer<" + expected +
+                        ">, or reinterpret the bytes with buffer.as<" + expected + ">()",
+                    "Queue::launch", d);
+  }
 }
 
 }  // namespace
@@ -94,7 +170,7 @@ LaunchConfig LaunchConfig::cover(const Kernel& kernel, std::size_t items, std::s
 void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, const detail::Arg* args,
                           std::size_t count) {
   detail::QueueState* q = checked(call);
-  detail::KernelState* k = kernel.state(call);
+  detail::KernelState* k = detail::Access::state(kernel, call);
   detail::DeviceState* d = q->device;
   if (k->device != d)
     detail::invalid("kernel '" + k->info.name + "' was built for " + k->device->description +
@@ -150,12 +226,17 @@ void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, cons
                               std::to_string(sizeof(void*)) + "-byte pointer) but " +
                               param_text(info, i) + " has " + std::to_string(p->size) + " bytes",
                           call, d);
-        if (a.offset % d->props.view_alignment != 0)
+        detail::check_range(a.allocation, a.offset, a.size, call);
+        if (!k->types.empty()) check_buffer_type(i, a, k->types[i], info, d);
+        if (a.offset % k->view_alignment != 0)
           detail::invalid("argument " + std::to_string(i) + " is a view starting at byte " +
-                              std::to_string(a.offset) + ", but views passed to kernels on " +
-                              d->selector + " must start on a multiple of " +
-                              std::to_string(d->props.view_alignment) +
-                              " bytes; pass the whole buffer and an index offset instead",
+                              std::to_string(a.offset) + ", but " + param_text(info, i) +
+                              " is an OpenCL C kernel's parameter, which takes a sub-buffer: views "
+                              "passed to OpenCL C kernels on " + d->selector +
+                              " must start on a multiple of " + std::to_string(k->view_alignment) +
+                              " bytes. Pass the whole buffer and an index offset, or write the "
+                              "kernel in the portable dialect (SourceLanguage::portable), whose "
+                              "kernels take views at any element offset",
                           call, d);
         n = {plugin::KernelArg::Kind::buffer, a.allocation->impl.get(), a.offset, a.size, nullptr};
         break;
@@ -167,6 +248,7 @@ void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, cons
                               " is a pointer; pass a Buffer" +
                               (p->kind == plugin::ParamKind::local_pointer ? " or gpurt::Local" : ""),
                           call, d);
+        if (!k->types.empty()) check_scalar_type(i, a, k->types[i], info, d);
         if (p && p->size != 0 && p->size != a.size)
           detail::invalid("argument " + std::to_string(i) + " has " + std::to_string(a.size) +
                               " bytes but " + param_text(info, i) + " has " +
@@ -196,7 +278,7 @@ void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, cons
                               " is a gpurt::Local of 0 bytes; local memory arguments need at "
                               "least one byte",
                           call, d);
-        local_from_args += a.size;
+        local_from_args = saturating_add(local_from_args, a.size);
         n = {plugin::KernelArg::Kind::local, nullptr, 0, a.size, nullptr};
         break;
     }

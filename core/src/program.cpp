@@ -7,6 +7,7 @@
 
 #include "cache.hpp"
 #include "dialect.hpp"
+#include "gpurt/plugin/signature.hpp"
 #include "log.hpp"
 #include "gpurt/device.hpp"
 #include "state.hpp"
@@ -42,7 +43,8 @@ Program Device::build(const ProgramSource& source, const BuildOptions& options) 
   plugin::ProgramSource ps{source.language, source.text, source.name};
   auto p = std::make_shared<detail::ProgramState>();
   p->device = d;
-  if (source.language == SourceLanguage::portable) p->dynamic_local_kernels = detail::dynamic_local_kernels(source.text);
+  p->language = source.language;
+  p->signatures = detail::kernel_signatures(source.text, source.language);
 
   BuildInfo& info = p->build_info;
   const std::string key = detail::cache_key(*d, ps, flags, info.note);
@@ -75,7 +77,7 @@ Program Device::build(const ProgramSource& source, const BuildOptions& options) 
     }
   }
   info.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  return Program(std::move(p));
+  return detail::Access::make<Program>(std::move(p));
 }
 
 detail::ProgramState* Program::checked(const char* call) const {
@@ -108,11 +110,44 @@ Kernel Program::kernel(const std::string& name) const {
     detail::raise(s, p->device);
   }
   k->info = k->impl->info();
-  if (p->dynamic_local_kernels.count(name) && k->info.params_known && !k->info.params.empty()) {
-    k->info.params.back().kind = plugin::ParamKind::local_pointer;
-    k->info.dynamic_local_is_parameter = true;
+  const auto sig = p->signatures.find(name);
+  const plugin::KernelDecl* decl = sig == p->signatures.end() ? nullptr : &sig->second;
+  plugin::KernelInfo& info = k->info;
+  if (p->language == SourceLanguage::portable && decl && detail::takes_dynamic_local(*decl) &&
+      info.params_known && !info.params.empty()) {
+    info.params.back().kind = plugin::ParamKind::local_pointer;
+    info.dynamic_local_is_parameter = true;
   }
-  return Kernel(std::move(k));
+  // Where the backend gives sizes only (CUDA's cuFuncGetParamInfo) or no type names, the source's
+  // own declaration says what each parameter is. A declaration whose parameter count differs from
+  // the compiled kernel's (macros, templates) is not used.
+  if (decl && info.params_known && decl->params.size() == info.params.size()) {
+    for (std::size_t i = 0; i < info.params.size(); ++i) {
+      plugin::ParamInfo& pi = info.params[i];
+      const plugin::ParamDecl& pd = decl->params[i];
+      if (pd.macro_call) continue;
+      if (pi.type_name.empty()) pi.type_name = pd.type_name();
+      if (pi.kind == plugin::ParamKind::unknown) {
+        const plugin::ParamType t = plugin::describe_type(pd.type_name());
+        if (t.known && t.pointer && !pd.has_word("__local") && !pd.has_word("local") && !pd.has_word("GPURT_LOCAL"))
+          pi.kind = plugin::ParamKind::global_pointer;
+        else if (t.known && !t.pointer && (t.value.bytes == 0 || pi.size == 0 || t.value.bytes == pi.size))
+          pi.kind = plugin::ParamKind::scalar;
+      }
+    }
+  }
+  if (info.params_known) {
+    k->types.reserve(info.params.size());
+    for (const plugin::ParamInfo& pi : info.params) {
+      plugin::ParamType t = plugin::describe_type(pi.type_name);
+      // A spelling that disagrees with the size the driver reports is not trusted.
+      if (t.known && !t.pointer && t.value.bytes != 0 && pi.size != 0 && t.value.bytes != pi.size) t = {};
+      if (pi.kind == plugin::ParamKind::local_pointer) t = {};
+      k->types.push_back(t);
+    }
+  }
+  k->view_alignment = info.view_alignment != 0 ? info.view_alignment : p->device->props.view_alignment;
+  return detail::Access::make<Kernel>(std::move(k));
 }
 
 std::vector<std::string> Program::kernel_names() const {
@@ -123,7 +158,7 @@ const std::string& Program::build_log() const { return checked("Program::build_l
 
 const BuildInfo& Program::build_info() const { return checked("Program::build_info")->build_info; }
 
-Device Program::device() const { return Device(checked("Program::device")->device); }
+Device Program::device() const { return detail::Access::make<Device>(checked("Program::device")->device); }
 
 detail::KernelState* Kernel::state(const char* call) const {
   if (!state_) detail::throw_empty_handle("Kernel", call);
@@ -131,7 +166,7 @@ detail::KernelState* Kernel::state(const char* call) const {
 }
 
 const std::string& Kernel::name() const { return state("Kernel::name")->info.name; }
-Device Kernel::device() const { return Device(state("Kernel::device")->device); }
+Device Kernel::device() const { return detail::Access::make<Device>(state("Kernel::device")->device); }
 
 std::size_t Kernel::arg_count() const {
   detail::KernelState* k = state("Kernel::arg_count");

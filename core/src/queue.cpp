@@ -38,29 +38,43 @@ void check_sizes(std::size_t device_bytes, std::size_t host_bytes, const char* c
 
 }  // namespace
 
+// The range a call is given must lie inside its allocation. Views are checked when they are made;
+// this second check costs two compares and keeps a forged or corrupted handle from reaching the
+// driver with an out-of-range pointer.
+void detail::check_range(const Allocation* a, std::size_t offset, std::size_t bytes, const char* call) {
+  if (offset > a->bytes || bytes > a->bytes - offset)
+    invalid("the range [" + std::to_string(offset) + ", +" + std::to_string(bytes) + ") bytes is outside its " +
+                std::to_string(a->bytes) + "-byte allocation; take views with Buffer::view",
+            call, a->device);
+}
+
 detail::QueueState* Queue::checked(const char* call) const {
   if (!state_) detail::throw_empty_handle("Queue", call);
   return state_.get();
 }
 
-Device Queue::device() const { return Device(checked("Queue::device")->device); }
+Device Queue::device() const { return detail::Access::make<Device>(checked("Queue::device")->device); }
 
 void Queue::copy_from_host(const void* src, const detail::Allocation* dst, std::size_t dst_offset,
                            std::size_t dst_bytes, std::size_t src_bytes, bool host_pinned) {
   constexpr const char* call = "Queue::copy (host to device)";
   detail::QueueState* q = checked(call);
   check_same_device(q, dst, "destination", call);
+  detail::check_range(dst, dst_offset, dst_bytes, call);
   check_sizes(dst_bytes, src_bytes, call, q);
   check_host_pointer(src, src_bytes, "source", call, q);
   if (dst_bytes == 0) return;
   detail::Traced trace("copy host to device", host_pinned ? "pinned" : "pageable", dst_bytes, q, q->device);
-  if (!host_pinned) {
-    if (detail::may_stage(dst_bytes) && !detail::is_pinned(src, dst_bytes) &&
+  // Pageable memory (not a HostBuffer, nor a pointer into one) is copied blocking: the call
+  // returns once the source may be reused, on every path and backend.
+  const bool pinned = host_pinned || detail::is_pinned(src, dst_bytes);
+  if (!pinned) {
+    if (detail::may_stage(dst_bytes) &&
         detail::transfer_engine(q->device).upload(q, src, *dst->impl, dst_offset, dst_bytes))
       return;
     detail::count_direct_copy();
   }
-  detail::check(q->impl->copy_from_host(src, *dst->impl, dst_offset, dst_bytes), q->device);
+  detail::check(q->impl->copy_from_host(src, *dst->impl, dst_offset, dst_bytes, !pinned), q->device);
 }
 
 void Queue::copy_to_host(const detail::Allocation* src, std::size_t src_offset,
@@ -68,17 +82,20 @@ void Queue::copy_to_host(const detail::Allocation* src, std::size_t src_offset,
   constexpr const char* call = "Queue::copy (device to host)";
   detail::QueueState* q = checked(call);
   check_same_device(q, src, "source", call);
+  detail::check_range(src, src_offset, src_bytes, call);
   check_sizes(src_bytes, dst_bytes, call, q);
   check_host_pointer(dst, dst_bytes, "destination", call, q);
   if (src_bytes == 0) return;
   detail::Traced trace("copy device to host", host_pinned ? "pinned" : "pageable", src_bytes, q, q->device);
-  if (!host_pinned) {
-    if (detail::may_stage(src_bytes) && !detail::is_pinned(dst, src_bytes) &&
+  // Pageable memory is copied blocking: the call returns once the data is in `dst`.
+  const bool pinned = host_pinned || detail::is_pinned(dst, src_bytes);
+  if (!pinned) {
+    if (detail::may_stage(src_bytes) &&
         detail::transfer_engine(q->device).download(q, *src->impl, src_offset, dst, src_bytes))
       return;
     detail::count_direct_copy();
   }
-  detail::check(q->impl->copy_to_host(*src->impl, src_offset, dst, src_bytes), q->device);
+  detail::check(q->impl->copy_to_host(*src->impl, src_offset, dst, src_bytes, !pinned), q->device);
 }
 
 void Queue::copy_device(const detail::Allocation* src, std::size_t src_offset,
@@ -88,6 +105,8 @@ void Queue::copy_device(const detail::Allocation* src, std::size_t src_offset,
   detail::QueueState* q = checked(call);
   check_same_device(q, src, "source", call);
   check_same_device(q, dst, "destination", call);
+  detail::check_range(src, src_offset, src_bytes, call);
+  detail::check_range(dst, dst_offset, dst_bytes, call);
   if (src_bytes != dst_bytes)
     detail::invalid("size mismatch: the source view holds " + detail::format_bytes(src_bytes) +
                         " but the destination view holds " + detail::format_bytes(dst_bytes) +
@@ -111,6 +130,7 @@ void Queue::fill_bytes(const detail::Allocation* dst, std::size_t offset, std::s
   constexpr const char* call = "Queue::fill";
   detail::QueueState* q = checked(call);
   check_same_device(q, dst, "destination", call);
+  detail::check_range(dst, offset, bytes, call);
   const bool power_of_two = pattern_size != 0 && (pattern_size & (pattern_size - 1)) == 0;
   if (!power_of_two || pattern_size > 128)
     detail::invalid("fill patterns must be 1, 2, 4, 8, 16, 32, 64 or 128 bytes; this element "
@@ -128,12 +148,12 @@ Event Queue::record() {
   e->device = q->device;
   e->timing = q->timing;
   detail::check(q->impl->record(q->timing, e->impl), q->device);
-  return Event(std::move(e));
+  return detail::Access::make<Event>(std::move(e));
 }
 
 void Queue::wait(const Event& event) {
   detail::QueueState* q = checked("Queue::wait");
-  detail::EventState* e = event.state("Queue::wait");
+  detail::EventState* e = detail::Access::state(event, "Queue::wait");
   if (e->device->backend != q->device->backend)
     detail::invalid("the event comes from " + e->device->description + ", another backend than the "
                     "queue's " + q->device->description + "; wait for it on the host with "
@@ -182,7 +202,7 @@ bool Event::complete() const {
   return done;
 }
 
-Device Event::device() const { return Device(state("Event::device")->device); }
+Device Event::device() const { return detail::Access::make<Device>(state("Event::device")->device); }
 
 double elapsed_ms(const Event& start, const Event& end) {
   detail::EventState* a = start.state("gpurt::elapsed_ms");

@@ -29,7 +29,7 @@ Device select(std::string_view text, const char* origin) {
   details.backend = sel.backend;
   if (detail::BackendRecord* b = detail::backend_record(sel.backend)) {
     for (const auto& d : b->devices)
-      if (detail::selector_matches(sel, d->props)) return Device(d.get());
+      if (detail::selector_matches(sel, d->props)) return detail::Access::make<Device>(d.get());
     if (!b->info.available())  // the backend itself is the problem: say why, not "no match"
       throw Error(ErrorCategory::backend_unavailable,
                   "'" + std::string(text) + "' names the " + b->info.name + " backend, which is unavailable (" +
@@ -61,7 +61,7 @@ std::vector<BackendInfo> backends() {
 std::vector<Device> devices() {
   std::vector<Device> out;
   for (const auto& b : detail::all_backends())
-    for (const auto& d : b->devices) out.emplace_back(d.get());
+    for (const auto& d : b->devices) out.push_back(detail::Access::make<Device>(d.get()));
   return out;
 }
 
@@ -91,7 +91,7 @@ Device default_device() {
     for (const auto& d : b->devices) {
       const int rank = preference(d->props);
       if (rank < best_rank) {
-        best = Device(d.get());
+        best = detail::Access::make<Device>(d.get());
         best_rank = rank;
       }
     }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <vector>
+#include <map>
 #include <set>
 #include <string>
 
@@ -13,6 +14,7 @@
 #include "gpurt/device.hpp"
 #include "gpurt/error.hpp"
 #include "gpurt/plugin/api.hpp"
+#include "gpurt/plugin/signature.hpp"
 #include "gpurt/types.hpp"
 
 namespace gpurt::detail {
@@ -85,7 +87,8 @@ struct EventState {
 struct ProgramState {
   DeviceState* device = nullptr;
   std::unique_ptr<plugin::Program> impl;
-  std::set<std::string> dynamic_local_kernels;  // portable kernels ending in GPURT_DYNAMIC_LOCAL
+  SourceLanguage language = SourceLanguage::portable;
+  std::map<std::string, plugin::KernelDecl> signatures;  // kernels as declared in the source
   BuildInfo build_info;
 };
 
@@ -94,6 +97,10 @@ struct KernelState {
   std::shared_ptr<ProgramState> program;  // keeps the native program alive
   std::unique_ptr<plugin::Kernel> impl;
   plugin::KernelInfo info;
+  // What each parameter holds, read from its spelling (info.params[i].type_name); empty when the
+  // parameters are not known. Checked against each argument's host type at launch.
+  std::vector<plugin::ParamType> types;
+  std::size_t view_alignment = 1;  // a buffer view passed to this kernel must start on it (bytes)
 };
 
 // Throws the Error a failed Status describes, naming the device.
@@ -106,6 +113,8 @@ inline void check(const plugin::Status& status, const DeviceState* device) {
                           const DeviceState* device = nullptr);
 
 DeviceState* checked_device(const Device& d, const char* call);
+// Throws invalid_argument unless [offset, offset + bytes) lies inside `a`.
+void check_range(const Allocation* a, std::size_t offset, std::size_t bytes, const char* call);
 [[noreturn]] void throw_empty_handle(const char* what, const char* call);
 
 }  // namespace gpurt::detail

@@ -263,7 +263,7 @@ void TransferEngine::staged_upload(QueueState* q, const void* src, plugin::Buffe
     plugin::Status s = drain(slot);  // an earlier DMA may still read this slot
     if (s.ok()) {
       copier->copy(slot.memory->data(), static_cast<const char*>(src) + done, len);
-      s = q->impl->copy_from_host(slot.memory->data(), dst, offset + done, len);
+      s = q->impl->copy_from_host(slot.memory->data(), dst, offset + done, len, false);
     }
     if (s.ok()) {
       slot.dma.emplace_back();
@@ -299,7 +299,7 @@ void TransferEngine::staged_download(QueueState* q, plugin::Buffer& src, std::si
     const std::size_t len = std::min(chunk, bytes - c * chunk), piece = piece_bytes(len);
     for (std::size_t at = 0; at < len && s.ok(); at += piece) {
       s = q->impl->copy_to_host(src, offset + c * chunk + at, static_cast<char*>(slot.memory->data()) + at,
-                                std::min(piece, len - at));
+                                std::min(piece, len - at), false);
       if (!s.ok()) break;
       slot.dma.emplace_back();
       s = q->impl->record(false, slot.dma.back());
@@ -394,10 +394,10 @@ std::size_t TransferEngine::measure_cutover(int direction) {
   for (std::size_t bytes : probes) {
     double direct = 0, staged = 0;
     if (direction == 0) {
-      direct = p.seconds(bytes, [&](std::size_t n) { (void)p.q.impl->copy_from_host(p.host.data(), *p.scratch, 0, n); });
+      direct = p.seconds(bytes, [&](std::size_t n) { (void)p.q.impl->copy_from_host(p.host.data(), *p.scratch, 0, n, true); });
       staged = p.seconds(bytes, [&](std::size_t n) { staged_upload(&p.q, p.host.data(), *p.scratch, 0, n); });
     } else {
-      direct = p.seconds(bytes, [&](std::size_t n) { (void)p.q.impl->copy_to_host(*p.scratch, 0, p.host.data(), n); });
+      direct = p.seconds(bytes, [&](std::size_t n) { (void)p.q.impl->copy_to_host(*p.scratch, 0, p.host.data(), n, true); });
       staged = p.seconds(bytes, [&](std::size_t n) {
         staged_download(&p.q, *p.scratch, 0, p.host.data(), n, pieces());
       });

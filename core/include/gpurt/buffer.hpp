@@ -11,6 +11,7 @@
 #include <memory>
 #include <type_traits>
 
+#include "gpurt/detail/access.hpp"
 #include "gpurt/device.hpp"
 
 namespace gpurt {
@@ -50,7 +51,6 @@ class Buffer {
   // Start of this view, in elements of T from the start of its allocation.
   std::size_t offset() const { return offset_bytes_ / sizeof(T); }
   std::size_t offset_bytes() const { return offset_bytes_; }
-  bool valid() const { return alloc_ != nullptr; }
 
   Device device() const { return detail::allocation_device(checked("Buffer::device")); }
 
@@ -69,13 +69,16 @@ class Buffer {
     return Buffer<U>(alloc_, offset_bytes_, size_bytes() / sizeof(U));
   }
 
-  // For the core.
-  const detail::Allocation* allocation(const char* call) const { return checked(call); }
-  const std::shared_ptr<detail::Allocation>& shared_allocation() const { return alloc_; }
+  bool valid() const { return alloc_ != nullptr; }
+
+ private:
+  friend struct detail::Access;
+  template <class>
+  friend class Buffer;
+  // Only view() and as<U>(), which check the range first, make a Buffer over part of an allocation.
   Buffer(std::shared_ptr<detail::Allocation> a, std::size_t offset_bytes, std::size_t count)
       : alloc_(std::move(a)), offset_bytes_(offset_bytes), count_(count) {}
 
- private:
   const detail::Allocation* checked(const char* call) const {
     if (!alloc_) detail::throw_empty_handle("Buffer", call);
     return alloc_.get();

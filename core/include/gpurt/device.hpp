@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "gpurt/detail/access.hpp"
 #include "gpurt/types.hpp"
 
 namespace gpurt {
@@ -79,11 +80,10 @@ class Device {
   friend bool operator==(const Device& a, const Device& b) { return a.state_ == b.state_; }
   friend bool operator!=(const Device& a, const Device& b) { return a.state_ != b.state_; }
 
-  // For the core: the state behind the handle (never null once validated).
-  explicit Device(detail::DeviceState* state) : state_(state) {}
-  detail::DeviceState* state() const { return state_; }
-
  private:
+  friend struct detail::Access;
+  explicit Device(detail::DeviceState* state) : state_(state) {}
+  detail::DeviceState* state() const { return state_; }  // null for an empty handle
   detail::DeviceState* state_ = nullptr;
 };
 

@@ -7,6 +7,7 @@
 
 #include <memory>
 
+#include "gpurt/detail/access.hpp"
 #include "gpurt/device.hpp"
 
 namespace gpurt {
@@ -26,11 +27,11 @@ class Event {
   Device device() const;
   bool valid() const { return state_ != nullptr; }
 
-  // For the core.
+ private:
+  friend struct detail::Access;
+  friend double elapsed_ms(const Event& start, const Event& end);
   explicit Event(std::shared_ptr<detail::EventState> s) : state_(std::move(s)) {}
   detail::EventState* state(const char* call) const;
-
- private:
   std::shared_ptr<detail::EventState> state_;
 };
 

@@ -40,9 +40,11 @@ struct LaunchConfig {
 struct Local {
   std::size_t bytes = 0;
 };
+// `count` elements of T; a count whose bytes do not fit a size_t gives the largest size, which
+// every launch refuses (it never wraps around to a small one).
 template <class T>
 Local local(std::size_t count) {
-  return Local{count * sizeof(T)};
+  return Local{count > static_cast<std::size_t>(-1) / sizeof(T) ? static_cast<std::size_t>(-1) : count * sizeof(T)};
 }
 
 }  // namespace gpurt

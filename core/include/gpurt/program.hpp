@@ -35,10 +35,11 @@ class Program {
   Device device() const;
   bool valid() const { return state_ != nullptr; }
 
-  explicit Program(std::shared_ptr<detail::ProgramState> s) : state_(std::move(s)) {}
-
  private:
+  friend struct detail::Access;
+  explicit Program(std::shared_ptr<detail::ProgramState> s) : state_(std::move(s)) {}
   detail::ProgramState* checked(const char* call) const;
+  detail::ProgramState* state(const char* call) const { return checked(call); }
   std::shared_ptr<detail::ProgramState> state_;
 };
 
@@ -64,10 +65,10 @@ class Kernel {
   // when the group is larger than max_group_size() or the local memory exceeds the device's.
   std::size_t resident_groups_per_unit(std::size_t group_size, std::size_t local_bytes = 0) const;
 
+ private:
+  friend struct detail::Access;
   explicit Kernel(std::shared_ptr<detail::KernelState> s) : state_(std::move(s)) {}
   detail::KernelState* state(const char* call) const;
-
- private:
   std::shared_ptr<detail::KernelState> state_;
 };
 

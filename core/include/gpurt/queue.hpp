@@ -2,11 +2,13 @@
 //
 // Everything enqueued on one queue runs in order; separate queues of a device may run
 // concurrently and are ordered with events (record on one, wait on the other). Enqueueing calls
-// are asynchronous: they return once the work is queued. Host memory handed to an asynchronous
-// copy must stay valid and unchanged (for uploads) or untouched (for downloads) until the work
-// has completed (finish(), or an event recorded after it). Large copies from and to pageable
-// memory go through the transfer engine (gpurt/transfer.hpp) and return once their host side is
-// done. write() and read() block.
+// are asynchronous: they return once the work is queued - except for the host side of copies from
+// and to ordinary (pageable) memory (std::vector, raw pointers not into a HostBuffer), which are
+// blocking on every backend and path: an upload returns once its source may be reused, a download
+// once its data is in the destination. Pinned memory (HostBuffer, or raw pointers into one) is
+// copied asynchronously: it must stay valid and unchanged (uploads) or unread (downloads) until
+// the work has completed (finish(), or an event recorded after it). Large pageable copies go
+// through the transfer engine (gpurt/transfer.hpp). write() and read() block.
 // Every call validates its arguments first and throws Error without enqueueing anything.
 #pragma once
 
@@ -35,6 +37,7 @@ struct Arg {
   std::size_t offset;            // buffer: view start, bytes
   std::size_t size;              // buffer: view bytes; scalar: value bytes; local: bytes
   std::size_t element_size;      // buffer: sizeof(T)
+  ValueType type;                // buffer: the element type; scalar: the value's type
   alignas(16) unsigned char value[64];  // scalar: the value's bytes
 };
 constexpr std::size_t max_scalar_arg_bytes = sizeof(Arg::value);
@@ -44,10 +47,11 @@ template <class T>
 Arg to_arg(const Buffer<T>& b) {
   Arg a;
   a.kind = Arg::Kind::buffer;
-  a.allocation = b.allocation("Queue::launch (buffer argument)");
+  a.allocation = Access::allocation(b, "Queue::launch (buffer argument)");
   a.offset = b.offset_bytes();
   a.size = b.size_bytes();
   a.element_size = sizeof(T);
+  a.type = value_type_of<T>();
   return a;
 }
 inline Arg to_arg(const Local& l) {
@@ -57,6 +61,7 @@ inline Arg to_arg(const Local& l) {
   a.offset = 0;
   a.size = l.bytes;
   a.element_size = 0;
+  a.type = ValueType{};
   return a;
 }
 template <class T>
@@ -72,6 +77,7 @@ Arg to_arg(const T& v) {
   a.offset = 0;
   a.size = sizeof(T);
   a.element_size = 0;
+  a.type = value_type_of<T>();
   std::memcpy(a.value, &v, sizeof(T));
   return a;
 }
@@ -88,18 +94,18 @@ class Queue {
   // Copies dst.size() elements from `src`.
   template <class T>
   void copy(const T* src, const Buffer<T>& dst) {
-    copy_from_host(src, dst.allocation("Queue::copy"), dst.offset_bytes(), dst.size_bytes(),
+    copy_from_host(src, detail::Access::allocation(dst, "Queue::copy"), dst.offset_bytes(), dst.size_bytes(),
                    dst.size_bytes(), false);
   }
   // src.size() must equal dst.size().
   template <class T>
   void copy(const std::vector<T>& src, const Buffer<T>& dst) {
-    copy_from_host(src.data(), dst.allocation("Queue::copy"), dst.offset_bytes(), dst.size_bytes(),
+    copy_from_host(src.data(), detail::Access::allocation(dst, "Queue::copy"), dst.offset_bytes(), dst.size_bytes(),
                    src.size() * sizeof(T), false);
   }
   template <class T>
   void copy(const HostBuffer<T>& src, const Buffer<T>& dst) {
-    copy_from_host(src.data(), dst.allocation("Queue::copy"), dst.offset_bytes(), dst.size_bytes(),
+    copy_from_host(src.data(), detail::Access::allocation(dst, "Queue::copy"), dst.offset_bytes(), dst.size_bytes(),
                    src.size_bytes(), true);
   }
 
@@ -107,32 +113,32 @@ class Queue {
   // Copies src.size() elements into `dst`.
   template <class T>
   void copy(const Buffer<T>& src, T* dst) {
-    copy_to_host(src.allocation("Queue::copy"), src.offset_bytes(), src.size_bytes(), dst,
+    copy_to_host(detail::Access::allocation(src, "Queue::copy"), src.offset_bytes(), src.size_bytes(), dst,
                  src.size_bytes(), false);
   }
   template <class T>
   void copy(const Buffer<T>& src, std::vector<T>& dst) {
-    copy_to_host(src.allocation("Queue::copy"), src.offset_bytes(), src.size_bytes(), dst.data(),
+    copy_to_host(detail::Access::allocation(src, "Queue::copy"), src.offset_bytes(), src.size_bytes(), dst.data(),
                  dst.size() * sizeof(T), false);
   }
   template <class T>
   void copy(const Buffer<T>& src, const HostBuffer<T>& dst) {
-    copy_to_host(src.allocation("Queue::copy"), src.offset_bytes(), src.size_bytes(), dst.data(),
+    copy_to_host(detail::Access::allocation(src, "Queue::copy"), src.offset_bytes(), src.size_bytes(), dst.data(),
                  dst.size_bytes(), true);
   }
 
   // ---- device -> device (asynchronous); same size, same device; views may overlap only if equal
   template <class T>
   void copy(const Buffer<T>& src, const Buffer<T>& dst) {
-    copy_device(src.allocation("Queue::copy"), src.offset_bytes(), src.size_bytes(),
-                dst.allocation("Queue::copy"), dst.offset_bytes(), dst.size_bytes());
+    copy_device(detail::Access::allocation(src, "Queue::copy"), src.offset_bytes(), src.size_bytes(),
+                detail::Access::allocation(dst, "Queue::copy"), dst.offset_bytes(), dst.size_bytes());
   }
 
   // Sets every element of `dst` to `value` (asynchronous). sizeof(T) must be 1, 2, 4, 8, 16, 32,
   // 64 or 128.
   template <class T>
   void fill(const Buffer<T>& dst, const T& value) {
-    fill_bytes(dst.allocation("Queue::fill"), dst.offset_bytes(), dst.size_bytes(), &value,
+    fill_bytes(detail::Access::allocation(dst, "Queue::fill"), dst.offset_bytes(), dst.size_bytes(), &value,
                sizeof(T));
   }
 
@@ -165,10 +171,10 @@ class Queue {
     return out;
   }
 
+ private:
+  friend struct detail::Access;
   explicit Queue(std::shared_ptr<detail::QueueState> s) : state_(std::move(s)) {}
   detail::QueueState* state(const char* call) const { return checked(call); }
-
- private:
   detail::QueueState* checked(const char* call) const;
   // host_pinned: the host memory is a HostBuffer (never staged).
   void copy_from_host(const void* src, const detail::Allocation* dst, std::size_t dst_offset,

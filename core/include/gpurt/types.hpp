@@ -5,9 +5,45 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace gpurt {
+
+namespace detail {
+// What a value is, as far as kernel argument checks care: its kind, signedness and width. The
+// core describes each host argument (and each Buffer's element type) with one, and each kernel
+// parameter's type from its spelling (gpurt/plugin/signature.hpp), and compares the two.
+enum class ValueKind : std::uint8_t {
+  unknown,   // nothing known: only sizes are compared
+  integer,
+  floating,
+  boolean,
+  other,     // a struct, vector or enum-free aggregate: sizes are compared
+};
+struct ValueType {
+  ValueKind kind = ValueKind::unknown;
+  bool is_signed = false;
+  bool plain_char = false;  // spelled `char` (signedness differs between compilers)
+  std::uint8_t bytes = 0;
+};
+template <class T>
+constexpr ValueType value_type_of() {
+  using U = std::remove_cv_t<T>;
+  if constexpr (std::is_same<U, bool>::value) {
+    return {ValueKind::boolean, false, false, static_cast<std::uint8_t>(sizeof(U))};
+  } else if constexpr (std::is_enum<U>::value) {
+    return value_type_of<std::underlying_type_t<U>>();
+  } else if constexpr (std::is_integral<U>::value) {
+    return {ValueKind::integer, std::is_signed<U>::value, std::is_same<U, char>::value,
+            static_cast<std::uint8_t>(sizeof(U))};
+  } else if constexpr (std::is_floating_point<U>::value) {
+    return {ValueKind::floating, true, false, static_cast<std::uint8_t>(sizeof(U))};
+  } else {
+    return {ValueKind::other, false, false, static_cast<std::uint8_t>(sizeof(U) < 256 ? sizeof(U) : 0)};
+  }
+}
+}  // namespace detail
 
 enum class CopyDirection { host_to_device = 0, device_to_host = 1, device_to_device = 2 };
 

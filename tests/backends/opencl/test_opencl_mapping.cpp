@@ -93,7 +93,7 @@ TEST_CASE("OpenCL kernel signatures are read from source when the driver gives n
 
 TEST_CASE("OpenCL compiler line numbers are mapped back past the portable prelude") {
   gpurt::plugin::ProgramSource src{gpurt::SourceLanguage::portable, "", "mine.gpurt"};
-  const std::string full = gpurt::opencl::full_source(src);
+  const std::string full = gpurt::opencl::full_source(src).text;
   const long prelude = static_cast<long>(std::count(full.begin(), full.end(), '\n'));
   const std::string log = "<kernel>:" + std::to_string(prelude + 3) + ":10: error: use of undeclared identifier\n"
                           "<kernel>:2:1: note: inside the prelude\n";
@@ -112,4 +112,38 @@ TEST_CASE("OpenCL parsers survive what the fuzzer found") {
   CHECK(sigs.size() <= 2);
   CHECK(gpurt::opencl::remap_prelude_lines("<kernel>:99999999999999999999:1: x", "a").find("<kernel>") !=
         std::string::npos);
+}
+
+TEST_CASE("portable kernels' global pointers take a base and a byte offset, on the same lines") {
+  // kernel-language.md: compiler messages keep the user's line numbers; issue: views at any
+  // element offset work for portable kernels on OpenCL (no sub-buffer alignment).
+  const std::string user =
+      "GPURT_KERNEL void scale(GPURT_GLOBAL float* GPURT_RESTRICT x, float a,\n"
+      "                        GPURT_CONSTANT const int* c, uint32_t n) {\n"
+      "  if (gpurt_global_id(0) < n) x[gpurt_global_id(0)] *= a + c[0];\n"
+      "}\n"
+      "GPURT_KERNEL void none(uint32_t n) { }\n"
+      "GPURT_KERNEL void dyn(GPURT_GLOBAL float* y, GPURT_DYNAMIC_LOCAL(float, tile)) { tile[0] = y[0]; }\n";
+  gpurt::plugin::ProgramSource src{gpurt::SourceLanguage::portable, user, "s.gpurt"};
+  const gpurt::opencl::CompiledSource out = gpurt::opencl::full_source(src);
+  const std::string body = out.text.substr(out.text.find("#line 1"));
+  CHECK(std::count(body.begin(), body.end(), '\n') == std::count(user.begin(), user.end(), '\n') + 1);
+  CHECK(body.find("x__gpurt_base, ulong x__gpurt_off, float a") != std::string::npos);
+  CHECK(body.find("c__gpurt_base, ulong c__gpurt_off, uint32_t n") != std::string::npos);
+  CHECK(body.find("(__constant const uchar*)c__gpurt_base + c__gpurt_off") != std::string::npos);
+  REQUIRE(out.view_offsets.count("scale") == 1);
+  CHECK(out.view_offsets.at("scale") == std::vector<bool>{true, false, true, false});
+  CHECK(out.view_offsets.count("none") == 0);
+  REQUIRE(out.view_offsets.count("dyn") == 1);
+  CHECK(out.view_offsets.at("dyn") == std::vector<bool>{true, false});
+}
+
+TEST_CASE("kernel signatures are read without recursion from hostile sources") {
+  // issue 16: a portable source with ~30,000 consecutive spaces crashed std::regex.
+  std::string text = "GPURT_KERNEL" + std::string(300000, ' ') + "void k(" + std::string(100000, '(') +
+                     "GPURT_GLOBAL float* x)";
+  const auto sigs = gpurt::opencl::parse_kernel_signatures(text, 64);
+  CHECK(sigs.size() <= 1);
+  gpurt::plugin::ProgramSource src{gpurt::SourceLanguage::portable, text, "big.gpurt"};
+  CHECK_NOTHROW(gpurt::opencl::full_source(src));
 }

@@ -1,4 +1,4 @@
-// The backend plugin interface, version 1.
+// The backend plugin interface, version 3 (abi_version; the entry symbol keeps its v1 name).
 //
 // A plugin is a shared library that exports two extern "C" symbols:
 //   uint32_t gpurt_plugin_abi_version()      -> must return gpurt::plugin::abi_version
@@ -24,7 +24,7 @@
 
 namespace gpurt::plugin {
 
-constexpr std::uint32_t abi_version = 2;
+constexpr std::uint32_t abi_version = 3;
 
 // The outcome of a hook. ok() when `failed` is false.
 struct Status {
@@ -101,6 +101,10 @@ struct KernelInfo {
   // core fills from LaunchConfig::local_bytes. false: the backend passes local_bytes natively.
   bool dynamic_local_is_parameter = false;
   bool local_arguments = false;    // the backend accepts Local arguments (OpenCL)
+  // Where a buffer view passed to this kernel must start, in bytes: 1 for any element offset
+  // (CUDA pointers; OpenCL kernels of the portable dialect, which get a base and an offset);
+  // 0 for the device's DeviceProperties::view_alignment (OpenCL C kernels take sub-buffers).
+  std::size_t view_alignment = 0;
 };
 
 class Buffer {
@@ -165,10 +169,13 @@ struct QueueOptions {
 class Queue {
  public:
   virtual ~Queue() = default;
+  // blocking: the host memory is ordinary (pageable) memory, and the call returns only once the
+  // host side is done with it: an upload's source may be overwritten, a download's data is in
+  // `dst`. Otherwise (memory pinned by gpurt) the copy is asynchronous.
   virtual Status copy_from_host(const void* src, Buffer& dst, std::size_t dst_offset,
-                                std::size_t bytes) noexcept = 0;
+                                std::size_t bytes, bool blocking) noexcept = 0;
   virtual Status copy_to_host(Buffer& src, std::size_t src_offset, void* dst,
-                              std::size_t bytes) noexcept = 0;
+                              std::size_t bytes, bool blocking) noexcept = 0;
   virtual Status copy(Buffer& src, std::size_t src_offset, Buffer& dst, std::size_t dst_offset,
                       std::size_t bytes) noexcept = 0;
   // Repeats `pattern` (pattern_size bytes, 1..128, dividing offset and bytes) over the range.
