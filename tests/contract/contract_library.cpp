@@ -1,10 +1,12 @@
 // Contract cases (library): each quotes the promise it tries to break and runs on every device.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "fixture.hpp"
@@ -144,32 +146,56 @@ const std::size_t offsets[][3] = {{1, 3, 7}, {3, 7, 1}, {7, 1, 3}, {5, 2, 9}};
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-// Views at odd offsets
+// Views at odd offsets: one case per call, each quoting
+//   library.hpp: "Views: every buffer argument may be a view at any element offset."
+//   api-guide.md: "Each enqueues on the queue it is given, checks sizes first, and works on every
+//   backend except where stated."
+// Inputs hold fresh random values; outputs sit between guard elements that must stay untouched.
 
-TEMPLATE_TEST_CASE("library.hpp: fill, copy, axpy and binary take views at any element offset", "", std::int32_t,
-                   float, double) {
-  // library.hpp: "Views: every buffer argument may be a view at any element offset."
-  // api-guide.md: "Each enqueues on the queue it is given, checks sizes first, and works on every
-  // backend except where stated."
-  test::Fixture f;
-  if (!has_type<TestType>(f.dev)) GPURT_SKIP(f.dev.description() + " has no fp64");
+namespace {
+// body(n, off) for each size of view_sizes, with the next (input, input, output) offsets.
+template <class Body>
+void for_each_view(Body body) {
   std::size_t round = 0;
   for (std::size_t n : view_sizes) {
-    const auto& off = offsets[round++ % 4];
+    const std::size_t* off = offsets[round++ % 4];
     INFO("n = " << n << ", offsets " << off[0] << " " << off[1] << " " << off[2]);
-    const auto hx = test::random_vector<TestType>(n), hy = test::random_vector<TestType>(n);
-    const auto hb = test::random_vector<TestType>(n, TestType(1), TestType(50));  // divisors
-    Guarded<TestType> x(f, hx, off[0]), b(f, hb, off[1]), out(f, n, off[2]);
+    body(n, off);
+  }
+}
+}  // namespace
 
+#define VIEW_CASE_TYPES std::int32_t, float, double
+
+TEMPLATE_TEST_CASE("library.hpp: fill takes a view at any element offset", "", VIEW_CASE_TYPES) {
+  test::Fixture f;
+  if (!has_type<TestType>(f.dev)) GPURT_SKIP(f.dev.description() + " has no fp64");
+  for_each_view([&](std::size_t n, const std::size_t* off) {
+    Guarded<TestType> out(f, n, off[2]);
     lib::fill(f.q, out.view, TestType(5));
     CHECK(f.q.read(out.view) == std::vector<TestType>(n, TestType(5)));
     CHECK(out.guards_changed(f.q) == 0);
+  });
+}
 
-    lib::copy(f.q, x.view, out.view);
-    CHECK(f.q.read(out.view) == hx);
+TEMPLATE_TEST_CASE("library.hpp: copy takes views at any element offset", "", VIEW_CASE_TYPES) {
+  test::Fixture f;
+  if (!has_type<TestType>(f.dev)) GPURT_SKIP(f.dev.description() + " has no fp64");
+  for_each_view([&](std::size_t n, const std::size_t* off) {
+    const auto h = test::random_vector<TestType>(n);
+    Guarded<TestType> in(f, h, off[0]), out(f, n, off[2]);
+    lib::copy(f.q, in.view, out.view);
+    CHECK(f.q.read(out.view) == h);
     CHECK(out.guards_changed(f.q) == 0);
+  });
+}
 
-    Guarded<TestType> y(f, hy, off[2]);
+TEMPLATE_TEST_CASE("library.hpp: axpy takes views at any element offset", "", VIEW_CASE_TYPES) {
+  test::Fixture f;
+  if (!has_type<TestType>(f.dev)) GPURT_SKIP(f.dev.description() + " has no fp64");
+  for_each_view([&](std::size_t n, const std::size_t* off) {
+    const auto hx = test::random_vector<TestType>(n), hy = test::random_vector<TestType>(n);
+    Guarded<TestType> x(f, hx, off[0]), y(f, hy, off[2]);
     lib::axpy(f.q, TestType(3), x.view, y.view);
     std::vector<double> ref(n), scale(n);
     for (std::size_t i = 0; i < n; ++i) {
@@ -178,38 +204,39 @@ TEMPLATE_TEST_CASE("library.hpp: fill, copy, axpy and binary take views at any e
     }
     CHECK(count_wrong(f.q.read(y.view), ref, scale, tolerance<TestType>()) == 0);
     CHECK(y.guards_changed(f.q) == 0);
+  });
+}
 
+TEMPLATE_TEST_CASE("library.hpp: binary takes views at any element offset", "", VIEW_CASE_TYPES) {
+  test::Fixture f;
+  if (!has_type<TestType>(f.dev)) GPURT_SKIP(f.dev.description() + " has no fp64");
+  for_each_view([&](std::size_t n, const std::size_t* off) {
+    const auto ha = test::random_vector<TestType>(n);
+    const auto hb = test::random_vector<TestType>(n, TestType(1), TestType(50));  // divisors
+    Guarded<TestType> a(f, ha, off[0]), b(f, hb, off[1]), out(f, n, off[2]);
     for (lib::BinaryOp op : all_ops) {
       INFO("binary op " << static_cast<int>(op));
-      lib::binary(f.q, op, x.view, b.view, out.view);
-      const auto r = binary_reference(op, hx, hb);
+      lib::binary(f.q, op, a.view, b.view, out.view);
+      const auto r = binary_reference(op, ha, hb);
       std::vector<double> mag(n);
       for (std::size_t i = 0; i < n; ++i) mag[i] = std::abs(r[i]);
       CHECK(count_wrong(f.q.read(out.view), r, mag, tolerance<TestType>()) == 0);
       CHECK(out.guards_changed(f.q) == 0);
     }
-  }
+  });
 }
 
-TEMPLATE_TEST_CASE("library.hpp: reduce and scan take views at any element offset", "", std::int32_t, float,
-                   double) {
-  // library.hpp: "Views: every buffer argument may be a view at any element offset."
-  // api-guide.md: "Each enqueues on the queue it is given, checks sizes first, and works on every
-  // backend except where stated."
+TEMPLATE_TEST_CASE("library.hpp: reduce takes views at any element offset, blocking or into a view", "",
+                   VIEW_CASE_TYPES) {
   test::Fixture f;
   if (!has_type<TestType>(f.dev)) GPURT_SKIP(f.dev.description() + " has no fp64");
-  std::size_t round = 0;
-  for (std::size_t n : view_sizes) {
-    const auto& off = offsets[round++ % 4];
-    INFO("n = " << n << ", in at " << off[0] << ", out at " << off[2]);
+  for_each_view([&](std::size_t n, const std::size_t* off) {
     const auto h = test::random_vector<TestType>(n);
-    Guarded<TestType> in(f, h, off[0]);
+    Guarded<TestType> in(f, h, off[0]), result(f, 1, off[2]);
     double sum = 0, abs_sum = 0;
     for (TestType v : h) sum += static_cast<double>(v), abs_sum += std::abs(static_cast<double>(v));
-
     const double got = static_cast<double>(lib::reduce(f.q, lib::ReduceOp::sum, in.view));
     CHECK(count_wrong(std::vector<double>{got}, {sum}, {abs_sum}, tolerance<TestType>()) == 0);
-    Guarded<TestType> result(f, 1, off[2]);
     for (lib::ReduceOp op : {lib::ReduceOp::sum, lib::ReduceOp::min, lib::ReduceOp::max}) {
       INFO("reduce op " << static_cast<int>(op) << " into a view");
       lib::reduce(f.q, op, in.view, result.view);
@@ -222,8 +249,15 @@ TEMPLATE_TEST_CASE("library.hpp: reduce and scan take views at any element offse
       }
       CHECK(result.guards_changed(f.q) == 0);
     }
+  });
+}
 
-    Guarded<TestType> out(f, n, off[2]);
+TEMPLATE_TEST_CASE("library.hpp: scan takes views at any element offset", "", VIEW_CASE_TYPES) {
+  test::Fixture f;
+  if (!has_type<TestType>(f.dev)) GPURT_SKIP(f.dev.description() + " has no fp64");
+  for_each_view([&](std::size_t n, const std::size_t* off) {
+    const auto h = test::random_vector<TestType>(n);
+    Guarded<TestType> in(f, h, off[0]), out(f, n, off[2]);
     for (lib::ScanKind kind : {lib::ScanKind::inclusive, lib::ScanKind::exclusive}) {
       INFO((kind == lib::ScanKind::inclusive ? "inclusive" : "exclusive") << " scan");
       lib::scan(f.q, in.view, out.view, kind);
@@ -232,31 +266,34 @@ TEMPLATE_TEST_CASE("library.hpp: reduce and scan take views at any element offse
       CHECK(count_wrong(f.q.read(out.view), ref, scale, tolerance<TestType>()) == 0);
       CHECK(out.guards_changed(f.q) == 0);
     }
-  }
+  });
 }
+#undef VIEW_CASE_TYPES
 
-TEST_CASE("library.hpp: transpose, matmul, conv2d and histogram take views at any element offset") {
-  // library.hpp: "Views: every buffer argument may be a view at any element offset."
-  // api-guide.md: "Each enqueues on the queue it is given, checks sizes first, and works on every
-  // backend except where stated."
+TEST_CASE("library.hpp: transpose takes views at any element offset") {
   test::Fixture f;
   std::size_t round = 0;
   for (auto shape : {std::make_pair(1, 1), std::make_pair(37, 1), std::make_pair(1, 37), std::make_pair(33, 65),
                      std::make_pair(257, 131), std::make_pair(0, 3)}) {
     const std::size_t rows = shape.first, cols = shape.second;
     const auto& off = offsets[round++ % 4];
-    INFO("transpose " << rows << " x " << cols << ", in at " << off[0] << ", out at " << off[2]);
+    INFO(rows << " x " << cols << ", in at " << off[0] << ", out at " << off[2]);
     const auto h = test::random_vector<float>(rows * cols);
     Guarded<float> in(f, h, off[0]), out(f, rows * cols, off[2]);
     lib::transpose(f.q, in.view, out.view, rows, cols);
     CHECK(count_wrong(f.q.read(out.view), transpose_reference(h, rows, cols), zeros(h.size()), 0.0) == 0);
     CHECK(out.guards_changed(f.q) == 0);
   }
+}
+
+TEST_CASE("library.hpp: matmul takes views at any element offset") {
+  test::Fixture f;
+  std::size_t round = 0;
   for (auto s : {std::array<std::size_t, 3>{1, 1, 1}, std::array<std::size_t, 3>{17, 33, 9},
                  std::array<std::size_t, 3>{129, 65, 131}, std::array<std::size_t, 3>{5, 7, 0}}) {
     const std::size_t m = s[0], n = s[1], k = s[2];
     const auto& off = offsets[round++ % 4];
-    INFO("matmul m n k = " << m << " " << n << " " << k << ", offsets " << off[0] << " " << off[1] << " " << off[2]);
+    INFO("m n k = " << m << " " << n << " " << k << ", offsets " << off[0] << " " << off[1] << " " << off[2]);
     const auto ha = test::random_vector<float>(m * k, -1.0f, 1.0f), hb = test::random_vector<float>(k * n, -1.0f, 1.0f);
     Guarded<float> a(f, ha, off[0]), b(f, hb, off[1]), c(f, m * n, off[2]);
     lib::matmul(f.q, a.view, b.view, c.view, m, n, k);
@@ -265,11 +302,15 @@ TEST_CASE("library.hpp: transpose, matmul, conv2d and histogram take views at an
     CHECK(count_wrong(f.q.read(c.view), ref, scale, 1e-5) == 0);
     CHECK(c.guards_changed(f.q) == 0);
   }
+}
+
+TEST_CASE("library.hpp: conv2d takes views at any element offset") {
+  test::Fixture f;
+  std::size_t round = 0;
   struct Conv { std::size_t w, h, fs; };
   for (Conv c : {Conv{1, 1, 1}, Conv{17, 5, 3}, Conv{131, 67, 5}, Conv{67, 31, 9}}) {
     const auto& off = offsets[round++ % 4];
-    INFO("conv2d " << c.w << " x " << c.h << " filter " << c.fs << ", offsets " << off[0] << " " << off[1] << " "
-                   << off[2]);
+    INFO(c.w << " x " << c.h << " filter " << c.fs << ", offsets " << off[0] << " " << off[1] << " " << off[2]);
     const auto img = test::random_vector<float>(c.w * c.h, -1.0f, 1.0f);
     const auto flt = test::random_vector<float>(c.fs * c.fs, -1.0f, 1.0f);
     Guarded<float> in(f, img, off[0]), filter(f, flt, off[1]), out(f, img.size(), off[2]);
@@ -279,10 +320,15 @@ TEST_CASE("library.hpp: transpose, matmul, conv2d and histogram take views at an
     CHECK(count_wrong(f.q.read(out.view), ref, scale, 1e-5) == 0);
     CHECK(out.guards_changed(f.q) == 0);
   }
+}
+
+TEST_CASE("library.hpp: histogram takes views at any element offset") {
+  test::Fixture f;
+  std::size_t round = 0;
   for (std::size_t n : view_sizes) {
     for (std::size_t bins : {std::size_t(1), std::size_t(7), std::size_t(257)}) {
       const auto& off = offsets[round++ % 4];
-      INFO("histogram n = " << n << ", bins = " << bins << ", in at " << off[0] << ", counts at " << off[2]);
+      INFO("n = " << n << ", bins = " << bins << ", in at " << off[0] << ", counts at " << off[2]);
       const auto h = test::random_vector<std::uint32_t>(n, 0, static_cast<std::uint32_t>(bins + 3));
       Guarded<std::uint32_t> in(f, h, off[0]), counts(f, bins, off[2], 77u);
       lib::histogram(f.q, in.view, counts.view);
@@ -330,9 +376,9 @@ TEST_CASE("library.hpp: the tensor-core matrix multiplies take views at any elem
 
 TEMPLATE_TEST_CASE("library.hpp: copy, axpy and binary work in place and reject partial overlap", "", std::int32_t,
                    float) {
-  // library.hpp: "an output may overlap an input only where its comment says so, and then only as
-  // exactly the same view (same offset, same size) - any other overlap throws
-  // Error(invalid_argument) and enqueues nothing."
+  // library.hpp: "an output may overlap an input only where its comment says so - as exactly the
+  // same view (same offset, same size) for copy, axpy, binary and scan, ... - and any other
+  // overlap throws Error(invalid_argument) and enqueues nothing."
   // "dst may be src itself (nothing to do)"; "y may be x itself (y = (a + 1) * y)";
   // "out may be a or b itself".
   test::Fixture f;

@@ -8,9 +8,10 @@
 // Error(unsupported). Element types: std::int32_t, std::uint32_t, float, double unless stated.
 //
 // Views: every buffer argument may be a view at any element offset. Aliasing: two arguments
-// overlap when they are views of one allocation whose bytes intersect. Inputs may overlap each
-// other freely; an output may overlap an input only where its comment says so, and then only as
-// exactly the same view (same offset, same size) - any other overlap throws
+// overlap when they are views of one allocation (through view() or as<U>()) whose bytes
+// intersect. Inputs may overlap each other freely; an output may overlap an input only where its
+// comment says so - as exactly the same view (same offset, same size) for copy, axpy, binary and
+// scan, anywhere in the input for reduce's result - and any other overlap throws
 // Error(invalid_argument) and enqueues nothing.
 // Matrix dimensions (transpose, the matmuls, conv2d) are at most 2^31 each; larger dimensions,
 // products of dimensions beyond 64 bits, and grids of more groups than the device launches throw
