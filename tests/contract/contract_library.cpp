@@ -567,6 +567,7 @@ TEST_CASE("library.hpp: matrix dimensions beyond 2^31 or whose products wrap are
   f.q.fill(out, -7.0f);
   // The issue's case: 2^32 x 2^32 wraps to 0 = the empty buffers' size, and 2^54 groups launched.
   GPURT_REQUIRE_ERROR(lib::transpose(f.q, e, e, big, big), ErrorCategory::invalid_argument, "4294967296 x 4294967296");
+  GPURT_REQUIRE_ERROR(lib::transpose(f.q, e, e, big, big), ErrorCategory::invalid_argument, "call: gpurt::lib::transpose");
   GPURT_REQUIRE_ERROR(lib::transpose(f.q, small, out, big + 2, big * 2), ErrorCategory::invalid_argument,
                       "more than 2^64 - 1");
   GPURT_REQUIRE_ERROR(lib::transpose(f.q, e, e, big, 0), ErrorCategory::invalid_argument, "rows = 4294967296 is more than 2^31");
@@ -581,6 +582,7 @@ TEST_CASE("library.hpp: matrix dimensions beyond 2^31 or whose products wrap are
   GPURT_REQUIRE_ERROR(lib::matmul_tf32(f.q, e, e, e, big, big, big), ErrorCategory::invalid_argument, "4294967296 x 4294967296");
   GPURT_REQUIRE_ERROR(lib::matmul_bf16(f.q, e16, e16, e, big, 0, big), ErrorCategory::invalid_argument, "4294967296 x 4294967296");
   GPURT_REQUIRE_ERROR(lib::matmul_bf16(f.q, e16, e16, e, 0, big, 0), ErrorCategory::invalid_argument, "n = 4294967296 is more than 2^31");
+  GPURT_REQUIRE_ERROR(lib::matmul_bf16(f.q, e16, e16, e, 0, big, 0), ErrorCategory::invalid_argument, "call: gpurt::lib::matmul_bf16");
   auto filter = f.dev.alloc<float>(9);
   GPURT_REQUIRE_ERROR(lib::conv2d(f.q, e, filter, e, big, big, 3), ErrorCategory::invalid_argument, "width x height");
   GPURT_REQUIRE_ERROR(lib::conv2d(f.q, e, filter, e, 0, big, 3), ErrorCategory::invalid_argument, "height = 4294967296");
