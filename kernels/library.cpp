@@ -175,6 +175,79 @@ void require_size(const Queue& q, const char* call, const char* what, std::size_
                      " are needed");
 }
 
+// ---- Aliasing: one rule for every call. Two views overlap when they are views of one allocation
+// (through view() or as<U>()) whose byte ranges intersect; an empty view overlaps nothing. A call
+// names each output and the inputs it must not run over; `InPlace::allowed` accepts the output
+// being exactly the input's view (same start, same size: each element is read before the same
+// work-item writes it), and no other overlap.
+enum class InPlace { allowed, rejected };
+
+template <class A, class B>
+bool overlap(const Buffer<A>& x, const Buffer<B>& y) {
+  return !x.empty() && !y.empty() && x.shared_allocation() == y.shared_allocation() &&
+         x.offset_bytes() < y.offset_bytes() + y.size_bytes() && y.offset_bytes() < x.offset_bytes() + x.size_bytes();
+}
+
+std::string byte_range(std::size_t offset, std::size_t bytes) {
+  return "[" + std::to_string(offset) + ", " + std::to_string(offset + bytes) + ")";
+}
+
+template <class Out, class In>
+void check_overlap(const Queue& q, const char* call, const char* out_name, const Buffer<Out>& out,
+                   const char* in_name, const Buffer<In>& in, InPlace in_place) {
+  if (!overlap(out, in)) return;
+  const bool same = out.offset_bytes() == in.offset_bytes() && out.size_bytes() == in.size_bytes();
+  if (same && in_place == InPlace::allowed) return;
+  const std::string where = " (bytes " + byte_range(out.offset_bytes(), out.size_bytes()) + " and " +
+                            byte_range(in.offset_bytes(), in.size_bytes()) + " of one allocation); ";
+  if (in_place == InPlace::allowed)
+    bad(q, call, std::string(out_name) + " and " + in_name + " overlap in part" + where + out_name + " may be " +
+                     in_name + " itself (the same view) but no other range of its memory; use a separate buffer");
+  bad(q, call, std::string(out_name) + " and " + in_name + " overlap" + where + "lib::" + call + " cannot write " +
+                   out_name + " over " + in_name + ", not even in place; use a separate buffer for " + out_name);
+}
+
+// ---- Sizes of the matrix calls (transpose, matmul, conv2d, the tensor-core matmuls). Their
+// kernels index rows and columns in 32 bits: a dimension of at most 2^31 keeps a tile's last
+// index below 2^32. Products of dimensions are checked before they are used.
+constexpr std::size_t max_dimension = std::size_t(1) << 31;
+
+struct Dimension {
+  const char* name;
+  std::size_t value;
+};
+
+// The elements of the `what` matrix, a.value x b.value, or an error naming the call and the
+// sizes when the product does not fit 64 bits.
+std::size_t matrix_elements(const Queue& q, const char* call, const char* what, Dimension a, Dimension b) {
+  std::size_t n = 0;
+  if (__builtin_mul_overflow(a.value, b.value, &n))
+    bad(q, call, std::string(what) + " would hold " + a.name + " x " + b.name + " = " + std::to_string(a.value) +
+                     " x " + std::to_string(b.value) + " elements, more than 2^64 - 1; check the dimensions");
+  return n;
+}
+
+void check_dimensions(const Queue& q, const char* call, std::initializer_list<Dimension> dims) {
+  for (const Dimension& d : dims)
+    if (d.value > max_dimension)
+      bad(q, call, std::string(d.name) + " = " + std::to_string(d.value) +
+                       " is more than 2^31 (2147483648), the largest matrix dimension the library's kernels "
+                       "index; split the matrix");
+}
+
+// Groups of `per_group` items covering `items`, or an error naming the call when a dimension needs
+// more groups than the device launches.
+Dim3 matrix_groups(const Queue& q, const char* call, Dim3 items, Dim3 per_group) {
+  const Dim3 groups = LaunchConfig::cover(items, per_group).groups;
+  const Dim3& limit = q.device().properties().max_groups;
+  for (int i = 0; i < 3; ++i)
+    if (groups[i] > limit[i])
+      bad(q, call, to_string(items) + " elements need " + to_string(groups) + " blocks of " + to_string(per_group) +
+                       ", more groups than " + q.device().description() + " launches at once (at most " +
+                       to_string(limit) + "); split the work into parts");
+  return groups;
+}
+
 
 template <class T>
 T identity(ReduceOp op) {
@@ -228,20 +301,22 @@ void scan_impl(Queue& q, const Buffer<T>& in, const Buffer<T>& out, std::size_t 
 }  // namespace
 
 template <class T>
-void fill(Queue& q, const Buffer<T>& dst, T value) {
+void fill(Queue& q, const Buffer<T>& dst, Scalar<T> value) {
   q.fill(dst, value);  // the queue's fill engine (cuMemsetD*; a fill kernel on OpenCL GPUs)
 }
 
 template <class T>
 void copy(Queue& q, const Buffer<T>& src, const Buffer<T>& dst) {
   require_size(q, "copy", "the destination", dst.size(), src.size());
+  check_overlap(q, "copy", "dst", dst, "src", src, InPlace::allowed);
   if (src.empty()) return;
   q.copy(src, dst);  // the device's copy engine: nothing written in the dialect beats it
 }
 
 template <class T>
-void axpy(Queue& q, T a, const Buffer<T>& x, const Buffer<T>& y) {
+void axpy(Queue& q, Scalar<T> a, const Buffer<T>& x, const Buffer<T>& y) {
   require_size(q, "axpy", "y", y.size(), x.size());
+  check_overlap(q, "axpy", "y", y, "x", x, InPlace::allowed);
   if (x.empty()) return;
   const ShapedKernel k = elementwise_kernel<T>(q, "gpurt_axpy");
   q.launch(k.kernel, stride_config(q, k, x.size()), a, x, y, static_cast<std::uint64_t>(x.size()));
@@ -251,6 +326,8 @@ template <class T>
 void binary(Queue& q, BinaryOp op, const Buffer<T>& a, const Buffer<T>& b, const Buffer<T>& out) {
   require_size(q, "binary", "b", b.size(), a.size());
   require_size(q, "binary", "out", out.size(), a.size());
+  check_overlap(q, "binary", "out", out, "a", a, InPlace::allowed);
+  check_overlap(q, "binary", "out", out, "b", b, InPlace::allowed);
   if (a.empty()) return;
   const ShapedKernel k = elementwise_kernel<T>(q, "gpurt_binary");
   q.launch(k.kernel, stride_config(q, k, a.size()), a, b, out, static_cast<std::uint64_t>(a.size()),
@@ -260,6 +337,7 @@ void binary(Queue& q, BinaryOp op, const Buffer<T>& a, const Buffer<T>& b, const
 template <class T>
 void reduce(Queue& q, ReduceOp op, const Buffer<T>& in, const Buffer<T>& result) {
   require_size(q, "reduce", "result", result.size(), 1);
+  // result may lie inside `in`: the last group writes it after every group has read its slice.
   const T id = identity<T>(op);
   if (in.empty()) {
     q.fill(result, id);
@@ -290,35 +368,57 @@ T reduce(Queue& q, ReduceOp op, const Buffer<T>& in) {
 template <class T>
 void scan(Queue& q, const Buffer<T>& in, const Buffer<T>& out, ScanKind kind) {
   require_size(q, "scan", "out", out.size(), in.size());
+  check_overlap(q, "scan", "out", out, "in", in, InPlace::allowed);  // a group reads its whole tile, then writes it
   if (in.empty()) return;
   scan_impl(q, in, out, in.size(), kind == ScanKind::exclusive ? 1 : 0);
 }
 
 void transpose(Queue& q, const Buffer<float>& in, const Buffer<float>& out, std::size_t rows, std::size_t cols) {
-  require_size(q, "transpose", "in", in.size(), rows * cols);
-  require_size(q, "transpose", "out", out.size(), rows * cols);
+  const std::size_t elements = matrix_elements(q, "transpose", "in", {"rows", rows}, {"cols", cols});
+  check_dimensions(q, "transpose", {{"rows", rows}, {"cols", cols}});
+  require_size(q, "transpose", "in", in.size(), elements);
+  require_size(q, "transpose", "out", out.size(), elements);
+  // A group writes the tile that another group reads: no overlap, not even in place.
+  check_overlap(q, "transpose", "out", out, "in", in, InPlace::rejected);
   if (rows == 0 || cols == 0) return;
+  // One group per 32x32 tile; 32x8 work-items each move 4 rows of it.
+  const Dim3 tiles = matrix_groups(q, "transpose", Dim3(cols, rows), Dim3(32, 32));
   const Kernel k =
       shaped_kernel(q.device(), "transpose", embedded::transpose, nullptr, "gpurt_transpose", 0).kernel;
-  // One group per 32x32 tile; 32x8 work-items each move 4 rows of it.
-  const Dim3 tiles = LaunchConfig::cover(Dim3(cols, rows), Dim3(32, 32)).groups;
   q.launch(k, LaunchConfig(tiles, Dim3(32, 8)), in, out, static_cast<std::uint32_t>(rows),
            static_cast<std::uint32_t>(cols));
 }
 
+namespace {
+// The checks every matrix multiply makes first: the dimensions and their products, the sizes of
+// a, b and c, and that c overlaps neither input (its groups write c while others still read a and b).
+template <class In>
+void check_matmul(const Queue& q, const char* call, const Buffer<In>& a, const Buffer<In>& b, const Buffer<float>& c,
+                  std::size_t m, std::size_t n, std::size_t k) {
+  const std::size_t a_elements = matrix_elements(q, call, "a", {"m", m}, {"k", k});
+  const std::size_t b_elements = matrix_elements(q, call, "b", {"k", k}, {"n", n});
+  const std::size_t c_elements = matrix_elements(q, call, "c", {"m", m}, {"n", n});
+  check_dimensions(q, call, {{"m", m}, {"n", n}, {"k", k}});
+  require_size(q, call, "a", a.size(), a_elements);
+  require_size(q, call, "b", b.size(), b_elements);
+  require_size(q, call, "c", c.size(), c_elements);
+  check_overlap(q, call, "c", c, "a", a, InPlace::rejected);
+  check_overlap(q, call, "c", c, "b", b, InPlace::rejected);
+}
+}  // namespace
+
 void matmul(Queue& q, const Buffer<float>& a, const Buffer<float>& b, const Buffer<float>& c, std::size_t m,
             std::size_t n, std::size_t k) {
-  require_size(q, "matmul", "a", a.size(), m * k);
-  require_size(q, "matmul", "b", b.size(), k * n);
-  require_size(q, "matmul", "c", c.size(), m * n);
+  check_matmul(q, "matmul", a, b, c, m, n, k);
   if (m == 0 || n == 0) return;
+  // One 16x16 group per 128x128 block of c.
+  const Dim3 blocks = matrix_groups(q, "matmul", Dim3(n, m), Dim3(128, 128));
   if (k == 0) {
     fill(q, c, 0.0f);
     return;
   }
   const Kernel kern = shaped_kernel(q.device(), "matmul", embedded::matmul, nullptr, "gpurt_matmul", 0).kernel;
-  // One 16x16 group per 128x128 block of c.
-  q.launch(kern, LaunchConfig(LaunchConfig::cover(Dim3(n, m), Dim3(128, 128)).groups, Dim3(16, 16)), a, b, c,
+  q.launch(kern, LaunchConfig(blocks, Dim3(16, 16)), a, b, c,
            static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(k));
 }
 
@@ -358,11 +458,7 @@ Kernel tensor_kernel(Queue& q, const char* name) {
 template <class In>
 void tensor_matmul(Queue& q, const char* name, const Buffer<In>& a, const Buffer<In>& b, const Buffer<float>& c,
                    std::size_t m, std::size_t n, std::size_t k) {
-  require_size(q, name, "a", a.size(), m * k);
-  require_size(q, name, "b", b.size(), k * n);
-  require_size(q, name, "c", c.size(), m * n);
-  for (std::size_t d : {m, n, k})
-    if (d > 0xffffffffu) bad(q, name, "matrix dimensions must be below 2^32");
+  check_matmul(q, name, a, b, c, m, n, k);
   require_tensor_cores(q, name);
   // The deepest k-tile whose shared memory the device offers (matmul_tensor.h); one group per
   // shape.bm x shape.bn block of c, numbered in one dimension (the kernel orders them in bands for L2).
@@ -393,12 +489,12 @@ void tensor_matmul(Queue& q, const char* name, const Buffer<In>& a, const Buffer
 
 void matmul_tf32(Queue& q, const Buffer<float>& a, const Buffer<float>& b, const Buffer<float>& c, std::size_t m,
                  std::size_t n, std::size_t k) {
-  tensor_matmul(q, "gpurt_matmul_tf32", a, b, c, m, n, k);
+  tensor_matmul(q, "matmul_tf32", a, b, c, m, n, k);
 }
 
 void matmul_bf16(Queue& q, const Buffer<std::uint16_t>& a, const Buffer<std::uint16_t>& b, const Buffer<float>& c,
                  std::size_t m, std::size_t n, std::size_t k) {
-  tensor_matmul(q, "gpurt_matmul_bf16", a, b, c, m, n, k);
+  tensor_matmul(q, "matmul_bf16", a, b, c, m, n, k);
 }
 
 std::uint16_t to_bf16(float x) {
@@ -421,8 +517,13 @@ void conv2d(Queue& q, const Buffer<float>& in, const Buffer<float>& filter, cons
   if (filter_size % 2 == 0 || filter_size > 15)
     bad(q, "conv2d", "the filter size must be odd and at most 15, got " + std::to_string(filter_size));
   require_size(q, "conv2d", "filter", filter.size(), filter_size * filter_size);
-  require_size(q, "conv2d", "in", in.size(), width * height);
-  require_size(q, "conv2d", "out", out.size(), width * height);
+  const std::size_t elements = matrix_elements(q, "conv2d", "in", {"width", width}, {"height", height});
+  check_dimensions(q, "conv2d", {{"width", width}, {"height", height}});
+  require_size(q, "conv2d", "in", in.size(), elements);
+  require_size(q, "conv2d", "out", out.size(), elements);
+  // Groups read a halo that neighbouring groups write: no overlap, not even in place.
+  check_overlap(q, "conv2d", "out", out, "in", in, InPlace::rejected);
+  check_overlap(q, "conv2d", "out", out, "filter", filter, InPlace::rejected);
   if (width == 0 || height == 0) return;
   // One program per filter size: the size is a build-time constant, so the kernel's loops unroll.
   // One GX x GY group per GX x (GY * RY) block of the output; each work-item computes RY rows.
@@ -431,18 +532,21 @@ void conv2d(Queue& q, const Buffer<float>& in, const Buffer<float>& filter, cons
   // are compute-bound, read a tile from local memory and unroll into long code: 32 x 4 x 8 rows.
   const bool direct = filter_size <= 7;
   const std::size_t gx = direct ? 64 : 32, gy = direct ? 2 : 4, ry = direct ? 16 : 8;
+  const Dim3 blocks = matrix_groups(q, "conv2d", Dim3(width, height), Dim3(gx, gy * ry));
   const Kernel k = shaped_kernel(q.device(), "conv2d", embedded::conv2d, nullptr, "gpurt_conv2d", 0,
                                  {{"GPURT_FSIZE", static_cast<long long>(filter_size)},
                                   {"GPURT_CONV_GX", static_cast<long long>(gx)},
                                   {"GPURT_CONV_GY", static_cast<long long>(gy)},
                                   {"GPURT_CONV_RY", static_cast<long long>(ry)}})
                        .kernel;
-  q.launch(k, LaunchConfig(LaunchConfig::cover(Dim3(width, height), Dim3(gx, gy * ry)).groups, Dim3(gx, gy)), in,
+  q.launch(k, LaunchConfig(blocks, Dim3(gx, gy)), in,
            filter, out, static_cast<std::uint32_t>(width), static_cast<std::uint32_t>(height));
 }
 
 void histogram(Queue& q, const Buffer<std::uint32_t>& in, const Buffer<std::uint32_t>& counts) {
   if (counts.empty()) bad(q, "histogram", "counts is empty; give it one element per bin");
+  // counts is zeroed first, then in is read: no overlap, not even in place.
+  check_overlap(q, "histogram", "counts", counts, "in", in, InPlace::rejected);
   if (counts.size_bytes() > q.device().properties().max_local_memory / 2)
     bad(q, "histogram", std::to_string(counts.size()) + " bins do not fit the device's local memory (" +
                             std::to_string(q.device().properties().max_local_memory) + " bytes); use fewer bins");
@@ -456,9 +560,9 @@ void histogram(Queue& q, const Buffer<std::uint32_t>& in, const Buffer<std::uint
 }
 
 #define GPURT_LIB_INSTANTIATE(T)                                                         \
-  template void fill<T>(Queue&, const Buffer<T>&, T);                                    \
+  template void fill<T>(Queue&, const Buffer<T>&, Scalar<T>);                            \
   template void copy<T>(Queue&, const Buffer<T>&, const Buffer<T>&);                     \
-  template void axpy<T>(Queue&, T, const Buffer<T>&, const Buffer<T>&);                  \
+  template void axpy<T>(Queue&, Scalar<T>, const Buffer<T>&, const Buffer<T>&);          \
   template void binary<T>(Queue&, BinaryOp, const Buffer<T>&, const Buffer<T>&, const Buffer<T>&); \
   template T reduce<T>(Queue&, ReduceOp, const Buffer<T>&);                              \
   template void reduce<T>(Queue&, ReduceOp, const Buffer<T>&, const Buffer<T>&);         \

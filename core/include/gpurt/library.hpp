@@ -6,6 +6,16 @@
 // come from the compile cache after that). Sizes are checked first: a mismatch throws
 // Error(invalid_argument) and enqueues nothing; double on a device without fp64 throws
 // Error(unsupported). Element types: std::int32_t, std::uint32_t, float, double unless stated.
+//
+// Views: every buffer argument may be a view at any element offset. Aliasing: two arguments
+// overlap when they are views of one allocation (through view() or as<U>()) whose bytes
+// intersect. Inputs may overlap each other freely; an output may overlap an input only where its
+// comment says so - as exactly the same view (same offset, same size) for copy, axpy, binary and
+// scan, anywhere in the input for reduce's result - and any other overlap throws
+// Error(invalid_argument) and enqueues nothing.
+// Matrix dimensions (transpose, the matmuls, conv2d) are at most 2^31 each; larger dimensions,
+// products of dimensions beyond 64 bits, and grids of more groups than the device launches throw
+// Error(invalid_argument) and enqueue nothing.
 #pragma once
 
 #include <cstddef>
@@ -20,26 +30,36 @@ enum class BinaryOp { add, subtract, multiply, divide, minimum, maximum };
 enum class ReduceOp { sum, min, max };
 enum class ScanKind { inclusive, exclusive };
 
+// The scalar parameters (fill's value, axpy's a) take their type from the buffers alone:
+// lib::axpy(q, 2.5, x, y) on float buffers converts 2.5 to float.
+template <class T> struct NonDeduced { using type = T; };
+template <class T> using Scalar = typename NonDeduced<T>::type;
+
 // Every element of `dst` = value (through the device's fill engine).
-template <class T> void fill(Queue& queue, const Buffer<T>& dst, T value);
-// dst = src (equal sizes; through the device's copy engine).
+template <class T> void fill(Queue& queue, const Buffer<T>& dst, Scalar<T> value);
+// dst = src (equal sizes; through the device's copy engine). dst may be src itself (nothing to do).
 template <class T> void copy(Queue& queue, const Buffer<T>& src, const Buffer<T>& dst);
-// y = a * x + y (equal sizes).
-template <class T> void axpy(Queue& queue, T a, const Buffer<T>& x, const Buffer<T>& y);
-// out = a OP b, element by element (equal sizes; out may be a or b).
+// y = a * x + y (equal sizes). y may be x itself (y = (a + 1) * y).
+template <class T> void axpy(Queue& queue, Scalar<T> a, const Buffer<T>& x, const Buffer<T>& y);
+// out = a OP b, element by element (equal sizes; out may be a or b itself).
 template <class T>
 void binary(Queue& queue, BinaryOp op, const Buffer<T>& a, const Buffer<T>& b, const Buffer<T>& out);
-// The sum, minimum or maximum of `in` (blocks). Empty input gives 0, the largest or the smallest T.
+// The sum, minimum or maximum of `in` (blocks). Empty input gives the operation's identity: 0 for
+// sum; for min the largest value of T, for max the smallest - +infinity and -infinity for float
+// and double, std::numeric_limits<T>::max() and ::lowest() for the integer types.
 template <class T> T reduce(Queue& queue, ReduceOp op, const Buffer<T>& in);
 // The same into result[0] (a one-element buffer), without waiting: the result stays on the device.
+// result may be any element of `in` (it is written after all of `in` has been read).
 template <class T> void reduce(Queue& queue, ReduceOp op, const Buffer<T>& in, const Buffer<T>& result);
-// out[i] = in[0] + ... + in[i] (inclusive) or + in[i-1] (exclusive); equal sizes, no overlap.
+// out[i] = in[0] + ... + in[i] (inclusive) or + in[i-1] (exclusive); equal sizes. out may be in
+// itself (in place); any other overlap is rejected.
 template <class T> void scan(Queue& queue, const Buffer<T>& in, const Buffer<T>& out, ScanKind kind);
 
-// out (cols x rows) = transpose of in (rows x cols), row-major fp32.
+// out (cols x rows) = transpose of in (rows x cols), row-major fp32. Not in place: out must not
+// overlap in at all (use a separate buffer).
 void transpose(Queue& queue, const Buffer<float>& in, const Buffer<float>& out, std::size_t rows,
                std::size_t cols);
-// c (m x n) = a (m x k) * b (k x n), row-major fp32.
+// c (m x n) = a (m x k) * b (k x n), row-major fp32. c must not overlap a or b.
 void matmul(Queue& queue, const Buffer<float>& a, const Buffer<float>& b, const Buffer<float>& c,
             std::size_t m, std::size_t n, std::size_t k);
 
@@ -47,7 +67,8 @@ void matmul(Queue& queue, const Buffer<float>& a, const Buffer<float>& b, const 
 // Error(unsupported)): c (m x n) = a (m x k) * b (k x n), row-major, fp32 output and accumulation.
 // matmul_tf32 reads fp32 and rounds every input to TF32 (10-bit mantissa) on the way in;
 // matmul_bf16 reads bf16 bit patterns (to_bf16). Expect an error up to about 2^-10 (TF32) of
-// sum |a*b| per element, or k * 2^-24 on top of the inputs' own rounding (bf16).
+// sum |a*b| per element, or k * 2^-24 on top of the inputs' own rounding (bf16). c must not
+// overlap a or b.
 void matmul_tf32(Queue& queue, const Buffer<float>& a, const Buffer<float>& b, const Buffer<float>& c, std::size_t m,
                  std::size_t n, std::size_t k);
 void matmul_bf16(Queue& queue, const Buffer<std::uint16_t>& a, const Buffer<std::uint16_t>& b, const Buffer<float>& c,
@@ -56,11 +77,11 @@ void matmul_bf16(Queue& queue, const Buffer<std::uint16_t>& a, const Buffer<std:
 std::uint16_t to_bf16(float x);
 float from_bf16(std::uint16_t x);
 // out = in (width x height, row-major) correlated with a filter_size x filter_size filter (odd,
-// at most 15), zero-padded at the borders.
+// at most 15), zero-padded at the borders. out must not overlap in or filter.
 void conv2d(Queue& queue, const Buffer<float>& in, const Buffer<float>& filter, const Buffer<float>& out,
             std::size_t width, std::size_t height, std::size_t filter_size);
 // counts[v] = number of elements of `in` equal to v, for v < counts.size() (other values are not
-// counted). counts is overwritten.
+// counted). counts is overwritten and must not overlap in.
 void histogram(Queue& queue, const Buffer<std::uint32_t>& in, const Buffer<std::uint32_t>& counts);
 
 }  // namespace gpurt::lib
