@@ -174,11 +174,12 @@ Status fail(cl_int code, const char* call, const std::string& what) {
   return Status::failure(category_of(code), std::move(msg), call, code, name_of(code));
 }
 
-// A kernel that faults (a far out-of-bounds write) is reported by NVIDIA's driver as
-// CL_OUT_OF_RESOURCES from the next clFinish or clWaitForEvents, or as a negative execution
-// status of the events after it; from then on it fails reads and new allocations on that device
-// with CL_OUT_OF_RESOURCES too, which alone would read as out_of_device_memory. CUDA says
-// device_lost for the same fault, and so does this backend.
+// A kernel that faults (a far out-of-bounds write) is reported by NVIDIA's driver as a failure
+// of the next clFinish or clWaitForEvents (CL_INVALID_COMMAND_QUEUE on an H200, driver 580;
+// CL_OUT_OF_RESOURCES in other reports) or as a negative execution status of the events after
+// it; from then on it fails reads on that device with CL_OUT_OF_RESOURCES, which alone would
+// read as out_of_device_memory. CUDA says device_lost for the same fault, and so does this
+// backend.
 // A wait that fails for want of host memory, or because gpurt passed something invalid, says
 // nothing about the device and keeps its own category.
 Status fail_wait(cl_device_id device, cl_int code, const char* call, const std::string& what) {
@@ -200,6 +201,20 @@ Status fail_on(cl_device_id device, cl_int code, const char* call, const std::st
                  "CL_OUT_OF_RESOURCES since then: restart the process)";
   }
   return s;
+}
+
+// Seen on an H200 (driver 580): after a far out-of-bounds write, clFinish said
+// CL_INVALID_COMMAND_QUEUE, clEnqueueReadBuffer CL_OUT_OF_RESOURCES, and the residency step of a
+// new allocation CL_INVALID_COMMAND_QUEUE. A read enqueued before any wait would otherwise be
+// the first to see the fault, as out_of_device_memory. Finishing the queue on this error path
+// blocks only a call that has already failed.
+Status fail_enqueue(cl_command_queue queue, cl_device_id device, cl_int code, const char* call,
+                    const std::string& what) {
+  if (code == CL_OUT_OF_RESOURCES && !faulted(device)) {
+    const cl_int finished = clFinish(queue);
+    if (finished != CL_SUCCESS) (void)fail_wait(device, finished, "clFinish");
+  }
+  return fail_on(device, code, call, what);
 }
 
 cl_device_id device_of(cl_event event) noexcept {

@@ -11,21 +11,21 @@ Status ClQueue::copy_from_host(const void* src, plugin::Buffer& dst, std::size_t
                                std::size_t bytes) noexcept {
   const cl_int err = clEnqueueWriteBuffer(queue_(), buf(dst).handle(), CL_FALSE, dst_offset, bytes,
                                           src, 0, nullptr, nullptr);
-  return err == CL_SUCCESS ? Status::success() : fail_on(device_.native()(), err, "clEnqueueWriteBuffer");
+  return err == CL_SUCCESS ? Status::success() : fail_enqueue(queue_(), device_.native()(), err, "clEnqueueWriteBuffer");
 }
 
 Status ClQueue::copy_to_host(plugin::Buffer& src, std::size_t src_offset, void* dst,
                              std::size_t bytes) noexcept {
   const cl_int err = clEnqueueReadBuffer(queue_(), buf(src).handle(), CL_FALSE, src_offset, bytes,
                                          dst, 0, nullptr, nullptr);
-  return err == CL_SUCCESS ? Status::success() : fail_on(device_.native()(), err, "clEnqueueReadBuffer");
+  return err == CL_SUCCESS ? Status::success() : fail_enqueue(queue_(), device_.native()(), err, "clEnqueueReadBuffer");
 }
 
 Status ClQueue::copy(plugin::Buffer& src, std::size_t src_offset, plugin::Buffer& dst,
                      std::size_t dst_offset, std::size_t bytes) noexcept {
   const cl_int err = clEnqueueCopyBuffer(queue_(), buf(src).handle(), buf(dst).handle(), src_offset,
                                          dst_offset, bytes, 0, nullptr, nullptr);
-  return err == CL_SUCCESS ? Status::success() : fail_on(device_.native()(), err, "clEnqueueCopyBuffer");
+  return err == CL_SUCCESS ? Status::success() : fail_enqueue(queue_(), device_.native()(), err, "clEnqueueCopyBuffer");
 }
 
 Status ClQueue::fill(plugin::Buffer& dst, std::size_t offset, std::size_t bytes, const void* pattern,
@@ -35,7 +35,7 @@ Status ClQueue::fill(plugin::Buffer& dst, std::size_t offset, std::size_t bytes,
     return through_kernel;
   const cl_int err = clEnqueueFillBuffer(queue_(), buf(dst).handle(), pattern, pattern_size, offset,
                                          bytes, 0, nullptr, nullptr);
-  return err == CL_SUCCESS ? Status::success() : fail_on(device_.native()(), err, "clEnqueueFillBuffer");
+  return err == CL_SUCCESS ? Status::success() : fail_enqueue(queue_(), device_.native()(), err, "clEnqueueFillBuffer");
 }
 
 Status ClQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
@@ -73,7 +73,7 @@ Status ClQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
   const cl_int err = clEnqueueNDRangeKernel(queue_(), k.handle(), dims, nullptr, global, local, 0,
                                             nullptr, nullptr);
   return err == CL_SUCCESS ? Status::success()
-                           : fail_on(device_.native()(), err, "clEnqueueNDRangeKernel", "launching '" + k.info().name + "'");
+                           : fail_enqueue(queue_(), device_.native()(), err, "clEnqueueNDRangeKernel", "launching '" + k.info().name + "'");
 }
 
 Status ClQueue::record(bool, std::unique_ptr<plugin::Event>& out) noexcept {

@@ -75,6 +75,24 @@ TEST_CASE("OpenCL: after a kernel fault, CL_OUT_OF_RESOURCES on that device is d
   CHECK(fail_on(other, CL_OUT_OF_RESOURCES, "clCreateBuffer").category == ErrorCategory::device_lost);
 }
 
+TEST_CASE("OpenCL: a failed clFinish (CL_INVALID_COMMAND_QUEUE, as NVIDIA's after a fault) marks the device faulted") {
+  using gpurt::opencl::fail_enqueue;
+  using gpurt::opencl::fail_on;
+  using gpurt::opencl::fail_wait;
+  int storage[2] = {};
+  const auto waited = reinterpret_cast<cl_device_id>(&storage[0]);
+  const auto enqueued = reinterpret_cast<cl_device_id>(&storage[1]);
+  CHECK(fail_wait(waited, CL_INVALID_COMMAND_QUEUE, "clFinish").category == ErrorCategory::device_lost);
+  CHECK(fail_on(waited, CL_OUT_OF_RESOURCES, "clCreateBuffer").category == ErrorCategory::device_lost);
+  // An enqueue that fails with CL_OUT_OF_RESOURCES before any wait saw the fault: the queue is
+  // finished to find out. A queue that cannot be finished (here none at all: the ICD loader
+  // answers CL_INVALID_COMMAND_QUEUE) means the device is lost.
+  const gpurt::plugin::Status read = fail_enqueue(nullptr, enqueued, CL_OUT_OF_RESOURCES, "clEnqueueReadBuffer");
+  CHECK(read.category == ErrorCategory::device_lost);
+  CHECK(read.call == "clEnqueueReadBuffer");
+  CHECK(fail_on(enqueued, CL_OUT_OF_RESOURCES, "clCreateBuffer").category == ErrorCategory::device_lost);
+}
+
 TEST_CASE("OpenCL C type names give scalar sizes") {
   using gpurt::opencl::scalar_type_size;
   CHECK(scalar_type_size("char", 64) == 1);
