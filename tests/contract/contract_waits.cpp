@@ -1,7 +1,14 @@
 // Contract cases (waits): each quotes the promise it tries to break and runs on every device.
+#include <spawn.h>
+#include <sys/wait.h>
+
 #include <chrono>
+#include <functional>
+#include <string>
 
 #include "fixture.hpp"
+
+extern char** environ;
 
 using namespace gpurt;
 
@@ -122,4 +129,74 @@ TEST_CASE("event.hpp: a negative timeout or an empty event is invalid_argument, 
   GPURT_REQUIRE_ERROR(Queue().finish(std::chrono::seconds(1)), ErrorCategory::invalid_argument, "Queue is empty");
   e.wait(std::chrono::seconds(60));
   check_queue_usable(f.dev, f.q);
+}
+
+namespace {
+
+// Runs the test case `name` of this binary in a child process (same environment, so the same
+// device) and returns its exit status, or 128 + the signal that ended it.
+int run_case_in_child(const char* name) {
+  char exe[] = "/proc/self/exe";
+  char warn[] = "--warn", no_tests[] = "NoTests";  // a filter that matches nothing fails the child
+  std::string arg(name);
+  char* argv[] = {exe, warn, no_tests, &arg[0], nullptr};
+  pid_t pid = 0;
+  if (::posix_spawn(&pid, exe, nullptr, nullptr, argv, environ) != 0) return -1;
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+const char* fault_source = R"(
+GPURT_KERNEL void write_far(GPURT_GLOBAL uint32_t* p, uint64_t far) {
+  if (gpurt_global_id(0) == 0) p[far] = 1u;
+}
+)";
+
+}  // namespace
+
+TEST_CASE("errors.md: a kernel fault is device_lost on every GPU backend, and so is every later failure on the device") {
+  // docs/errors.md: "After a fault nothing on that device works on CUDA or NVIDIA OpenCL (every
+  // call is `device_lost`) ... The category is the same on every backend, so a program handles a
+  // fault once." The fault poisons the device for the whole process, so it happens in a child
+  // process (the hidden case below) and this process, and the cases after it, stay clean.
+  test::Fixture f;
+  if (f.dev.properties().type == DeviceType::cpu)
+    GPURT_SKIP(f.dev.description() + " runs kernels inside the process (PoCL): a fault kills it, as docs/errors.md says");
+  if (f.dev.backend() == "mock") GPURT_SKIP("the mock backend runs no real kernels");
+  CHECK(run_case_in_child("contract: a kernel fault in a child process") == 0);
+  // This process's device still works.
+  check_queue_usable(f.dev, f.q);
+}
+
+TEST_CASE("contract: a kernel fault in a child process", "[.]") {
+  test::Fixture f;
+  Kernel k = f.dev.build({SourceLanguage::portable, fault_source, "write_far.gpurt"}).kernel("write_far");
+  auto target = f.dev.alloc<std::uint32_t>(1024);
+  auto other = f.dev.alloc<std::uint32_t>(1024);
+  f.q.fill(other, 7u);
+  f.q.finish();
+  // 2^36 elements past the start: 256 GiB away, outside anything mapped.
+  f.q.launch(k, LaunchConfig::cover(Dim3(1), Dim3(1)), target, std::uint64_t(1) << 36);
+  GPURT_REQUIRE_ERROR(f.q.finish(), ErrorCategory::device_lost, "");
+  GPURT_REQUIRE_ERROR(f.q.finish(), ErrorCategory::device_lost, "");
+  GPURT_REQUIRE_ERROR((void)f.q.read(other), ErrorCategory::device_lost, "");
+  // Whatever else fails on the device says device_lost too, never out_of_device_memory.
+  auto later = [&](const char* what, const std::function<void()>& call) {
+    try {
+      call();
+    } catch (const Error& e) {
+      INFO(what << ": " << e.what());
+      CHECK(e.category() == ErrorCategory::device_lost);
+    }
+  };
+  later("a new allocation", [&] { (void)f.dev.alloc<char>(1 << 20); });
+  later("a new queue, a buffer and a round trip", [&] {
+    Queue q2 = f.dev.create_queue();
+    const std::vector<int> in(4099, 5);
+    auto b = f.dev.alloc<int>(in.size());
+    q2.copy(in, b);
+    (void)q2.read(b);
+  });
+  later("a bounded wait", [&] { f.dev.create_queue().finish(std::chrono::seconds(10)); });
 }
