@@ -97,7 +97,7 @@ TEST_CASE("event.hpp: Event::wait(timeout) throws timeout while a long kernel ru
   check_queue_usable(f.dev, f.q);
 }
 
-TEST_CASE("queue.hpp: Queue::finish(timeout) throws timeout while a long kernel runs; the queue stays usable") {
+TEST_CASE("queue.hpp: Queue::finish(timeout) throws timeout while a long kernel runs, and the queue stays usable") {
   // "As finish(), but waits at most `timeout` ... Throws Error(timeout) when the time ran out; the
   // queued work goes on and the queue stays usable (call finish again later)."
   test::Fixture f;
