@@ -34,6 +34,19 @@ ErrorCategory category_of(cl_int code) noexcept;
 const char* name_of(cl_int code) noexcept;
 // A failed Status for `code` from `call`; `what` says what gpurt was doing.
 Status fail(cl_int code, const char* call, const std::string& what = {});
+// Kernel faults (cl_error.cpp). fail_wait: for a call that waits for earlier work on `device`
+// (clFinish, clWaitForEvents, an event's negative status); a failure there is a fault of that
+// work: device_lost, and the device is remembered as faulted. fail_on: as fail(), except that
+// CL_OUT_OF_RESOURCES on a device that has faulted is device_lost (what NVIDIA's driver answers
+// every later read and allocation with). fail_enqueue: for a command enqueued on `queue`; when
+// it fails with CL_OUT_OF_RESOURCES on a device not yet known to have faulted, the queue is
+// finished to tell a fault of earlier work (device_lost) from a real lack of resources.
+// device_of: the device an event's queue runs on.
+Status fail_wait(cl_device_id device, cl_int code, const char* call, const std::string& what = {});
+Status fail_on(cl_device_id device, cl_int code, const char* call, const std::string& what = {});
+Status fail_enqueue(cl_command_queue queue, cl_device_id device, cl_int code, const char* call,
+                    const std::string& what = {});
+cl_device_id device_of(cl_event event) noexcept;
 
 void log(plugin::LogLevel level, const std::string& message) noexcept;
 void set_host(const plugin::Host* host) noexcept;

@@ -31,6 +31,14 @@ std::string hex(const unsigned char* bytes, std::size_t n) {
   return out;
 }
 
+// Pinned memory is host memory: a driver that cannot allocate or map it (CL_OUT_OF_RESOURCES,
+// CL_MEM_OBJECT_ALLOCATION_FAILURE) ran out of host memory, whatever its codes say of the device.
+Status pinned_failure(cl_device_id device, cl_int err, const char* call, const std::string& what) {
+  Status f = fail_on(device, err, call, what);
+  if (f.category == ErrorCategory::out_of_device_memory) f.category = ErrorCategory::out_of_host_memory;
+  return f;
+}
+
 std::string pci_text(unsigned domain, unsigned bus, unsigned dev, unsigned fn) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%x", domain, bus, dev, fn);
@@ -107,7 +115,7 @@ Status ClDevice::create_queue(const plugin::QueueOptions& options,
   return guarded("clCreateCommandQueue", [&] {
     cl_int err = CL_SUCCESS;
     cl::CommandQueue q(context_, device_, options.timing ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
-    if (err != CL_SUCCESS) return fail(err, "clCreateCommandQueue", "creating a queue");
+    if (err != CL_SUCCESS) return fail_on(device_(), err, "clCreateCommandQueue", "creating a queue");
     out = std::make_unique<ClQueue>(std::move(q), context_(), *this);
     return Status::success();
   });
@@ -122,7 +130,7 @@ Status ClDevice::allocate(std::size_t bytes, std::unique_ptr<plugin::Buffer>& ou
     cl_int err = CL_SUCCESS;
     cl::Buffer mem(context_, CL_MEM_READ_WRITE, bytes, nullptr, &err);
     if (err != CL_SUCCESS)
-      return fail(err, "clCreateBuffer", "allocating " + std::to_string(bytes) + " bytes");
+      return fail_on(device_(), err, "clCreateBuffer", "allocating " + std::to_string(bytes) + " bytes");
     cl::CommandQueue q;
     Status s = utility_queue(q);
     if (!s.ok()) return s;
@@ -134,9 +142,9 @@ Status ClDevice::allocate(std::size_t bytes, std::unique_ptr<plugin::Buffer>& ou
         std::lock_guard<std::mutex> lock(mutex_);
         utility_ = cl::CommandQueue();  // a failed queue is not reused
       }
-      Status f = fail(err, "clEnqueueMigrateMemObjects",
-                      "making " + std::to_string(bytes) + " bytes resident on the device");
-      f.category = ErrorCategory::out_of_device_memory;
+      Status f = fail_on(device_(), err, "clEnqueueMigrateMemObjects",
+                         "making " + std::to_string(bytes) + " bytes resident on the device");
+      if (f.category != ErrorCategory::device_lost) f.category = ErrorCategory::out_of_device_memory;
       return f;
     }
     out = std::make_unique<ClBuffer>(std::move(mem), bytes);
@@ -164,10 +172,12 @@ Status ClDevice::allocate_host(std::size_t bytes, std::unique_ptr<plugin::HostAl
     cl_int err = CL_SUCCESS;
     cl::Buffer mem(context_, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, nullptr, &err);
     if (err != CL_SUCCESS)
-      return fail(err, "clCreateBuffer", "allocating " + std::to_string(bytes) + " bytes of pinned host memory");
+      return pinned_failure(device_(), err, "clCreateBuffer",
+                            "allocating " + std::to_string(bytes) + " bytes of pinned host memory");
     void* ptr = clEnqueueMapBuffer(q(), mem(), CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0,
                                    nullptr, nullptr, &err);
-    if (err != CL_SUCCESS || !ptr) return fail(err, "clEnqueueMapBuffer", "mapping pinned host memory");
+    if (err != CL_SUCCESS || !ptr)
+      return pinned_failure(device_(), err, "clEnqueueMapBuffer", "mapping pinned host memory");
     out = std::make_unique<ClHostAllocation>(std::move(q), std::move(mem), ptr);
     return Status::success();
   });

@@ -1,11 +1,33 @@
 // OpenCL error codes -> gpurt categories and names. The only place this mapping lives.
+#include <algorithm>
+
 #include "cl_common.hpp"
 
 namespace gpurt::opencl {
 
 namespace {
 const plugin::Host* g_host = nullptr;
+
+// Devices on which earlier work failed. A fault is not undone, so the list only grows (it holds
+// at most the platform's devices).
+std::mutex g_fault_mutex;
+std::vector<cl_device_id> g_faulted;
+
+void note_fault(cl_device_id device) noexcept {
+  if (!device) return;
+  try {
+    std::lock_guard<std::mutex> lock(g_fault_mutex);
+    if (std::find(g_faulted.begin(), g_faulted.end(), device) == g_faulted.end()) g_faulted.push_back(device);
+  } catch (...) {
+    // out of host memory while noting it: the fault is still reported as device_lost
+  }
 }
+
+bool faulted(cl_device_id device) noexcept {
+  std::lock_guard<std::mutex> lock(g_fault_mutex);
+  return std::find(g_faulted.begin(), g_faulted.end(), device) != g_faulted.end();
+}
+}  // namespace
 
 void set_host(const plugin::Host* host) noexcept { g_host = host; }
 
@@ -150,6 +172,58 @@ Status fail(cl_int code, const char* call, const std::string& what) {
   std::string msg = std::string(call) + " failed with " + name_of(code);
   if (!what.empty()) msg = what + ": " + msg;
   return Status::failure(category_of(code), std::move(msg), call, code, name_of(code));
+}
+
+// A kernel that faults (a far out-of-bounds write) is reported by NVIDIA's driver as a failure
+// of the next clFinish or clWaitForEvents (CL_INVALID_COMMAND_QUEUE on an H200, driver 580;
+// CL_OUT_OF_RESOURCES in other reports) or as a negative execution status of the events after
+// it; from then on it fails reads on that device with CL_OUT_OF_RESOURCES, which alone would
+// read as out_of_device_memory. CUDA says device_lost for the same fault, and so does this
+// backend.
+// A wait that fails for want of host memory, or because gpurt passed something invalid, says
+// nothing about the device and keeps its own category.
+Status fail_wait(cl_device_id device, cl_int code, const char* call, const std::string& what) {
+  Status s = fail(code, call, what);
+  if (s.category == ErrorCategory::out_of_host_memory || s.category == ErrorCategory::invalid_argument)
+    return s;
+  note_fault(device);
+  s.category = ErrorCategory::device_lost;
+  s.message += " (earlier work on the device failed, e.g. a kernel accessed memory out of bounds; "
+               "the device's data is lost: restart the process)";
+  return s;
+}
+
+Status fail_on(cl_device_id device, cl_int code, const char* call, const std::string& what) {
+  Status s = fail(code, call, what);
+  if (code == CL_OUT_OF_RESOURCES && faulted(device)) {
+    s.category = ErrorCategory::device_lost;
+    s.message += " (work on this device failed earlier, e.g. a kernel fault; the driver reports "
+                 "CL_OUT_OF_RESOURCES since then: restart the process)";
+  }
+  return s;
+}
+
+// Seen on an H200 (driver 580): after a far out-of-bounds write, clFinish said
+// CL_INVALID_COMMAND_QUEUE, clEnqueueReadBuffer CL_OUT_OF_RESOURCES, and the residency step of a
+// new allocation CL_INVALID_COMMAND_QUEUE. A read enqueued before any wait would otherwise be
+// the first to see the fault, as out_of_device_memory. Finishing the queue on this error path
+// blocks only a call that has already failed.
+Status fail_enqueue(cl_command_queue queue, cl_device_id device, cl_int code, const char* call,
+                    const std::string& what) {
+  if (code == CL_OUT_OF_RESOURCES && !faulted(device)) {
+    const cl_int finished = clFinish(queue);
+    if (finished != CL_SUCCESS) (void)fail_wait(device, finished, "clFinish");
+  }
+  return fail_on(device, code, call, what);
+}
+
+cl_device_id device_of(cl_event event) noexcept {
+  cl_command_queue queue = nullptr;
+  cl_device_id device = nullptr;
+  if (clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE, sizeof queue, &queue, nullptr) != CL_SUCCESS || !queue)
+    return nullptr;
+  if (clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) != CL_SUCCESS) return nullptr;
+  return device;
 }
 
 }  // namespace gpurt::opencl

@@ -13,21 +13,21 @@ Status ClQueue::copy_from_host(const void* src, plugin::Buffer& dst, std::size_t
                                std::size_t bytes, bool blocking) noexcept {
   const cl_int err = clEnqueueWriteBuffer(queue_(), buf(dst).handle(), blocking ? CL_TRUE : CL_FALSE, dst_offset, bytes,
                                           src, 0, nullptr, nullptr);
-  return err == CL_SUCCESS ? Status::success() : fail(err, "clEnqueueWriteBuffer");
+  return err == CL_SUCCESS ? Status::success() : fail_enqueue(queue_(), device_.native()(), err, "clEnqueueWriteBuffer");
 }
 
 Status ClQueue::copy_to_host(plugin::Buffer& src, std::size_t src_offset, void* dst,
                              std::size_t bytes, bool blocking) noexcept {
   const cl_int err = clEnqueueReadBuffer(queue_(), buf(src).handle(), blocking ? CL_TRUE : CL_FALSE, src_offset, bytes,
                                          dst, 0, nullptr, nullptr);
-  return err == CL_SUCCESS ? Status::success() : fail(err, "clEnqueueReadBuffer");
+  return err == CL_SUCCESS ? Status::success() : fail_enqueue(queue_(), device_.native()(), err, "clEnqueueReadBuffer");
 }
 
 Status ClQueue::copy(plugin::Buffer& src, std::size_t src_offset, plugin::Buffer& dst,
                      std::size_t dst_offset, std::size_t bytes) noexcept {
   const cl_int err = clEnqueueCopyBuffer(queue_(), buf(src).handle(), buf(dst).handle(), src_offset,
                                          dst_offset, bytes, 0, nullptr, nullptr);
-  return err == CL_SUCCESS ? Status::success() : fail(err, "clEnqueueCopyBuffer");
+  return err == CL_SUCCESS ? Status::success() : fail_enqueue(queue_(), device_.native()(), err, "clEnqueueCopyBuffer");
 }
 
 Status ClQueue::fill(plugin::Buffer& dst, std::size_t offset, std::size_t bytes, const void* pattern,
@@ -37,7 +37,7 @@ Status ClQueue::fill(plugin::Buffer& dst, std::size_t offset, std::size_t bytes,
     return through_kernel;
   const cl_int err = clEnqueueFillBuffer(queue_(), buf(dst).handle(), pattern, pattern_size, offset,
                                          bytes, 0, nullptr, nullptr);
-  return err == CL_SUCCESS ? Status::success() : fail(err, "clEnqueueFillBuffer");
+  return err == CL_SUCCESS ? Status::success() : fail_enqueue(queue_(), device_.native()(), err, "clEnqueueFillBuffer");
 }
 
 Status ClQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
@@ -91,7 +91,7 @@ Status ClQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
   const cl_int err = clEnqueueNDRangeKernel(queue_(), k.handle(), dims, nullptr, global, local, 0,
                                             nullptr, nullptr);
   return err == CL_SUCCESS ? Status::success()
-                           : fail(err, "clEnqueueNDRangeKernel", "launching '" + k.info().name + "'");
+                           : fail_enqueue(queue_(), device_.native()(), err, "clEnqueueNDRangeKernel", "launching '" + k.info().name + "'");
 }
 
 Status ClQueue::record(bool, std::unique_ptr<plugin::Event>& out) noexcept {
@@ -117,24 +117,26 @@ Status ClQueue::wait(plugin::Event& event) noexcept {
 
 Status ClQueue::finish() noexcept {
   const cl_int err = clFinish(queue_());
-  return err == CL_SUCCESS ? Status::success() : fail(err, "clFinish");
+  return err == CL_SUCCESS ? Status::success() : fail_wait(device_.native()(), err, "clFinish");
 }
 
 Status ClEvent::wait() noexcept {
   cl_event h = event_();
   const cl_int err = clWaitForEvents(1, &h);
-  return err == CL_SUCCESS ? Status::success() : fail(err, "clWaitForEvents");
+  return err == CL_SUCCESS ? Status::success() : fail_wait(device_of(h), err, "clWaitForEvents");
 }
 
 Status ClEvent::query(bool& complete) noexcept {
   cl_int state = 0;
   const cl_int err = clGetEventInfo(event_(), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, nullptr);
   if (err != CL_SUCCESS) return fail(err, "clGetEventInfo");
-  if (state < 0)
-    return Status::failure(ErrorCategory::device_lost,
-                           "the work before this event failed on the device", "clGetEventInfo", state,
-                           name_of(state));
+  if (state < 0) return fail_wait(device_of(event_()), state, "clGetEventInfo", "the work before this event failed on the device");
   complete = state == CL_COMPLETE;
+  // A driver may hold enqueued commands until a flush (OpenCL promises progress only to blocking
+  // calls), so a host polling for the event submits them.
+  cl_command_queue queue = nullptr;
+  if (!complete && clGetEventInfo(event_(), CL_EVENT_COMMAND_QUEUE, sizeof queue, &queue, nullptr) == CL_SUCCESS && queue)
+    clFlush(queue);
   return Status::success();
 }
 

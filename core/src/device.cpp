@@ -83,8 +83,30 @@ std::shared_ptr<Allocation> allocate(const Device& device, std::size_t count, st
                     "); split the data into several buffers",
                 std::move(det));
   }
-  check(d->impl->allocate(bytes, a->impl), d);
-  d->live_bytes += bytes;
+  // What gpurt holds on the device counts against its memory on every backend. Drivers that
+  // over-commit (PoCL hands out more than the host has and the process dies at first touch) are
+  // held to the device's size this way; on GPUs the driver would refuse anyway. The bytes are
+  // reserved before the native call, so threads allocating at once cannot pass the limit together.
+  const std::uint64_t held = d->live_bytes.fetch_add(bytes);
+  if (held + bytes > d->props.global_memory) {
+    d->live_bytes -= bytes;
+    ErrorDetails det;
+    det.backend = d->props.backend;
+    det.device = d->description;
+    det.call = "Device::alloc";
+    throw Error(ErrorCategory::out_of_device_memory,
+                "cannot allocate " + format_bytes(bytes) + ": gpurt already holds " + format_bytes(held) +
+                    " in " + std::to_string(d->live_buffers.load()) + " buffers on " + d->selector +
+                    ", whose memory is " + format_bytes(d->props.global_memory) +
+                    "; free buffers (drop their last handles) or allocate less",
+                std::move(det));
+  }
+  const plugin::Status s = d->impl->allocate(bytes, a->impl);
+  if (!s.ok()) {
+    a->impl.reset();  // a plugin sets it only on success; the reservation is returned here
+    d->live_bytes -= bytes;
+    raise(s, d);
+  }
   ++d->live_buffers;
   return a;
 }

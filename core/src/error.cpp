@@ -48,6 +48,7 @@ const char* to_string(ErrorCategory c) noexcept {
     case ErrorCategory::device_lost: return "device_lost";
     case ErrorCategory::unsupported: return "unsupported";
     case ErrorCategory::internal: return "internal";
+    case ErrorCategory::timeout: return "timeout";
   }
   return "unknown";
 }

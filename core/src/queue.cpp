@@ -1,6 +1,10 @@
 // gpurt::Queue: validation of copies, fills and synchronisation, then one backend hook each.
 #include "gpurt/queue.hpp"
 
+#include <algorithm>
+#include <cstdio>
+#include <thread>
+
 #include "format.hpp"
 #include "trace.hpp"
 #include "transfer.hpp"
@@ -34,6 +38,55 @@ void check_sizes(std::size_t device_bytes, std::size_t host_bytes, const char* c
                         " but the host side holds " + detail::format_bytes(host_bytes) +
                         "; resize the host container or take a view of the matching size",
                     call, q->device);
+}
+
+using Clock = std::chrono::steady_clock;
+
+// "1.5 ms (1500000 ns)"
+std::string format_duration(std::chrono::nanoseconds t) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3f ms (%lld ns)", static_cast<double>(t.count()) * 1e-6,
+                static_cast<long long>(t.count()));
+  return buf;
+}
+
+// The moment `timeout` from now; a timeout too long to represent never runs out.
+Clock::time_point deadline_after(std::chrono::nanoseconds timeout, const char* call,
+                                 const detail::DeviceState* d) {
+  if (timeout.count() < 0)
+    detail::invalid("the timeout is negative (" + format_duration(timeout) +
+                        "); pass zero to only check, or a positive duration",
+                    call, d);
+  const Clock::time_point now = Clock::now();
+  if (timeout >= Clock::time_point::max() - now) return Clock::time_point::max();
+  return now + std::chrono::duration_cast<Clock::duration>(timeout);
+}
+
+// Polls `event` until it has completed; throws Error(timeout) once `deadline` has passed. Sleeps
+// between queries, from 20 us doubling to 1 ms, so that a long wait costs little host time.
+void poll_until(plugin::Event& event, Clock::time_point deadline, std::chrono::nanoseconds timeout,
+                const char* call, const char* what, detail::DeviceState* d) {
+  std::chrono::microseconds pause(20);
+  for (;;) {
+    bool done = false;
+    detail::check(event.query(done), d);
+    if (done) return;
+    const Clock::time_point now = Clock::now();
+    if (now >= deadline) {
+      ErrorDetails det;
+      det.backend = d->props.backend;
+      det.device = d->description;
+      det.call = call;
+      throw Error(ErrorCategory::timeout,
+                  std::string(what) + " did not complete within " + format_duration(timeout) +
+                      "; it goes on running (nothing was cancelled): wait again, with a longer "
+                      "timeout or without one. A kernel that never ends cannot be stopped; see "
+                      "docs/errors.md (kernel faults and hangs)",
+                  std::move(det));
+    }
+    std::this_thread::sleep_for(std::min<Clock::duration>(pause, deadline - now));
+    pause = std::min(pause * 2, std::chrono::microseconds(1000));
+  }
 }
 
 }  // namespace
@@ -177,6 +230,19 @@ void Queue::finish() {
   }
 }
 
+void Queue::finish(std::chrono::nanoseconds timeout) {
+  constexpr const char* call = "Queue::finish (with a timeout)";
+  detail::QueueState* q = checked(call);
+  const Clock::time_point deadline = deadline_after(timeout, call, q->device);
+  {
+    detail::Traced trace("finish with timeout", nullptr, 0, nullptr, q->device);
+    std::unique_ptr<plugin::Event> marker;
+    detail::check(q->impl->record(false, marker), q->device);
+    poll_until(*marker, deadline, timeout, call, "the work enqueued on the queue", q->device);
+  }
+  finish();  // returns at once now; reports what failed and releases the queue's temporaries
+}
+
 void detail::retain_until_finish(QueueState* q, std::shared_ptr<const void> object) {
   std::lock_guard<std::mutex> lock(q->retained_mutex);
   q->retained.push_back(std::move(object));
@@ -193,6 +259,14 @@ void Event::wait() const {
   detail::EventState* e = state("Event::wait");
   detail::Traced trace("event wait", nullptr, 0, nullptr, e->device);
   detail::check(e->impl->wait(), e->device);
+}
+
+void Event::wait(std::chrono::nanoseconds timeout) const {
+  constexpr const char* call = "Event::wait (with a timeout)";
+  detail::EventState* e = state(call);
+  const Clock::time_point deadline = deadline_after(timeout, call, e->device);
+  detail::Traced trace("event wait with timeout", nullptr, 0, nullptr, e->device);
+  poll_until(*e->impl, deadline, timeout, call, "the work before the event", e->device);
 }
 
 bool Event::complete() const {

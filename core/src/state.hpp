@@ -30,7 +30,9 @@ struct DeviceState {
   std::string description;  // "opencl:0 (name)"
   std::once_flag engine_once;
   std::shared_ptr<TransferEngine> engine;  // staged pageable copies, created on first use
-  std::atomic<std::uint64_t> live_bytes{0};    // held in Allocations now
+  // Held in Allocations now, plus allocations under way; Device::alloc refuses what would take
+  // it past props.global_memory.
+  std::atomic<std::uint64_t> live_bytes{0};
   std::atomic<std::uint64_t> live_buffers{0};
 };
 

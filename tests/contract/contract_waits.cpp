@@ -1,4 +1,202 @@
 // Contract cases (waits): each quotes the promise it tries to break and runs on every device.
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+
 #include "fixture.hpp"
 
+extern char** environ;
+
 using namespace gpurt;
+
+namespace {
+
+// One work-item adds 1 to a volatile global counter `iterations` times: every step is a load and
+// a store the compiler must keep, so the kernel runs for a time proportional to `iterations` and
+// then ends on its own. (Never a kernel that spins forever: on PoCL it would block the process.)
+const char* spin_source = R"(
+GPURT_KERNEL void spin(GPURT_GLOBAL volatile uint64_t* counter, uint64_t iterations) {
+  if (gpurt_global_id(0) != 0) return;
+  for (uint64_t i = 0; i < iterations; ++i) counter[0] = counter[0] + 1;
+}
+)";
+
+struct Spinner {
+  Device dev;
+  Kernel kernel;
+  Buffer<std::uint64_t> counter;
+  std::uint64_t long_run = 0;  // iterations that take about a second on this device
+
+  explicit Spinner(const Device& d)
+      : dev(d),
+        kernel(d.build({SourceLanguage::portable, spin_source, "spin.gpurt"}).kernel("spin")),
+        counter(d.alloc<std::uint64_t>(1)) {
+    // Calibration (a measurement, not an assertion): after a first run (which may compile the
+    // kernel for its shape), double the count until one run takes 50 ms, then scale to about one
+    // second, so that the long run ends on its own on every device.
+    Queue q = d.create_queue();
+    start(q, 1);
+    q.finish();
+    using clock = std::chrono::steady_clock;
+    std::uint64_t n = 1 << 12;
+    double seconds = 0;
+    for (;;) {
+      const auto t0 = clock::now();
+      start(q, n);
+      q.finish();
+      seconds = std::chrono::duration<double>(clock::now() - t0).count();
+      if (seconds >= 0.05 || n >= (std::uint64_t(1) << 40)) break;
+      n *= 2;
+    }
+    long_run = static_cast<std::uint64_t>(static_cast<double>(n) * (1.0 / seconds));
+    if (long_run < n) long_run = n;
+  }
+
+  // Zeroes the counter and enqueues a run of `n` iterations.
+  void start(Queue& q, std::uint64_t n) {
+    q.fill(counter, std::uint64_t(0));
+    q.launch(kernel, LaunchConfig::cover(Dim3(1), Dim3(1)), counter, n);
+  }
+  std::uint64_t count(Queue& q) { return q.read(counter)[0]; }
+};
+
+// The queue still copies and returns the right data.
+void check_queue_usable(const Device& dev, Queue& q) {
+  const auto data = test::random_vector<int>(1021);
+  auto b = dev.alloc<int>(data.size());
+  q.copy(data, b);
+  CHECK(q.read(b) == data);
+}
+
+}  // namespace
+
+TEST_CASE("event.hpp: Event::wait(timeout) throws timeout while a long kernel runs, and the untimed wait then completes") {
+  // "Blocks the calling thread until the event has completed or `timeout` has passed, whichever
+  // comes first. Throws Error(timeout) when the time ran out: the work goes on (nothing is
+  // cancelled), the event stays valid and may be waited for again."
+  test::Fixture f;
+  Spinner s(f.dev);
+  s.start(f.q, s.long_run);
+  const Event e = f.q.record();
+  GPURT_REQUIRE_ERROR(e.wait(std::chrono::milliseconds(1)), ErrorCategory::timeout, "did not complete within 1.000 ms");
+  // The wait came back while the kernel was still running (it runs for about a second), so it
+  // did not wait for the work and then report a timeout.
+  CHECK_FALSE(e.complete());
+  // A zero timeout only checks.
+  GPURT_REQUIRE_ERROR(e.wait(std::chrono::nanoseconds(0)), ErrorCategory::timeout, "Event::wait");
+  e.wait();
+  CHECK(e.complete());
+  // Nothing was cancelled: the kernel ran every iteration.
+  CHECK(s.count(f.q) == s.long_run);
+  // Once complete, a bounded wait returns at once, even with a zero timeout.
+  e.wait(std::chrono::nanoseconds(0));
+  e.wait(std::chrono::hours(1));
+  check_queue_usable(f.dev, f.q);
+}
+
+TEST_CASE("queue.hpp: Queue::finish(timeout) throws timeout while a long kernel runs, and the queue stays usable") {
+  // "As finish(), but waits at most `timeout` ... Throws Error(timeout) when the time ran out; the
+  // queued work goes on and the queue stays usable (call finish again later)."
+  test::Fixture f;
+  Spinner s(f.dev);
+  s.start(f.q, s.long_run);
+  GPURT_REQUIRE_ERROR(f.q.finish(std::chrono::milliseconds(1)), ErrorCategory::timeout, "Queue::finish");
+  // Work enqueued after the timed-out finish still runs, in order, after the kernel.
+  const auto data = test::random_vector<int>(257);
+  auto b = f.dev.alloc<int>(data.size());
+  f.q.copy(data, b);
+  f.q.finish(std::chrono::hours(1));  // long enough: returns when the work is done
+  CHECK(s.count(f.q) == s.long_run);
+  CHECK(f.q.read(b) == data);
+  // An idle queue finishes at once under any timeout, zero included.
+  f.q.finish(std::chrono::nanoseconds(0));
+  // The longest timeout there is does not overflow into the past.
+  f.q.finish(std::chrono::nanoseconds::max());
+  check_queue_usable(f.dev, f.q);
+}
+
+TEST_CASE("event.hpp: a negative timeout or an empty event is invalid_argument, and the next wait works") {
+  // "A zero timeout only checks; a negative one is invalid_argument."
+  test::Fixture f;
+  const Event e = f.q.record();
+  GPURT_REQUIRE_ERROR(e.wait(std::chrono::milliseconds(-1)), ErrorCategory::invalid_argument, "the timeout is negative");
+  GPURT_REQUIRE_ERROR(f.q.finish(std::chrono::nanoseconds(-5)), ErrorCategory::invalid_argument,
+                      "the timeout is negative");
+  GPURT_REQUIRE_ERROR(Event().wait(std::chrono::seconds(1)), ErrorCategory::invalid_argument, "Event is empty");
+  GPURT_REQUIRE_ERROR(Queue().finish(std::chrono::seconds(1)), ErrorCategory::invalid_argument, "Queue is empty");
+  e.wait(std::chrono::seconds(60));
+  check_queue_usable(f.dev, f.q);
+}
+
+namespace {
+
+// Runs the test case `name` of this binary in a child process (same environment, so the same
+// device) and returns its exit status, or 128 + the signal that ended it.
+int run_case_in_child(const char* name) {
+  char exe[] = "/proc/self/exe";
+  char warn[] = "--warn", no_tests[] = "NoTests";  // a filter that matches nothing fails the child
+  std::string arg(name);
+  char* argv[] = {exe, warn, no_tests, &arg[0], nullptr};
+  pid_t pid = 0;
+  if (::posix_spawn(&pid, exe, nullptr, nullptr, argv, environ) != 0) return -1;
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+const char* fault_source = R"(
+GPURT_KERNEL void write_far(GPURT_GLOBAL uint32_t* p, uint64_t far) {
+  if (gpurt_global_id(0) == 0) p[far] = 1u;
+}
+)";
+
+}  // namespace
+
+TEST_CASE("errors.md: a kernel fault is device_lost on every GPU backend, and so is every later failure on the device") {
+  // docs/errors.md: "After a fault nothing on that device works on CUDA or NVIDIA OpenCL (every
+  // call is `device_lost`) ... The category is the same on every backend, so a program handles a
+  // fault once." The fault poisons the device for the whole process, so it happens in a child
+  // process (the hidden case below) and this process, and the cases after it, stay clean.
+  test::Fixture f;
+  if (f.dev.properties().type == DeviceType::cpu)
+    GPURT_SKIP(f.dev.description() + " runs kernels inside the process (PoCL): a fault kills it, as docs/errors.md says");
+  if (f.dev.backend() == "mock") GPURT_SKIP("the mock backend runs no real kernels");
+  CHECK(run_case_in_child("contract: a kernel fault in a child process") == 0);
+  // This process's device still works.
+  check_queue_usable(f.dev, f.q);
+}
+
+TEST_CASE("contract: a kernel fault in a child process", "[.]") {
+  test::Fixture f;
+  Kernel k = f.dev.build({SourceLanguage::portable, fault_source, "write_far.gpurt"}).kernel("write_far");
+  auto target = f.dev.alloc<std::uint32_t>(1024);
+  auto other = f.dev.alloc<std::uint32_t>(1024);
+  f.q.fill(other, 7u);
+  f.q.finish();
+  // 2^36 elements past the start: 256 GiB away, outside anything mapped.
+  f.q.launch(k, LaunchConfig::cover(Dim3(1), Dim3(1)), target, std::uint64_t(1) << 36);
+  GPURT_REQUIRE_ERROR(f.q.finish(), ErrorCategory::device_lost, "");
+  GPURT_REQUIRE_ERROR(f.q.finish(), ErrorCategory::device_lost, "");
+  GPURT_REQUIRE_ERROR((void)f.q.read(other), ErrorCategory::device_lost, "");
+  // Whatever else fails on the device says device_lost too, never out_of_device_memory.
+  auto later = [&](const char* what, const std::function<void()>& call) {
+    try {
+      call();
+    } catch (const Error& e) {
+      INFO(what << ": " << e.what());
+      CHECK(e.category() == ErrorCategory::device_lost);
+    }
+  };
+  later("a new allocation", [&] { (void)f.dev.alloc<char>(1 << 20); });
+  later("a new queue, a buffer and a round trip", [&] {
+    Queue q2 = f.dev.create_queue();
+    const std::vector<int> in(4099, 5);
+    auto b = f.dev.alloc<int>(in.size());
+    q2.copy(in, b);
+    (void)q2.read(b);
+  });
+  later("a bounded wait", [&] { f.dev.create_queue().finish(std::chrono::seconds(10)); });
+}

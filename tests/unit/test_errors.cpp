@@ -39,10 +39,12 @@ TEST_CASE("every category has a distinct name") {
   const ErrorCategory all[] = {ErrorCategory::invalid_argument,    ErrorCategory::out_of_device_memory,
                                ErrorCategory::out_of_host_memory,  ErrorCategory::build_failed,
                                ErrorCategory::backend_unavailable, ErrorCategory::device_lost,
-                               ErrorCategory::unsupported,         ErrorCategory::internal};
+                               ErrorCategory::unsupported,         ErrorCategory::internal,
+                               ErrorCategory::timeout};
   std::set<std::string> names;
   for (ErrorCategory c : all) names.insert(gpurt::to_string(c));
-  CHECK(names.size() == 8);
+  CHECK(names.size() == 9);
+  CHECK(names.count("timeout") == 1);
   CHECK(names.count("unknown") == 0);
 }
 

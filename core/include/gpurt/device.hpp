@@ -63,9 +63,13 @@ class Device {
   std::string description() const;
 
   // Device memory for `count` elements of T; contents undefined. Throws out_of_device_memory
-  // when the device cannot hold it. Zero elements gives an empty buffer with no native allocation.
+  // when the device cannot hold it, including when it would take the bytes gpurt holds on the
+  // device (memory_usage().gpurt_bytes) past the device's memory, on every backend (drivers
+  // that over-commit, like PoCL's, would accept it). Zero elements gives an empty buffer with
+  // no native allocation.
   template <class T> Buffer<T> alloc(std::size_t count) const;
-  // Page-locked host memory for `count` elements, fast to copy to and from this device.
+  // Page-locked host memory for `count` elements, fast to copy to and from this device. Throws
+  // out_of_host_memory when the host cannot provide it.
   template <class T> HostBuffer<T> alloc_host(std::size_t count) const;
 
   Queue create_queue(QueueOptions options = {}) const;

@@ -21,6 +21,7 @@ enum class ErrorCategory {
   device_lost,           // the device stopped working (fault, reset, removal)
   unsupported,           // the device or backend does not offer the feature asked for
   internal,              // a native failure gpurt did not expect; please report it
+  timeout,               // a bounded wait (Event::wait, Queue::finish with a timeout) ran out
 };
 
 // Stable lower-case name of a category ("out_of_device_memory").

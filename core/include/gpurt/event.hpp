@@ -5,6 +5,7 @@
 // two events recorded on timed queues of one device give the device time between them.
 #pragma once
 
+#include <chrono>
 #include <memory>
 
 #include "gpurt/detail/access.hpp"
@@ -20,8 +21,15 @@ class Event {
  public:
   Event() = default;
 
-  // Blocks the calling thread until the event has completed.
+  // Blocks the calling thread until the event has completed. A kernel that never ends makes this
+  // wait forever; use the bounded form below where that matters.
   void wait() const;
+  // Blocks the calling thread until the event has completed or `timeout` has passed, whichever
+  // comes first. Throws Error(timeout) when the time ran out: the work goes on (nothing is
+  // cancelled), the event stays valid and may be waited for again. The event is polled with
+  // pauses of 20 us growing to 1 ms, so the call returns at most about 1 ms after the deadline or
+  // the completion. A zero timeout only checks; a negative one is invalid_argument.
+  void wait(std::chrono::nanoseconds timeout) const;
   // true once the event has completed; never blocks.
   bool complete() const;
   Device device() const;

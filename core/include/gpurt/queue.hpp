@@ -154,8 +154,13 @@ class Queue {
   Event record();
   // Work enqueued on this queue after this call waits (on the device) for `event`.
   void wait(const Event& event);
-  // Blocks until everything enqueued so far has completed.
+  // Blocks until everything enqueued so far has completed. A kernel that never ends makes this
+  // wait forever; use the bounded form below where that matters.
   void finish();
+  // As finish(), but waits at most `timeout` (see Event::wait(timeout)): records an event and
+  // waits for it. Throws Error(timeout) when the time ran out; the queued work goes on and the
+  // queue stays usable (call finish again later). A zero timeout only checks.
+  void finish(std::chrono::nanoseconds timeout);
 
   // ---- blocking conveniences ----
   template <class T>

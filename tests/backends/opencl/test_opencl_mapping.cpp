@@ -41,6 +41,58 @@ TEST_CASE("OpenCL failures carry code, name and call") {
   CHECK(s.call == "clCreateBuffer");
 }
 
+TEST_CASE("OpenCL: after a kernel fault, CL_OUT_OF_RESOURCES on that device is device_lost, not out_of_device_memory") {
+  // docs/errors.md: NVIDIA's driver "then fails later reads and new allocations on that device with
+  // CL_OUT_OF_RESOURCES too, which gpurt also reports as device_lost (not out_of_device_memory).
+  // Other devices are unaffected." The device handles are opaque keys here (no driver call).
+  using gpurt::opencl::fail_on;
+  using gpurt::opencl::fail_wait;
+  int storage[3] = {};
+  const auto faulty = reinterpret_cast<cl_device_id>(&storage[0]);
+  const auto other = reinterpret_cast<cl_device_id>(&storage[1]);
+  const auto host_short = reinterpret_cast<cl_device_id>(&storage[2]);
+  // Before any fault, CL_OUT_OF_RESOURCES is a lack of device memory or resources.
+  CHECK(fail_on(faulty, CL_OUT_OF_RESOURCES, "clCreateBuffer").category == ErrorCategory::out_of_device_memory);
+  // A wait that fails for want of host memory says nothing about the device, and marks nothing.
+  CHECK(fail_wait(host_short, CL_OUT_OF_HOST_MEMORY, "clFinish").category == ErrorCategory::out_of_host_memory);
+  CHECK(fail_on(host_short, CL_OUT_OF_RESOURCES, "clCreateBuffer").category == ErrorCategory::out_of_device_memory);
+  // The fault: CL_OUT_OF_RESOURCES from clFinish (NVIDIA's report of it) is device_lost.
+  const gpurt::plugin::Status lost = fail_wait(faulty, CL_OUT_OF_RESOURCES, "clFinish");
+  CHECK(lost.category == ErrorCategory::device_lost);
+  CHECK(lost.native_name == "CL_OUT_OF_RESOURCES");
+  CHECK(lost.call == "clFinish");
+  CHECK(lost.message.find("restart the process") != std::string::npos);
+  // From then on, on that device only.
+  const gpurt::plugin::Status after = fail_on(faulty, CL_OUT_OF_RESOURCES, "clEnqueueReadBuffer");
+  CHECK(after.category == ErrorCategory::device_lost);
+  CHECK(after.message.find("clEnqueueReadBuffer failed with CL_OUT_OF_RESOURCES") != std::string::npos);
+  CHECK(fail_on(other, CL_OUT_OF_RESOURCES, "clCreateBuffer").category == ErrorCategory::out_of_device_memory);
+  // Other codes keep their categories on the faulted device.
+  CHECK(fail_on(faulty, CL_INVALID_VALUE, "clCreateBuffer").category == ErrorCategory::invalid_argument);
+  CHECK(fail_on(faulty, CL_OUT_OF_HOST_MEMORY, "clCreateBuffer").category == ErrorCategory::out_of_host_memory);
+  // A negative execution status of an event (the failed command's code) is a fault as well.
+  CHECK(fail_wait(other, CL_MEM_OBJECT_ALLOCATION_FAILURE, "clGetEventInfo").category == ErrorCategory::device_lost);
+  CHECK(fail_on(other, CL_OUT_OF_RESOURCES, "clCreateBuffer").category == ErrorCategory::device_lost);
+}
+
+TEST_CASE("OpenCL: a failed clFinish (CL_INVALID_COMMAND_QUEUE, as NVIDIA's after a fault) marks the device faulted") {
+  using gpurt::opencl::fail_enqueue;
+  using gpurt::opencl::fail_on;
+  using gpurt::opencl::fail_wait;
+  int storage[2] = {};
+  const auto waited = reinterpret_cast<cl_device_id>(&storage[0]);
+  const auto enqueued = reinterpret_cast<cl_device_id>(&storage[1]);
+  CHECK(fail_wait(waited, CL_INVALID_COMMAND_QUEUE, "clFinish").category == ErrorCategory::device_lost);
+  CHECK(fail_on(waited, CL_OUT_OF_RESOURCES, "clCreateBuffer").category == ErrorCategory::device_lost);
+  // An enqueue that fails with CL_OUT_OF_RESOURCES before any wait saw the fault: the queue is
+  // finished to find out. A queue that cannot be finished (here none at all: the ICD loader
+  // answers CL_INVALID_COMMAND_QUEUE) means the device is lost.
+  const gpurt::plugin::Status read = fail_enqueue(nullptr, enqueued, CL_OUT_OF_RESOURCES, "clEnqueueReadBuffer");
+  CHECK(read.category == ErrorCategory::device_lost);
+  CHECK(read.call == "clEnqueueReadBuffer");
+  CHECK(fail_on(enqueued, CL_OUT_OF_RESOURCES, "clCreateBuffer").category == ErrorCategory::device_lost);
+}
+
 TEST_CASE("OpenCL C type names give scalar sizes") {
   using gpurt::opencl::scalar_type_size;
   CHECK(scalar_type_size("char", 64) == 1);
