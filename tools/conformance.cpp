@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -226,7 +227,7 @@ int run_conformance(const ConformanceCommand& cmd) {
   std::mutex mutex;
   std::atomic<std::size_t> next{0}, done{0};
   const std::size_t total = cases.size() * columns.size();
-  auto worker = [&] {
+  auto work = [&] {
     for (std::size_t job; (job = next++) < total;) {
       const std::size_t ci = job / columns.size(), di = job % columns.size();
       Outcome o;
@@ -238,6 +239,8 @@ int run_conformance(const ConformanceCommand& cmd) {
         o.kind = Outcome::Kind::skip;
         const auto pos = out.find("SKIPPED: ");
         o.detail = pos == std::string::npos ? "skipped" : out.substr(pos + 9, out.find('\n', pos) - pos - 9);
+      } else if (rc < 0) {
+        o.detail = "the suite could not be run or was killed by a signal: " + tail_lines(out, 12);
       } else {
         o.detail = tail_lines(out, 12);
       }
@@ -247,10 +250,25 @@ int run_conformance(const ConformanceCommand& cmd) {
       if (!cmd.json && ::isatty(2)) std::cerr << "\r  " << done << " / " << total << " runs" << std::flush;
     }
   };
+  std::exception_ptr worker_error;  // the first exception of a worker, rethrown on this thread
+  auto worker = [&] {
+    try {
+      work();
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!worker_error) worker_error = std::current_exception();
+      next = total;
+    }
+  };
   std::vector<std::thread> pool;
   const unsigned jobs = cmd.jobs ? cmd.jobs : std::max(1u, std::thread::hardware_concurrency());
-  for (unsigned i = 0; i < std::min<std::size_t>(jobs, std::max<std::size_t>(total, 1)); ++i) pool.emplace_back(worker);
+  try {
+    for (unsigned i = 0; i < std::min<std::size_t>(jobs, std::max<std::size_t>(total, 1)); ++i) pool.emplace_back(worker);
+  } catch (...) {  // no thread for this worker: the ones started finish the runs
+    if (pool.empty()) throw;
+  }
   for (auto& t : pool) t.join();
+  if (worker_error) std::rethrow_exception(worker_error);
   if (!cmd.json && ::isatty(2)) std::cerr << "\r" << std::string(40, ' ') << "\r";
 
   std::vector<std::array<std::size_t, 3>> totals(columns.size(), {0, 0, 0});
