@@ -176,6 +176,98 @@ void write_svg(const nlohmann::json& r, std::ostream& os) {
   os << "</svg>\n";
 }
 
+// What a saved bench JSON must hold for the renderers above (each reads these without checking):
+// throws UsageError naming the first missing or mistyped field, e.g. "runs[1].launch.sync_us.raw".
+enum class Want { string, number, boolean, object, array, number_or_null };
+
+const nlohmann::json& need(const nlohmann::json& parent, const std::string& where, const char* key, Want want) {
+  const std::string path = where.empty() ? key : where + "." + key;
+  if (!parent.contains(key)) throw UsageError(path + " is missing");
+  const nlohmann::json& v = parent[key];
+  const bool ok = want == Want::string    ? v.is_string()
+                  : want == Want::number  ? v.is_number()
+                  : want == Want::boolean ? v.is_boolean()
+                  : want == Want::object  ? v.is_object()
+                  : want == Want::array   ? v.is_array()
+                                          : v.is_number() || v.is_null();
+  static const char* names[] = {"a string", "a number", "true or false", "an object", "an array", "a number or null"};
+  if (!ok) throw UsageError(path + " is " + v.type_name() + ", not " + names[static_cast<int>(want)]);
+  return v;
+}
+
+void need_all(const nlohmann::json& parent, const std::string& where, std::initializer_list<const char*> keys, Want want) {
+  for (const char* k : keys) need(parent, where, k, want);
+}
+
+// Each element of the array parent[key], as an object, with its path.
+template <typename Each>
+void each_object(const nlohmann::json& parent, const std::string& where, const char* key, Each&& each) {
+  const nlohmann::json& a = need(parent, where, key, Want::array);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const std::string path = where + "." + key + "[" + std::to_string(i) + "]";
+    if (!a[i].is_object()) throw UsageError(path + " is " + a[i].type_name() + ", not an object");
+    each(a[i], path);
+  }
+}
+
+void check_bench_document(const nlohmann::json& doc) {
+  if (!doc.is_object()) throw UsageError(std::string("the document is ") + doc.type_name() + ", not an object");
+  need(doc, "", "command", Want::string);
+  if (need(doc, "", "runs", Want::array).empty()) throw UsageError("runs is empty");
+  for (std::size_t i = 0; i < doc["runs"].size(); ++i) {
+    const std::string w = "runs[" + std::to_string(i) + "]";
+    const nlohmann::json& r = doc["runs"][i];
+    if (!r.is_object()) throw UsageError(w + " is " + r.type_name() + ", not an object");
+    need_all(r, w, {"date", "host"}, Want::string);
+    need(r, w, "quick", Want::boolean);
+    need(r, w, "copy_bandwidth_gbps", Want::number);
+    need_all(need(r, w, "device", Want::object), w + ".device",
+             {"selector", "name", "backend", "driver", "backend_version", "raw_api"}, Want::string);
+    const nlohmann::json& launch = need(r, w, "launch", Want::object);
+    for (const char* k : {"async_us", "sync_us", "enqueue_four_args_us"})
+      need_all(need(launch, w + ".launch", k, Want::object), w + ".launch." + k, {"gpurt", "raw", "ratio"}, Want::number);
+    if (launch.contains("async_us_tracing_on")) need(launch, w + ".launch", "async_us_tracing_on", Want::number);
+    each_object(r, w, "transfers", [](const nlohmann::json& t, const std::string& p) {
+      need_all(t, p, {"direction", "memory"}, Want::string);
+      need_all(t, p, {"bytes", "gpurt", "raw", "ratio"}, Want::number);
+    });
+    const nlohmann::json& b = need(r, w, "build", Want::object);
+    need_all(b, w + ".build", {"raw_cold_ms", "gpurt_cold_ms", "gpurt_cached_ms"}, Want::number);
+    need_all(b, w + ".build", {"gpurt_cold_path", "gpurt_cached_path"}, Want::string);
+    each_object(r, w, "kernels", [](const nlohmann::json& k, const std::string& p) {
+      need(k, p, "name", Want::string);
+      need_all(k, p, {"bytes", "gbps", "fraction_of_copy"}, Want::number);
+    });
+    const std::string mw = w + ".matmul";
+    const nlohmann::json& m = need(r, w, "matmul", Want::object);
+    need_all(m, mw, {"n", "gflops", "milliseconds"}, Want::number);
+    if (need(m, mw, "vendor_blas_gflops", Want::number_or_null).is_number())
+      need(m, mw, "ratio_to_vendor_blas", Want::number);
+    for (const char* k : {"max_error", "ratio_to_vendor_blas"})
+      if (m.contains(k)) need(m, mw, k, Want::number);
+    for (const char* k : {"vendor_blas_note", "tensor_note"})
+      if (m.contains(k)) need(m, mw, k, Want::string);
+    if (m.contains("tensor"))
+      each_object(m, mw, "tensor", [](const nlohmann::json& t, const std::string& p) {
+        need(t, p, "precision", Want::string);
+        need_all(t, p, {"n", "gflops", "max_error"}, Want::number);
+        for (const char* k : {"vendor_blas_gflops", "ratio_to_vendor_blas"})
+          if (t.contains(k)) need(t, p, k, Want::number);
+      });
+    if (r.contains("staging_threads")) {
+      const nlohmann::json& st = need(r, w, "staging_threads", Want::object);
+      const std::string sw = w + ".staging_threads";
+      if (!st.contains("default_threads")) throw UsageError(sw + ".default_threads is missing");
+      if (!st["default_threads"].is_number())  // one number, or one per direction
+        need_all(need(st, sw, "default_threads", Want::object), sw + ".default_threads",
+                 {"host_to_device", "device_to_host"}, Want::number);
+      each_object(st, w + ".staging_threads", "rows", [](const nlohmann::json& t, const std::string& p) {
+        need_all(t, p, {"threads", "bytes", "host_to_device", "device_to_host"}, Want::number);
+      });
+    }
+  }
+}
+
 // The results as Markdown (docs/PERFORMANCE.md is this output, never typed by hand).
 void write_markdown(const nlohmann::json& doc, std::ostream& os) {
   os << "# Performance\n\nGenerated by `gpurt bench --render` from the JSON of this run; do not edit by hand.\n\n"
@@ -328,32 +420,64 @@ std::string per_device_path(const std::string& path, const std::string& selector
   return dot == std::string::npos ? path + "-" + tag : path.substr(0, dot) + "-" + tag + path.substr(dot);
 }
 
+
+// Writes the outputs the command asks for: the table of each run (to standard output, or to
+// standard error when an output file is "-"), an SVG per run, CSV, Markdown and the JSON document.
+void write_outputs(const BenchCommand& cmd, const nlohmann::json& doc) {
+  const nlohmann::json& runs = doc["runs"];
+  const bool several = runs.size() > 1;
+  std::ostream& table = cmd.json == "-" || cmd.csv == "-" || cmd.svg == "-" || cmd.markdown == "-" ? std::cerr : std::cout;
+  for (const auto& r : runs) {
+    print_table(r, table);
+    if (!cmd.svg.empty())
+      write_output(per_device_path(cmd.svg, r["device"]["selector"].get<std::string>(), several), "the SVG chart",
+                   [&](std::ostream& os) { write_svg(r, os); });
+  }
+  if (!cmd.json.empty()) write_output(cmd.json, "the JSON results", [&](std::ostream& os) { os << doc.dump(2) << "\n"; });
+  if (!cmd.csv.empty()) write_output(cmd.csv, "the CSV results", [&](std::ostream& os) { write_csv(runs, os); });
+  if (!cmd.markdown.empty())
+    write_output(cmd.markdown, "the Markdown results", [&](std::ostream& os) {
+      write_markdown(doc, os);
+      if (cmd.markdown != "-") append_approaches(cmd.markdown, os);
+    });
+}
+
+// Refuses, before anything is measured or written, outputs that would collide on standard output.
+void check_outputs(const BenchCommand& cmd, std::size_t runs) {
+  int to_stdout = 0;
+  for (const std::string* o : {&cmd.json, &cmd.csv, &cmd.svg, &cmd.markdown}) to_stdout += *o == "-";
+  if (to_stdout > 1) throw UsageError("only one of --json, --csv, --svg and --markdown may be '-' (standard output)");
+  if (cmd.svg == "-" && runs > 1)
+    throw UsageError("--svg - draws one device's chart and there are " + std::to_string(runs) +
+                     " devices; give --svg a file name (one file per device) or one device");
+}
+
 }  // namespace
 
 int run_bench(const BenchCommand& cmd) {
   if (!cmd.render.empty()) {  // re-render a saved run without measuring
-    std::ifstream in(cmd.render);
-    if (!in) throw Error(ErrorCategory::invalid_argument, "cannot read '" + cmd.render + "'");
-    const nlohmann::json doc = nlohmann::json::parse(in);
-    const bool several = doc["runs"].size() > 1;
-    for (const auto& r : doc["runs"]) {
-      print_table(r, std::cout);
-      if (!cmd.svg.empty()) {
-        std::ofstream out(per_device_path(cmd.svg, r["device"]["selector"].get<std::string>(), several));
-        write_svg(r, out);
-      }
+    if (!cmd.devices.empty() || cmd.quick) throw UsageError("--render re-renders a saved run; -d and --quick measure");
+    nlohmann::json doc;
+    const std::string what = "'" + cmd.render + "' is not a gpurt bench --json file: ";
+    try {
+      doc = nlohmann::json::parse(read_input_file(cmd.render, "a gpurt bench --json file"));
+    } catch (const nlohmann::json::exception& e) {
+      throw UsageError(what + "it is not JSON (" + e.what() + ")");
     }
-    if (!cmd.csv.empty()) {
-      std::ofstream out(cmd.csv);
-      write_csv(doc["runs"], out);
+    try {
+      check_bench_document(doc);
+    } catch (const UsageError& e) {
+      throw UsageError(what + e.what());
     }
-    if (!cmd.markdown.empty()) {
-      std::ofstream out(cmd.markdown);
-      write_markdown(doc, out);
-      append_approaches(cmd.markdown, out);
+    check_outputs(cmd, doc["runs"].size());
+    try {
+      write_outputs(cmd, doc);
+    } catch (const nlohmann::json::exception& e) {  // a field the check above does not cover
+      throw UsageError(what + e.what());
     }
-    return 0;
+    return exit_code::ok;
   }
+  check_outputs(cmd, std::max<std::size_t>(cmd.devices.size(), 1));
   std::vector<Device> devs;
   if (cmd.devices.empty()) devs.push_back(default_device());
   for (const std::string& sel : cmd.devices) devs.push_back(device(sel));
@@ -368,24 +492,9 @@ int run_bench(const BenchCommand& cmd) {
     };
     runs.push_back(bench::run(d, opt));
     if (tty) std::cerr << "\r\033[K";
-    print_table(runs.back(), std::cout);
-    if (!cmd.svg.empty()) {
-      std::ofstream out(per_device_path(cmd.svg, d.selector(), devs.size() > 1));
-      write_svg(runs.back(), out);
-    }
   }
-  nlohmann::json doc{{"command", cmd.command_line}, {"runs", runs}};
-  if (!cmd.json.empty()) std::ofstream(cmd.json) << doc.dump(2) << "\n";
-  if (!cmd.csv.empty()) {
-    std::ofstream out(cmd.csv);
-    write_csv(runs, out);
-  }
-  if (!cmd.markdown.empty()) {
-    std::ofstream out(cmd.markdown);
-    write_markdown(doc, out);
-    append_approaches(cmd.markdown, out);
-  }
-  return 0;
+  write_outputs(cmd, nlohmann::json{{"command", cmd.command_line}, {"runs", runs}});
+  return exit_code::ok;
 }
 
 }  // namespace gpurt::tool

@@ -1,8 +1,7 @@
 // `gpurt build FILE`: compile a kernel source for a device and report its kernels or the
-// compiler's log. The language follows the file's extension unless --language says otherwise.
-#include <fstream>
+// compiler's log. The language follows the file's extension unless --language says otherwise. The
+// file must be a regular file of at most 64 MiB (read_input_file).
 #include <iostream>
-#include <sstream>
 
 #include "commands.hpp"
 #include "gpurt/gpurt.hpp"
@@ -24,13 +23,8 @@ SourceLanguage language_of(const std::string& path, const std::string& forced) {
 }  // namespace
 
 int run_build(const BuildCommand& cmd) {
-  std::ifstream in(cmd.file, std::ios::binary);
-  if (!in) {
-    std::cerr << "gpurt build: cannot read '" << cmd.file << "'\n";
-    return 2;
-  }
-  std::stringstream text;
-  text << in.rdbuf();
+  const SourceLanguage language = language_of(cmd.file, cmd.language);
+  const std::string text = read_input_file(cmd.file, "a kernel source");
   const Device dev = cmd.device.empty() ? default_device() : device(cmd.device);
   BuildOptions options;
   for (const std::string& d : cmd.defines) {
@@ -38,7 +32,7 @@ int run_build(const BuildCommand& cmd) {
     options.defines.emplace_back(d.substr(0, eq), eq == std::string::npos ? "" : d.substr(eq + 1));
   }
   options.flags = cmd.flags;
-  const Program p = dev.build({language_of(cmd.file, cmd.language), text.str(), cmd.file}, options);
+  const Program p = dev.build({language, text, cmd.file}, options);
   const BuildInfo& info = p.build_info();
   std::cout << cmd.file << ": " << to_string(info.path) << " for " << dev.description() << " in "
             << info.milliseconds << " ms" << (info.note.empty() ? "" : " (" + info.note + ")") << "\n";
@@ -48,7 +42,7 @@ int run_build(const BuildCommand& cmd) {
               << k.max_group_size() << ", suggested group " << k.suggested_group_size() << "\n";
   }
   if (!p.build_log().empty()) std::cout << "--- build log ---\n" << p.build_log() << "\n";
-  return 0;
+  return exit_code::ok;
 }
 
 }  // namespace gpurt::tool

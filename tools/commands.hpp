@@ -1,10 +1,45 @@
 // The subcommands of the gpurt command-line tool.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace gpurt::tool {
+
+// The exit status of every subcommand (README "Command line", `gpurt --help`).
+namespace exit_code {
+constexpr int ok = 0;
+constexpr int failures = 1;  // the command ran and found failures (conformance cases failed)
+constexpr int usage = 2;     // the command line is wrong: see the message
+constexpr int error = 3;     // gpurt, the system or the tool failed while doing the work
+}  // namespace exit_code
+
+// A mistake in the command line or in a file it names (bad option value, unusable input file):
+// reported with exit_code::usage. gpurt::Error of category invalid_argument is reported the same way.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The largest file `gpurt build` and `gpurt bench --render` read.
+constexpr std::uint64_t max_input_bytes = 64ull << 20;
+
+// The contents of `path`, which must be a regular file (a symbolic link to one is fine) of at most
+// max_input_bytes; `what` says what the file should be ("a kernel source"). Checks with fstat before
+// reading, so /dev/zero, a FIFO or a directory is refused, not read. Throws UsageError.
+std::string read_input_file(const std::string& path, const std::string& what);
+
+// Writes what `fill` prints to `path`, or to standard output when `path` is "-". Throws UsageError
+// when the file cannot be created, std::runtime_error when writing it fails.
+void write_output(const std::string& path, const std::string& what, const std::function<void(std::ostream&)>& fill);
+
+// `gpurt --version`: gpurt's version, the plugin ABI version and each backend's driver and compiler
+// versions (or why it is unavailable).
+int run_version();
 
 int run_info(bool json);
 

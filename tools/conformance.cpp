@@ -13,6 +13,8 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <exception>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -34,6 +36,7 @@ struct Column {
   std::string selector;  // "opencl:0", or a backend name when it is unavailable
   std::string title;     // what the matrix shows
   std::string unavailable_reason;
+  DeviceProperties props;  // what selectors are matched against: backend, index, name, vendor, platform
 };
 
 struct Outcome {
@@ -161,28 +164,39 @@ int run_conformance(const ConformanceCommand& cmd) {
       for (std::size_t q; (q = line.find('\t', p)) != std::string::npos; p = q + 1) f.push_back(line.substr(p, q - p));
       f.push_back(line.substr(p));
       if (f.size() < 4) continue;
-      if (f[2] == "available") columns.push_back({f[0], f[3], {}});
-      else columns.push_back({f[0], f[0] + " (unavailable)", f[3]});
+      Column c{f[0], f[3], {}, {}};
+      c.props.backend = f[1];
+      if (f[2] != "available") {
+        c.title = f[0] + " (unavailable)";
+        c.unavailable_reason = f[3];
+      } else {
+        const auto colon = f[0].find(':');
+        c.props.index = colon == std::string::npos ? 0 : std::strtoul(f[0].c_str() + colon + 1, nullptr, 10);
+        c.props.name = f[3];
+        if (f.size() >= 7) {
+          c.props.vendor = f[4];
+          c.props.platform = f[5];
+          c.props.platform_version = f[6];
+        }
+      }
+      columns.push_back(std::move(c));
     }
   }
   std::sort(columns.begin(), columns.end(), [](const Column& a, const Column& b) { return a.selector < b.selector; });
   if (!cmd.devices.empty()) {
-    auto lower = [](std::string t) {
-      for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      return t;
-    };
+    // One matcher for the library, GPURT_DEVICE and every command line: gpurt::selector_matches on
+    // the properties the suite listed. An unavailable backend's column answers any selector of it.
     std::vector<Column> chosen;
     for (const std::string& sel : cmd.devices) {
-      const std::string backend = lower(sel.substr(0, sel.find(':')));
-      const std::string rest = sel.find(':') == std::string::npos ? "" : lower(sel.substr(sel.find(':') + 1));
+      selector_matches(sel, DeviceProperties{});  // throws invalid_argument, with the syntax, when malformed
+      std::string backend = sel.substr(0, sel.find(':'));
+      for (char& c : backend) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       bool matched = false;
       for (const Column& c : columns) {
-        const bool same_backend = lower(c.selector.substr(0, c.selector.find(':'))) == backend;
-        const bool hit = c.selector == sel || (same_backend && (rest.empty() || lower(c.title).find(rest) != std::string::npos));
-        if (hit && std::none_of(chosen.begin(), chosen.end(), [&](const Column& x) { return x.selector == c.selector; })) {
+        const bool hit = c.unavailable_reason.empty() ? selector_matches(sel, c.props) : c.props.backend == backend;
+        matched = matched || hit;
+        if (hit && std::none_of(chosen.begin(), chosen.end(), [&](const Column& x) { return x.selector == c.selector; }))
           chosen.push_back(c);
-          matched = true;
-        }
       }
       if (!matched) {
         std::string have;
@@ -194,18 +208,26 @@ int run_conformance(const ConformanceCommand& cmd) {
   }
 
   std::vector<std::string> cases = list_cases(suite);
+  const std::size_t all_cases = cases.size();
   if (!cmd.case_filter.empty()) {
-    const std::regex filter(cmd.case_filter, std::regex::icase);
-    cases.erase(std::remove_if(cases.begin(), cases.end(),
-                               [&](const std::string& c) { return !std::regex_search(c, filter); }),
-                cases.end());
+    try {
+      const std::regex filter(cmd.case_filter, std::regex::icase);
+      cases.erase(std::remove_if(cases.begin(), cases.end(),
+                                 [&](const std::string& c) { return !std::regex_search(c, filter); }),
+                  cases.end());
+    } catch (const std::regex_error& e) {
+      throw UsageError("-c '" + cmd.case_filter + "' is not a valid regular expression (ECMAScript): " + e.what());
+    }
+    if (cases.empty())
+      throw UsageError("-c '" + cmd.case_filter + "' matches none of the suite's " + std::to_string(all_cases) +
+                       " cases; " + suite + " --list-tests lists them");
   }
 
   std::map<std::pair<std::size_t, std::size_t>, Outcome> results;
   std::mutex mutex;
   std::atomic<std::size_t> next{0}, done{0};
   const std::size_t total = cases.size() * columns.size();
-  auto worker = [&] {
+  auto work = [&] {
     for (std::size_t job; (job = next++) < total;) {
       const std::size_t ci = job / columns.size(), di = job % columns.size();
       Outcome o;
@@ -217,6 +239,8 @@ int run_conformance(const ConformanceCommand& cmd) {
         o.kind = Outcome::Kind::skip;
         const auto pos = out.find("SKIPPED: ");
         o.detail = pos == std::string::npos ? "skipped" : out.substr(pos + 9, out.find('\n', pos) - pos - 9);
+      } else if (rc < 0) {
+        o.detail = "the suite could not be run or was killed by a signal: " + tail_lines(out, 12);
       } else {
         o.detail = tail_lines(out, 12);
       }
@@ -226,10 +250,25 @@ int run_conformance(const ConformanceCommand& cmd) {
       if (!cmd.json && ::isatty(2)) std::cerr << "\r  " << done << " / " << total << " runs" << std::flush;
     }
   };
+  std::exception_ptr worker_error;  // the first exception of a worker, rethrown on this thread
+  auto worker = [&] {
+    try {
+      work();
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!worker_error) worker_error = std::current_exception();
+      next = total;
+    }
+  };
   std::vector<std::thread> pool;
   const unsigned jobs = cmd.jobs ? cmd.jobs : std::max(1u, std::thread::hardware_concurrency());
-  for (unsigned i = 0; i < std::min<std::size_t>(jobs, std::max<std::size_t>(total, 1)); ++i) pool.emplace_back(worker);
+  try {
+    for (unsigned i = 0; i < std::min<std::size_t>(jobs, std::max<std::size_t>(total, 1)); ++i) pool.emplace_back(worker);
+  } catch (...) {  // no thread for this worker: the ones started finish the runs
+    if (pool.empty()) throw;
+  }
   for (auto& t : pool) t.join();
+  if (worker_error) std::rethrow_exception(worker_error);
   if (!cmd.json && ::isatty(2)) std::cerr << "\r" << std::string(40, ' ') << "\r";
 
   std::vector<std::array<std::size_t, 3>> totals(columns.size(), {0, 0, 0});

@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "gpurt/gpurt.hpp"
+#include "gpurt/plugin/api.hpp"
 
 namespace gpurt::tool {
 
@@ -133,6 +134,20 @@ int run_info(bool json) {
     }
   }
   return 0;
+}
+
+int run_version() {
+  std::cout << "gpurt " << version_string() << "\nplugin ABI " << plugin::abi_version << "\n";
+  for (const BackendInfo& b : backends()) {
+    if (b.available()) std::cout << b.name << ": " << b.version << "\n";
+    else std::cout << b.name << ": unavailable (" << to_string(b.status) << "): " << b.reason << "\n";
+  }
+  for (const Device& d : devices()) {
+    const DeviceProperties& p = d.properties();
+    std::cout << "  " << d.selector() << " " << p.name << ": driver " << p.driver_version << ", " << p.architecture
+              << "\n";
+  }
+  return exit_code::ok;
 }
 
 }  // namespace gpurt::tool

@@ -74,6 +74,10 @@ bool same_physical_device(const Device& a, const Device& b) {
 
 Device device(std::string_view selector) { return select(selector, "gpurt::device"); }
 
+bool selector_matches(std::string_view selector, const DeviceProperties& props) {
+  return detail::selector_matches(detail::parse_selector(selector), props);
+}
+
 BackendInfo backend(std::string_view name) {
   if (detail::BackendRecord* b = detail::backend_record(std::string(name))) return b->info;
   ErrorDetails details;

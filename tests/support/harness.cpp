@@ -26,7 +26,9 @@ const char* env(const char* name) {
 }
 
 // Prints "SELECTOR<TAB>BACKEND<TAB>available|unavailable<TAB>TEXT" per device, and one line per
-// unavailable backend, for the CTest discovery script.
+// unavailable backend, for the CTest discovery script; a device's line then carries its vendor,
+// platform and platform version, so that `gpurt conformance -d` matches selectors on what
+// gpurt::selector_matches reads.
 int list_devices() {
   try {
     for (const BackendInfo& b : backends()) {
@@ -37,8 +39,16 @@ int list_devices() {
         std::cout << b.name << "\t" << b.name << "\tunavailable\t" << reason << "\n";
       }
     }
-    for (const Device& d : devices())
-      std::cout << d.selector() << "\t" << d.backend() << "\tavailable\t" << d.name() << "\n";
+    auto field = [](std::string text) {
+      for (char& c : text)
+        if (c == '\t' || c == '\n' || c == ';') c = ' ';
+      return text;
+    };
+    for (const Device& d : devices()) {
+      const DeviceProperties& p = d.properties();
+      std::cout << d.selector() << "\t" << d.backend() << "\tavailable\t" << field(p.name) << "\t" << field(p.vendor)
+                << "\t" << field(p.platform) << "\t" << field(p.platform_version) << "\n";
+    }
     for (const BackendInfo& b : backends())
       for (const auto& n : b.notes) std::cerr << b.name << ": " << n << "\n";
   } catch (const Error& e) {
@@ -71,18 +81,7 @@ Device device_under_test() {
 }
 
 bool device_matches(const Device& d, const std::string& pattern) {
-  auto lower = [](std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-  };
-  const auto colon = pattern.find(':');
-  if (lower(pattern.substr(0, colon)) != d.backend()) return false;
-  if (colon == std::string::npos) return true;
-  const std::string want = lower(pattern.substr(colon + 1));
-  const DeviceProperties& p = d.properties();
-  for (const std::string* field : {&p.name, &p.vendor, &p.platform, &p.platform_version})
-    if (lower(*field).find(want) != std::string::npos) return true;
-  return d.selector() == lower(pattern);
+  return selector_matches(pattern, d.properties());
 }
 
 Program build_for(const Device& d, const std::string& opencl_c, const std::string& cuda_cpp,

@@ -37,8 +37,9 @@ std::vector<T> random_vector(std::size_t n, T lo = T(-100), T hi = T(100)) {
 // which CTest shows as "Skipped" when the case ran alone (as every CTest entry does).
 void mark_skipped(const std::string& reason);
 
-// True when `pattern` ("backend" or "backend:substring" of the name, vendor or platform, case
-// insensitive) names `d`.
+// True when `pattern` names `d`: gpurt::selector_matches, the rule of gpurt::device() and
+// GPURT_DEVICE ("backend", "backend:index", or "backend:" a case-insensitive substring of the name,
+// vendor, platform or platform version). A malformed pattern throws invalid_argument.
 bool device_matches(const Device& d, const std::string& pattern);
 
 // c = a * b (row-major, m x k times k x n) in fp64: each element in `ref`, and in `magnitude` the

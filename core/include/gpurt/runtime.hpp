@@ -32,5 +32,9 @@ Device default_device();
 bool same_physical_device(const Device& a, const Device& b);
 // The first device matching `selector`; throws invalid_argument listing what exists otherwise.
 Device device(std::string_view selector);
+// True when `selector` names the device `props` describes, by the rule device() and GPURT_DEVICE use
+// (for tools and test harnesses that hold a device's properties, e.g. read from another process).
+// Loads no plugin and does not block. Throws invalid_argument when `selector` is malformed.
+bool selector_matches(std::string_view selector, const DeviceProperties& props);
 
 }  // namespace gpurt
