@@ -184,7 +184,7 @@ enum class InPlace { allowed, rejected };
 
 template <class A, class B>
 bool overlap(const Buffer<A>& x, const Buffer<B>& y) {
-  return !x.empty() && !y.empty() && x.shared_allocation() == y.shared_allocation() &&
+  return !x.empty() && !y.empty() && detail::Access::shared_allocation(x) == detail::Access::shared_allocation(y) &&
          x.offset_bytes() < y.offset_bytes() + y.size_bytes() && y.offset_bytes() < x.offset_bytes() + x.size_bytes();
 }
 
