@@ -30,8 +30,8 @@ std::string defines_as_options(const std::vector<std::pair<std::string, std::str
 // True when `text` may read another file while it is preprocessed: an #include, #include_next,
 // #import or #embed directive, found the way a preprocessor finds them (whitespace and comments
 // around the '#', the digraph %: and the trigraph ??=, lines joined by backslash-newline, with
-// or without trigraphs), or a __has_include / __has_embed test. It errs towards true: an
-// include inside a comment or a string also counts. Linear in the text's length.
+// or without trigraphs), or a __has_include / __has_embed test. It errs towards true: such
+// a line inside a /* */ comment, or after a "*/" inside a string, also counts. Linear in the text's length.
 bool reads_other_files(const std::string& text);
 
 // True when a compiler option names a file to read (-include, --pre-include, -imacros, @file).

@@ -5,8 +5,8 @@
 // options, the language, the backend, the device's name and architecture, the driver and compiler
 // versions and gpurt's version. A program that may read other files is not cached: its source has
 // an #include, #include_next, #import or #embed directive (found as the preprocessor finds them:
-// "# include", "#/*c*/include", "%:include", lines joined by backslash-newline; one inside a
-// comment counts too) or a __has_include / __has_embed test, or an option names a file
+// "# include", "#/*c*/include", "%:include", lines joined by backslash-newline; such a line
+// inside a /* */ comment counts too) or a __has_include / __has_embed test, or an option names a file
 // (-include, --pre-include, -imacros, @file); such a program is built every time, so a changed
 // header always takes effect. Entries are written atomically to files created exclusively (never
 // through a planted link), and checked when read: an entry is used only when it is a regular file
