@@ -17,10 +17,10 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <random>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <random>
 
 #include "build_text.hpp"
 #include "env.hpp"
@@ -159,6 +159,19 @@ bool write_all(int fd, const char* p, std::size_t n) {
   return true;
 }
 
+// The plugin library that builds for `d`, as a file (path, device, inode, size, modification
+// time): a rebuilt plugin - its prelude, its compile steps - gets new keys even where gpurt's
+// version string stays the same, and two builds of gpurt sharing one cache directory never serve
+// each other's programs.
+std::string plugin_identity(const DeviceState& d) {
+  if (!d.backend) return {};
+  const std::string& path = d.backend->info.plugin_path;
+  struct stat st {};
+  if (path.empty() || ::stat(path.c_str(), &st) != 0) return path;
+  return path + "|" + std::to_string(st.st_dev) + "|" + std::to_string(st.st_ino) + "|" + std::to_string(st.st_size) +
+         "|" + std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+}
+
 }  // namespace
 
 std::string sha256_hex(const std::string& data) {
@@ -205,6 +218,7 @@ std::string cache_key(const DeviceState& d, const plugin::ProgramSource& source,
   add(d.props.architecture);
   add(d.props.driver_version);
   add(d.impl->compiler_id());
+  add(plugin_identity(d));
   add(to_string(source.language));
   add(source.name);
   add(source.text);

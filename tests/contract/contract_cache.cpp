@@ -359,3 +359,30 @@ TEST_CASE("cache.hpp: an entry larger than the bound is refused unread and rebui
     check_refused_and_rebuilt(f, src, "huge.gpurt", entry, c);  // an exception here fails the case
   }
 }
+
+TEST_CASE("cache.hpp: a rebuilt plugin never loads programs its predecessor built") {
+  // "The key covers ... gpurt's version and the backend's plugin library file (path, size and
+  // modification time, so a rebuilt plugin never loads programs its predecessor built)."
+  // The plugin's prelude is compiled into it, so a rebuilt plugin may turn the same text into
+  // different code; a new modification time stands for a rebuild here.
+  test::Fixture f;
+  set_cache_config({true, private_dir()});
+  const std::string plugin = backend(f.dev.backend()).plugin_path;
+  struct stat st {};
+  REQUIRE(::stat(plugin.c_str(), &st) == 0);
+  const std::uint32_t c = fresh_constant();
+  const std::string src = probe_source("", std::to_string(c) + "u");
+  const std::string entry = cached_entry(f, src, "plugin.gpurt", c);
+  struct timespec times[2] = {st.st_atim, st.st_mtim};
+  times[1].tv_sec += 1;
+  if (::utimensat(AT_FDCWD, plugin.c_str(), times, 0) != 0) GPURT_SKIP("cannot change the plugin's modification time");
+  Program rebuilt = f.dev.build({SourceLanguage::portable, src, "plugin.gpurt"});
+  times[1] = st.st_mtim;
+  REQUIRE(::utimensat(AT_FDCWD, plugin.c_str(), times, 0) == 0);  // as it was
+  CHECK(rebuilt.build_info().path == BuildPath::built_and_cached);
+  CHECK(rebuilt.build_info().cache_entry != entry);
+  CHECK(run_probe(f, rebuilt) == c);
+  Program again = f.dev.build({SourceLanguage::portable, src, "plugin.gpurt"});
+  CHECK(again.build_info().path == BuildPath::loaded_from_cache);
+  CHECK(again.build_info().cache_entry == entry);
+}

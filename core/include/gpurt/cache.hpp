@@ -3,7 +3,8 @@
 // Location: GPURT_CACHE_DIR, else $XDG_CACHE_HOME/gpurt, else ~/.cache/gpurt (created private to
 // the user); GPURT_CACHE=off turns it off. The key covers the program text (with the defines), the
 // options, the language, the backend, the device's name and architecture, the driver and compiler
-// versions and gpurt's version. A program that may read other files is not cached: its source has
+// versions, gpurt's version and the backend's plugin library file (path, size and modification
+// time, so a rebuilt plugin never loads programs its predecessor built). A program that may read other files is not cached: its source has
 // an #include, #include_next, #import or #embed directive (found as the preprocessor finds them:
 // "# include", "#/*c*/include", "%:include", lines joined by backslash-newline; such a line
 // inside a /* */ comment counts too) or a __has_include / __has_embed test, or an option names a file
