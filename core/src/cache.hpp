@@ -28,6 +28,8 @@ bool parse_cache_entry(const std::string& data, std::string& payload);
 std::optional<std::string> cache_load(const std::string& key);
 // Stores atomically; false (after one warning per process) when the directory is not writable.
 bool cache_store(const std::string& key, const std::string& payload);
+// Why this thread's last cache_store() returned false (the text of the cache's warning).
+std::string cache_problem();
 
 void count_cache_hit();
 void count_cache_miss();
