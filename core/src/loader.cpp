@@ -135,7 +135,6 @@ std::unique_ptr<BackendRecord> load_backend(const std::string& name,
   }
   if (!why.empty()) {
     r->info.status = BackendStatus::plugin_invalid;
-    r->info.native_text = "refused before loading: " + what + " " + why;
     r->info.reason = r->info.plugin_path + " was not loaded: " + what + " " + why +
                      ". gpurt loads plugins only from files and directories owned by you or root and "
                      "writable by nobody else";

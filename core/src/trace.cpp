@@ -91,6 +91,10 @@ Calibration& calibration(Tracer& t, DeviceState* d) {
   Calibration& c = t.devices[d];
   if (c.pid != 0) return c;
   c.pid = 2 + static_cast<int>(t.devices.size());
+  if (!t.late_exit_hook) {  // the driver has started: this hook runs before the driver's own exit handlers
+    t.late_exit_hook = true;
+    std::atexit(at_exit);
+  }
   t.events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", c.pid},
                       {"args", {{"name", d->description}}}});
   t.events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", c.pid}, {"args", {{"sort_index", c.pid}}}});
@@ -101,10 +105,6 @@ Calibration& calibration(Tracer& t, DeviceState* d) {
   if (!c.queue->record(true, c.event).ok() || !c.event->wait().ok()) return c;
   c.host_us = (before + now_us()) / 2;  // the event ran between the two host readings
   c.ok = true;
-  if (!t.late_exit_hook) {  // registered after the driver started, so that it runs before the driver's own
-    t.late_exit_hook = true;
-    std::atexit(at_exit);
-  }
   return c;
 }
 
