@@ -240,6 +240,10 @@ CompiledSource full_source(const plugin::ProgramSource& source);
 // Compilers that ignore #line (NVIDIA's reports "<kernel>:56:10") count the prelude's lines; this
 // moves such line numbers back onto the user's source `name`.
 std::string remap_prelude_lines(const std::string& log, const std::string& name);
+// Every location a build log gives in the compiler's name for the source ("<kernel>:3:28", PoCL's
+// ".../tempfile_XXXX.cl:3:28") moved onto the user's `name`, less `prelude_lines` (0 for OpenCL C
+// sources, which get no prelude). A linear scan; anything else is left as it is.
+std::string map_log_locations(const std::string& log, const std::string& name, long prelude_lines);
 
 // Sizes of OpenCL C scalar and vector type names ("float4" -> 16); 0 when unknown.
 std::size_t scalar_type_size(const std::string& type_name, unsigned address_bits) noexcept;

@@ -61,10 +61,13 @@ CacheConfig current() {
   return c.config;
 }
 
+thread_local std::string t_problem;  // why this thread's last store failed (cache_problem())
+
 // One warning per process, shown unless GPURT_LOG=off (it is a warning a user should see even at
 // the default level).
 void warn_once(const std::string& message) {
-  if (!g_warned.exchange(true)) log(plugin::LogLevel::error, "cache", "warning: " + message + "; programs are not cached");
+  t_problem = message;
+  if (!g_warned.exchange(true)) warn_by_default("cache", message + "; programs are not cached");
 }
 
 std::string digest(const char* data, std::size_t size) {
@@ -346,6 +349,8 @@ bool cache_store(const std::string& key, const std::string& payload, std::string
   why.clear();
   return true;
 }
+
+std::string cache_problem() { return t_problem; }
 
 void count_cache_hit() { ++g_hits; }
 void count_cache_miss() { ++g_misses; }

@@ -32,6 +32,8 @@ std::optional<std::string> cache_load(const std::string& key);
 // Stores atomically; false with `why` set (after one warning per process when the directory is not
 // usable) when the entry was not stored.
 bool cache_store(const std::string& key, const std::string& payload, std::string& why);
+// Why this thread's last cache_store() returned false (the text of the cache's warning).
+std::string cache_problem();
 
 void count_cache_hit();
 void count_cache_miss();

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <string>
 
 #include "build_text.hpp"
@@ -82,11 +83,18 @@ Program Device::build(const ProgramSource& source, const BuildOptions& options) 
       if (got.ok() && detail::cache_store(key, binary, why)) {
         info.path = BuildPath::built_and_cached;
       } else {
-        info.note = got.ok() ? why : "the backend gave no binary: " + got.message;
+        info.note = got.ok() ? "not stored in the compile cache: " + (why.empty() ? detail::cache_problem() : why) : "the backend gave no binary: " + got.message;
       }
     }
   }
   info.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (detail::log_enabled(plugin::LogLevel::info)) {  // README: "GPURT_LOG=info logs ... builds"
+    char ms[32];
+    std::snprintf(ms, sizeof ms, "%.1f", info.milliseconds);
+    detail::log(plugin::LogLevel::info, "build",
+                "'" + source.name + "' (" + to_string(source.language) + ") for " + d->description + ": " +
+                    to_string(info.path) + " in " + ms + " ms" + (info.note.empty() ? "" : "; " + info.note));
+  }
   return detail::Access::make<Program>(std::move(p));
 }
 
