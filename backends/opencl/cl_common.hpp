@@ -231,6 +231,9 @@ std::map<std::string, std::vector<plugin::ParamInfo>> parse_kernel_signatures(co
                                                                               unsigned address_bits);
 
 
+// The version of what full_source() does to portable sources; part of compiler_id(), so that a
+// change never reuses binaries cached before it. Bump it with any change to the rewriting.
+constexpr int portable_source_scheme = 2;
 // What the compiler sees: portable sources get the dialect's prelude, a #line directive, and
 // global pointer parameters that take a base and an offset.
 CompiledSource full_source(const plugin::ProgramSource& source);

@@ -2,8 +2,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 
 #include "cl_common.hpp"
+#include "cl_prelude.hpp"
 
 namespace gpurt::opencl {
 
@@ -106,8 +108,12 @@ ClDevice::ClDevice(cl::Platform platform, cl::Device device, cl::Context context
       p.uuid = hex(uuid, sizeof uuid);
   }
   p.languages = {SourceLanguage::portable, SourceLanguage::opencl_c};
+  // What gpurt adds to a portable source (the prelude, the view-offset rewrite of cl_source.cpp)
+  // is part of the compiler's identity: a change to either never reuses an old cached binary.
   compiler_id_ = p.platform_version + "|" + p.driver_version + "|" + p.architecture + "|" +
-                 device_.getInfo<CL_DEVICE_OPENCL_C_VERSION>();
+                 device_.getInfo<CL_DEVICE_OPENCL_C_VERSION>() + "|gpurt source " +
+                 std::to_string(portable_source_scheme) + ":" +
+                 std::to_string(std::hash<std::string>{}(portable_prelude));
 }
 
 Status ClDevice::create_queue(const plugin::QueueOptions& options,
