@@ -36,6 +36,14 @@ struct UserSpan {
   std::size_t size() const { return n; }
 };
 
+// A derived type's pointer converts to its base's, but its elements have another stride.
+struct Base {
+  int a;
+};
+struct Derived : Base {
+  int b;
+};
+
 // The buffer's contents, to show that a refused copy changed nothing.
 std::vector<float> contents(Queue& q, const Buffer<float>& b) { return q.read(b); }
 
@@ -101,6 +109,12 @@ TEST_CASE("api-guide: a C array keeps its extent: a 10-element array and a 1000-
   static_assert(can_copy<Buffer<float>&, float (&)[10]>::value, "");
   static_assert(!can_copy<Buffer<float>&, const float (&)[10]>::value, "a const array is no destination");
   static_assert(!can_copy<double (&)[10], Buffer<float>&>::value, "element types must match");
+  static_assert(can_copy<float*, Buffer<float>&>::value && can_copy<const float*, Buffer<float>&>::value, "");
+  static_assert(can_copy<Buffer<float>&, float*>::value, "");
+  static_assert(!can_copy<Buffer<float>&, const float*>::value, "a const pointer is no destination");
+  static_assert(!can_copy<double*, Buffer<float>&>::value, "element types must match");
+  static_assert(!can_copy<Derived*, Buffer<Base>&>::value && !can_copy<Buffer<Base>&, Derived*>::value,
+                "a pointer to a derived type has another stride");
   test::Fixture f;
   auto x = f.dev.alloc<float>(1000);
   const std::vector<float> before = test::random_vector<float>(1000);

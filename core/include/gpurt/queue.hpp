@@ -84,11 +84,13 @@ Arg to_arg(const T& v) {
   return a;
 }
 
-// P is a pointer (not an array) convertible to E*: the raw-pointer copy overloads. Taken by
-// forwarding reference so that a C array never decays to it (arrays keep their extent).
-template <class P, class E>
-constexpr bool is_pointer_to = std::is_pointer<std::remove_reference_t<P>>::value &&
-                               std::is_convertible<std::remove_reference_t<P>, E*>::value;
+// P is a pointer (not an array) to E, or to a less cv-qualified E: the raw-pointer copy overloads.
+// Taken by forwarding reference so that a C array never decays to it (arrays keep their extent);
+// the element type must be E itself (a pointer to a derived class would copy with the wrong stride).
+template <class P, class E, class Ptr = std::remove_cv_t<std::remove_reference_t<P>>>
+constexpr bool is_pointer_to =
+    std::is_pointer<Ptr>::value && std::is_convertible<Ptr, E*>::value &&
+    std::is_same<std::remove_cv_t<std::remove_pointer_t<Ptr>>, std::remove_cv_t<E>>::value;
 
 template <class R, class E, class = void>
 struct host_range_of : std::false_type {};
