@@ -66,9 +66,9 @@ foreach(t IN LISTS targets)
     string(REPLACE "," "\\," spec "${spec}")
     string(REPLACE "[" "\\[" spec "${spec}")
     string(REPLACE "]" "\\]" spec "${spec}")
-    # --warn NoTests: a name that matches no case (a test renamed, a separator Catch splits on) fails
-    # instead of passing with nothing run.
-    add_test("${name}" "${GPURT_EXE}" --warn NoTests "${spec}")
+    # GPURT_RUN_ARGS: a name that matches no case (a test renamed, a separator Catch splits on)
+    # fails instead of passing with nothing run.
+    add_test("${name}" "${GPURT_EXE}" ${GPURT_RUN_ARGS} "${spec}")
     set(labels "${GPURT_LABEL}")
     if(NOT backend STREQUAL "")
       list(APPEND labels "${backend}")

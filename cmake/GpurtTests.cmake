@@ -9,10 +9,14 @@
 # test's environment. Works with Catch2 2.x and 3.x.
 function(gpurt_discover_tests target)
   cmake_parse_arguments(ARG "PER_DEVICE" "LABEL;DEVICE" "ENV" ${ARGN})
+  # run_args: a test name that matches no case must fail, not pass with nothing run (Catch2 3
+  # fails such a run by itself; Catch2 2 needs --warn NoTests).
   if(GPURT_CATCH2_MAJOR GREATER_EQUAL 3)
     set(list_args "--list-tests;--verbosity;quiet")
+    set(run_args "")
   else()
     set(list_args "--list-test-names-only")
+    set(run_args "--warn;NoTests")
   endif()
   set(script "${CMAKE_CURRENT_BINARY_DIR}/${target}_include.cmake")
   set(per_device 0)
@@ -22,6 +26,7 @@ function(gpurt_discover_tests target)
   file(GENERATE OUTPUT "${script}" CONTENT
 "set(GPURT_EXE \"$<TARGET_FILE:${target}>\")
 set(GPURT_LIST_ARGS \"${list_args}\")
+set(GPURT_RUN_ARGS \"${run_args}\")
 set(GPURT_PER_DEVICE ${per_device})
 set(GPURT_LABEL \"${ARG_LABEL}\")
 set(GPURT_DEVICE_SELECTOR \"${ARG_DEVICE}\")

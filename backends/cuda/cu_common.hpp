@@ -197,9 +197,6 @@ class CuQueue final : public plugin::Queue {
   Status finish() noexcept override;
 
  private:
-  // Synchronises the stream when the driver knows `host` as page-locked (see cu_queue.cpp).
-  Status finish_if_driver_pinned(const void* host, const char* call) noexcept;
-
   CUcontext ctx_;
   Owner<StreamTraits> stream_;
 };

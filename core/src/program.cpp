@@ -2,6 +2,7 @@
 #include "gpurt/program.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -42,7 +43,19 @@ Program Device::build(const ProgramSource& source, const BuildOptions& options) 
                         " program has no preprocessor; remove BuildOptions::defines",
                     "Device::build", d);
   const std::string line_name = detail::line_directive_name(source.name);
-  const std::string prefix = detail::define_lines(options.defines, line_name, "Device::build", d);
+  // A source that reads other files is never cached by gpurt, and must not be by the driver either:
+  // NVIDIA's OpenCL driver keeps its own cache keyed by the text alone, and served the old binary
+  // after an included header changed (H200, 2026-11-30). A define unique to this build makes the
+  // text new each time.
+  std::vector<std::pair<std::string, std::string>> defines = options.defines;
+  if (text_source && (detail::reads_other_files(source.text) ||
+                      std::any_of(options.flags.begin(), options.flags.end(), detail::option_reads_files))) {
+    static std::atomic<std::uint64_t> builds{0};
+    defines.emplace_back("GPURT_UNCACHED_BUILD",
+                         std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + "u" +
+                             std::to_string(++builds));
+  }
+  const std::string prefix = detail::define_lines(defines, line_name, "Device::build", d);
   const std::vector<std::string>& flags = options.flags;
   const auto start = std::chrono::steady_clock::now();
   plugin::ProgramSource ps{source.language, prefix.empty() ? source.text : prefix + source.text,

@@ -2,6 +2,7 @@
 // pinned views, the dialect's types and local pointers, and what valid()/empty() mean. Each case
 // quotes the promise it tries to break and runs on every device; compile-time properties are
 // checked with static_assert inside the case that states them.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>

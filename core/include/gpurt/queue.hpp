@@ -7,7 +7,8 @@
 // blocking on every backend and path: an upload returns once its source may be reused, a download
 // once its data is in the destination. Pinned memory (HostBuffer, or raw pointers into one) is
 // copied asynchronously: it must stay valid and unchanged (uploads) or unread (downloads) until
-// the work has completed (finish(), or an event recorded after it). Large pageable copies go
+// the work has completed (finish(), or an event recorded after it). Memory the application pinned
+// itself through a vendor API counts as pinned: the CUDA driver copies it asynchronously. Large pageable copies go
 // through the transfer engine (gpurt/transfer.hpp). write() and read() block. Every copy-like call
 // takes (source, destination), in that order.
 // Every call validates its arguments first and throws Error without enqueueing anything.
