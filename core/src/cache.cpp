@@ -85,7 +85,8 @@ std::atomic<bool> g_entry_warned[static_cast<int>(EntryProblem::count)];
 
 void warn_entry(EntryProblem kind, const std::string& message) {
   const bool first = !g_entry_warned[static_cast<int>(kind)].exchange(true);
-  log(first ? plugin::LogLevel::error : plugin::LogLevel::info, "cache", "warning: " + message);
+  if (first) warn_by_default("cache", message);
+  else log(plugin::LogLevel::info, "cache", message);
 }
 
 // A file descriptor closed when it goes out of scope.

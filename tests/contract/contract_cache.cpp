@@ -360,7 +360,8 @@ TEST_CASE("cache.hpp: an entry larger than the bound is refused unread and rebui
   }
 }
 
-TEST_CASE("cache.hpp: a rebuilt plugin never loads programs its predecessor built") {
+// It changes the plugin file's modification time, which is part of every cache key: run alone.
+TEST_CASE("cache.hpp: a rebuilt plugin never loads programs its predecessor built - runs alone") {
   // "The key covers ... gpurt's version and the backend's plugin library file (path, size and
   // modification time, so a rebuilt plugin never loads programs its predecessor built)."
   // The plugin's prelude is compiled into it, so a rebuilt plugin may turn the same text into

@@ -165,7 +165,8 @@ GPURT_KERNEL void write_far(GPURT_GLOBAL uint32_t* p, uint64_t far) {
 
 }  // namespace
 
-TEST_CASE("errors.md: a kernel fault is device_lost on every GPU backend, and so is every later failure on the device") {
+// A device fault, even in a child process, is not something to run beside other GPU tests: run alone.
+TEST_CASE("errors.md: a kernel fault is device_lost on every GPU backend, and so is every later failure on the device - runs alone") {
   // docs/errors.md: "After a fault nothing on that device works on CUDA or NVIDIA OpenCL (every
   // call is `device_lost`) ... The category is the same on every backend, so a program handles a
   // fault once." The fault poisons the device for the whole process, so it happens in a child
