@@ -5,12 +5,21 @@
 #       CXX [flags] SOURCE $(pkg-config --cflags --libs gpurt), with PKG_CONFIG_PATH=PREFIX/LIBDIR/pkgconfig
 #   consumer.sh cmake PREFIX LIBDIR CXX WORK PROJECT_DIR EXECUTABLE [cmake -D args...]
 #       cmake -S PROJECT_DIR -B WORK -DCMAKE_PREFIX_PATH=PREFIX -DCMAKE_CXX_COMPILER=CXX, build, run
+# With EXPECT_BUILD_ERROR=TEXT the build must fail instead, with TEXT in the compiler's output.
 set -euo pipefail
 mode=$1 prefix=$2 libdir=$3 cxx=$4 work=$5
 shift 5
 rm -rf "$work" && mkdir -p "$work"
 log=$work/build.log
-fail() { echo "consumer.sh: $*"; cat "$log"; exit 1; }
+fail() {
+  if [ -n "${EXPECT_BUILD_ERROR:-}" ] && grep -qF -- "$EXPECT_BUILD_ERROR" "$log"; then
+    echo "consumer.sh: the build failed as expected, saying: $EXPECT_BUILD_ERROR"
+    exit 0
+  fi
+  echo "consumer.sh: $*"
+  cat "$log"
+  exit 1
+}
 case $mode in
   pkg-config)
     src=$1
@@ -22,6 +31,7 @@ case $mode in
     case " $flags " in *" -std="*) fail "gpurt.pc forces a language standard: $flags" ;; esac
     # shellcheck disable=SC2086  # the flags are words, as in the README's $(pkg-config ...)
     "$cxx" "$@" "$src" $flags -o "$work/app" >> "$log" 2>&1 || fail "$cxx could not build $src"
+    [ -z "${EXPECT_BUILD_ERROR:-}" ] || { cat "$log"; echo "consumer.sh: $cxx built $src, which should have failed"; exit 1; }
     exe=$work/app
     ;;
   cmake)
