@@ -127,11 +127,13 @@ int run_info(bool json) {
         std::cout << "      same physical device as " << other.selector() << "\n";
   }
   if (!ds.empty()) {
+    std::string line;  // chosen before anything is printed: the line appears once either way
     try {
-      std::cout << "\nDefault device: " << default_device().description() << "\n";
+      line = default_device().description();
     } catch (const Error& e) {
-      std::cout << "\nDefault device: none; " << e.what() << "\n";
+      line = std::string("none; ") + e.what();
     }
+    std::cout << "\nDefault device: " << line << "\n";
   }
   return 0;
 }

@@ -1,8 +1,10 @@
 // CuDevice: properties, queues, memory and program builds for one CUdevice.
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 
 #include "cu_common.hpp"
+#include "cu_prelude.hpp"
 
 namespace gpurt::cuda {
 
@@ -68,7 +70,8 @@ CuDevice::CuDevice(CUdevice dev, CUcontext primary, int driver_version) : dev_(d
   int nvrtc_major = 0, nvrtc_minor = 0;
   nvrtcVersion(&nvrtc_major, &nvrtc_minor);
   compiler_id_ = "nvrtc " + std::to_string(nvrtc_major) + "." + std::to_string(nvrtc_minor) + "|driver " +
-                 std::to_string(driver_version) + "|" + p.architecture;
+                 std::to_string(driver_version) + "|" + p.architecture + "|prelude " +
+                 std::to_string(std::hash<std::string>{}(portable_prelude));
 }
 
 CuDevice::~CuDevice() {

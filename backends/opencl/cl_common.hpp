@@ -231,12 +231,19 @@ std::map<std::string, std::vector<plugin::ParamInfo>> parse_kernel_signatures(co
                                                                               unsigned address_bits);
 
 
+// The version of what full_source() does to portable sources; part of compiler_id(), so that a
+// change never reuses binaries cached before it. Bump it with any change to the rewriting.
+constexpr int portable_source_scheme = 2;
 // What the compiler sees: portable sources get the dialect's prelude, a #line directive, and
 // global pointer parameters that take a base and an offset.
 CompiledSource full_source(const plugin::ProgramSource& source);
 // Compilers that ignore #line (NVIDIA's reports "<kernel>:56:10") count the prelude's lines; this
 // moves such line numbers back onto the user's source `name`.
 std::string remap_prelude_lines(const std::string& log, const std::string& name);
+// Every location a build log gives in the compiler's name for the source ("<kernel>:3:28", PoCL's
+// ".../tempfile_XXXX.cl:3:28") moved onto the user's `name`, less `prelude_lines` (0 for OpenCL C
+// sources, which get no prelude). A linear scan; anything else is left as it is.
+std::string map_log_locations(const std::string& log, const std::string& name, long prelude_lines);
 
 // Sizes of OpenCL C scalar and vector type names ("float4" -> 16); 0 when unknown.
 std::size_t scalar_type_size(const std::string& type_name, unsigned address_bits) noexcept;

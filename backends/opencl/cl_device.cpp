@@ -2,8 +2,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 
 #include "cl_common.hpp"
+#include "cl_prelude.hpp"
 
 namespace gpurt::opencl {
 
@@ -106,8 +108,12 @@ ClDevice::ClDevice(cl::Platform platform, cl::Device device, cl::Context context
       p.uuid = hex(uuid, sizeof uuid);
   }
   p.languages = {SourceLanguage::portable, SourceLanguage::opencl_c};
+  // What gpurt adds to a portable source (the prelude, the view-offset rewrite of cl_source.cpp)
+  // is part of the compiler's identity: a change to either never reuses an old cached binary.
   compiler_id_ = p.platform_version + "|" + p.driver_version + "|" + p.architecture + "|" +
-                 device_.getInfo<CL_DEVICE_OPENCL_C_VERSION>();
+                 device_.getInfo<CL_DEVICE_OPENCL_C_VERSION>() + "|gpurt source " +
+                 std::to_string(portable_source_scheme) + ":" +
+                 std::to_string(std::hash<std::string>{}(portable_prelude));
 }
 
 Status ClDevice::create_queue(const plugin::QueueOptions& options,
@@ -201,7 +207,9 @@ cl_int build_once(const cl::Context& context, const cl::Device& device, const st
 // Programs are built with -cl-kernel-arg-info so that launches can be checked against each
 // kernel's parameters. NVIDIA's OpenCL compiler emits invalid PTX for some kernels with that
 // option (a kernel without parameters fails in ptxas), so a failed build is retried once without
-// it; the kinds of its kernels' parameters then come from the source (cl_signature.cpp).
+// it; the kinds of its kernels' parameters then come from the source (cl_signature.cpp). Only
+// there: elsewhere a second build of a broken source would print the compiler's own stderr lines
+// ("1 error generated.") twice.
 Status ClDevice::build(const plugin::ProgramSource& source, const std::vector<std::string>& options,
                        std::unique_ptr<plugin::Program>& out) noexcept {
   return guarded("clBuildProgram", [&] {
@@ -213,7 +221,7 @@ Status ClDevice::build(const plugin::ProgramSource& source, const std::vector<st
     CompiledSource compiled = full_source(source);
     const std::string& text = compiled.text;
     cl_int err = build_once(context_, device_, text, opts, program, log);
-    if (err == CL_BUILD_PROGRAM_FAILURE) {
+    if (err == CL_BUILD_PROGRAM_FAILURE && props_.vendor.find("NVIDIA") != std::string::npos) {
       std::string plain_log;
       cl::Program plain;
       const std::string plain_opts = user.empty() ? std::string() : user.substr(0, user.size() - 1);
@@ -225,10 +233,12 @@ Status ClDevice::build(const plugin::ProgramSource& source, const std::vector<st
         err = CL_SUCCESS;
       }
     }
+    // Every log (warnings of a good build too) names the user's file and lines.
+    log = source.language == SourceLanguage::portable ? remap_prelude_lines(log, source.name)
+                                                       : map_log_locations(log, source.name, 0);
     if (err != CL_SUCCESS) {
       Status s = fail(err, "clBuildProgram", "building program '" + source.name + "' failed");
       if (err == CL_BUILD_PROGRAM_FAILURE || err == CL_INVALID_BUILD_OPTIONS) s.category = ErrorCategory::build_failed;
-      if (source.language == SourceLanguage::portable) log = remap_prelude_lines(log, source.name);
       s.build_log = log.empty() ? "(the compiler gave no log)" : log;
       s.build_options = opts;
       return s;

@@ -1,7 +1,7 @@
 // What the OpenCL compiler is given for portable sources, and mapping its line numbers back.
 #include <algorithm>
 #include <cstring>
-#include <regex>
+#include <cctype>
 
 #include "cl_common.hpp"
 #include "cl_prelude.hpp"
@@ -84,16 +84,44 @@ CompiledSource full_source(const plugin::ProgramSource& source) {
 std::string remap_prelude_lines(const std::string& log, const std::string& name) {
   const long prelude_lines =
       static_cast<long>(std::count(portable_prelude, portable_prelude + std::strlen(portable_prelude), '\n')) + 1;
-  static const std::regex located(R"(<kernel>:(\d{1,9}):)");  // at most 9 digits: fits a long
+  return map_log_locations(log, name, prelude_lines);
+}
+
+namespace {
+// A file name the compiler gave the source it was handed: "<kernel>", "<source>", or PoCL's
+// temporary copy ".../tempfile_XXXXXX.cl" (or ".../tempfile.cl").
+bool compiler_file_name(const std::string& log, std::size_t from, std::size_t to) {
+  const std::string token = log.substr(from, to - from);
+  if (token == "<kernel>" || token == "<source>") return true;
+  const auto slash = token.rfind('/');
+  const std::string base = slash == std::string::npos ? token : token.substr(slash + 1);
+  return base.size() > 3 && base.compare(0, 8, "tempfile") == 0 && base.compare(base.size() - 3, 3, ".cl") == 0;
+}
+}  // namespace
+
+// One linear pass: each "FILE:LINE:" whose FILE is a compiler_file_name() becomes "name:LINE':",
+// LINE' = LINE - prelude_lines (locations inside the prelude keep the compiler's own name).
+std::string map_log_locations(const std::string& log, const std::string& name, long prelude_lines) {
   std::string out;
-  auto last = log.cbegin();
-  for (auto it = std::sregex_iterator(log.begin(), log.end(), located); it != std::sregex_iterator(); ++it) {
-    const long line = std::stol((*it)[1].str());
-    out.append(last, log.cbegin() + it->position(0));
-    out += line > prelude_lines ? name + ":" + std::to_string(line - prelude_lines) + ":" : it->str();
-    last = log.cbegin() + it->position(0) + it->length(0);
+  out.reserve(log.size());
+  std::size_t copied = 0;  // log[0, copied) is in `out`
+  for (std::size_t i = 0; i < log.size(); ++i) {
+    if (log[i] != ':') continue;
+    std::size_t j = i + 1;
+    long line = 0;
+    while (j < log.size() && j - i <= 9 && log[j] >= '0' && log[j] <= '9') line = line * 10 + (log[j++] - '0');
+    if (j == i + 1 || j >= log.size() || log[j] != ':') continue;
+    std::size_t start = i;
+    while (start > copied && !std::isspace(static_cast<unsigned char>(log[start - 1])) && log[start - 1] != '"' &&
+           log[start - 1] != '\'' && log[start - 1] != '(')
+      --start;
+    if (start == i || !compiler_file_name(log, start, i) || line <= prelude_lines) continue;
+    out.append(log, copied, start - copied);
+    out += name + ":" + std::to_string(line - prelude_lines) + ":";
+    copied = i = j + 1;
+    --i;  // the loop's ++i lands on the first character after the location
   }
-  out.append(last, log.cend());
+  out.append(log, copied, std::string::npos);
   return out;
 }
 

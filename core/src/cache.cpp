@@ -1,9 +1,12 @@
 // The on-disk compile cache: keys, atomic writes, checked reads, statistics.
 //
 // Entry format: "GPURTC01", the payload size (8 bytes, little endian), the payload's SHA-256
-// (32 bytes), the payload. Writers create a unique temporary file next to the entry and rename it
-// into place, so readers see a whole entry or none, and concurrent writers of the same key all
-// succeed (the last rename wins with identical content).
+// (32 bytes), the payload (at most max_cache_entry_bytes). Writers create a temporary file next to
+// the entry exclusively (O_CREAT|O_EXCL|O_NOFOLLOW, a random name) and rename it into place, so
+// readers see a whole entry or none, and concurrent writers of the same key all succeed (the last
+// rename wins with identical content). Readers open the directory and then the entry without
+// following links and without blocking (a FIFO planted there cannot hang a build), check with
+// fstat what the entry is and how large before reading a byte, and read at most the bound.
 #include "cache.hpp"
 
 #include <fcntl.h>
@@ -13,11 +16,13 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
-#include <thread>
+#include <random>
 
+#include "build_text.hpp"
 #include "env.hpp"
 #include "gpurt/version.hpp"
 #include "loader.hpp"
@@ -56,18 +61,43 @@ CacheConfig current() {
   return c.config;
 }
 
+thread_local std::string t_problem;  // why this thread's last store failed (cache_problem())
+
 // One warning per process, shown unless GPURT_LOG=off (it is a warning a user should see even at
 // the default level).
 void warn_once(const std::string& message) {
-  if (!g_warned.exchange(true)) log(plugin::LogLevel::error, "cache", "warning: " + message + "; programs are not cached");
+  t_problem = message;
+  if (!g_warned.exchange(true)) warn_by_default("cache", message + "; programs are not cached");
 }
 
-std::string digest(const std::string& data) {
+std::string digest(const char* data, std::size_t size) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  if (EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr) != 1) return {};
+  if (EVP_Digest(data, size, md, &len, EVP_sha256(), nullptr) != 1) return {};
   return std::string(reinterpret_cast<char*>(md), len);
 }
+std::string digest(const std::string& data) { return digest(data.data(), data.size()); }
+
+// What went wrong with entries, each warned about once per process (at the level shown by
+// default); later cases of the same kind are logged at info.
+enum class EntryProblem { link, not_regular, untrusted, too_large, unreadable, corrupt, count };
+std::atomic<bool> g_entry_warned[static_cast<int>(EntryProblem::count)];
+
+void warn_entry(EntryProblem kind, const std::string& message) {
+  const bool first = !g_entry_warned[static_cast<int>(kind)].exchange(true);
+  log(first ? plugin::LogLevel::error : plugin::LogLevel::info, "cache", "warning: " + message);
+}
+
+// A file descriptor closed when it goes out of scope.
+struct Fd {
+  int fd = -1;
+  explicit Fd(int f) : fd(f) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
 
 // mkdir -p with mode 0700 for every directory it creates.
 bool make_private_dirs(const std::string& path) {
@@ -95,18 +125,29 @@ std::string untrusted(const struct stat& st) {
   return {};
 }
 
-// The cache directory is used only when it is a real directory (not a symlink) that passes
-// untrusted(); otherwise one warning, and nothing is loaded or stored.
-bool directory_trusted(const std::string& dir) {
+// The cache directory, opened (without following a link) when it is a real directory that passes
+// untrusted(); otherwise -1 and one warning, and nothing is loaded or stored. Entries are then
+// reached through this descriptor, so the directory checked is the one used.
+int open_trusted_directory(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0) return false;
-  std::string why = S_ISDIR(st.st_mode) ? untrusted(st) : std::string("is not a directory (a symbolic link?)");
-  if (why.empty()) return true;
+  std::string why;
+  if (fd < 0) {
+    if (errno == ENOENT) return -1;
+    why = errno == ELOOP || errno == ENOTDIR ? "is not a directory (a symbolic link?)"
+                                             : std::string("cannot be opened (") + std::strerror(errno) + ")";
+  } else {
+    why = ::fstat(fd, &st) != 0 ? std::string("cannot be examined") : untrusted(st);
+    if (why.empty()) return fd;
+    ::close(fd);
+  }
   ++g_refused;
   warn_once("the cache directory " + dir + " " + why + "; make it private (chmod 700, owned by you) or set "
             "GPURT_CACHE_DIR to one that is");
-  return false;
+  return -1;
 }
+
+std::string entry_name(const std::string& key) { return key + ".bin"; }
 
 bool write_all(int fd, const char* p, std::size_t n) {
   while (n > 0) {
@@ -119,6 +160,19 @@ bool write_all(int fd, const char* p, std::size_t n) {
     n -= static_cast<std::size_t>(w);
   }
   return true;
+}
+
+// The plugin library that builds for `d`, as a file (path, device, inode, size, modification
+// time): a rebuilt plugin - its prelude, its compile steps - gets new keys even where gpurt's
+// version string stays the same, and two builds of gpurt sharing one cache directory never serve
+// each other's programs.
+std::string plugin_identity(const DeviceState& d) {
+  if (!d.backend) return {};
+  const std::string& path = d.backend->info.plugin_path;
+  struct stat st {};
+  if (path.empty() || ::stat(path.c_str(), &st) != 0) return path;
+  return path + "|" + std::to_string(st.st_dev) + "|" + std::to_string(st.st_ino) + "|" + std::to_string(st.st_size) +
+         "|" + std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
 }
 
 }  // namespace
@@ -140,14 +194,21 @@ std::string cache_key(const DeviceState& d, const plugin::ProgramSource& source,
     why = "the compile cache is off";
     return {};
   }
-  if (source.language != SourceLanguage::cubin && source.text.find("#include") != std::string::npos) {
-    why = "the source #includes files, which the cache key cannot cover";
-    return {};
-  }
   if (source.language == SourceLanguage::cubin) {
     why = "binaries are loaded directly";
     return {};
   }
+  // The key covers the text only; a program that reads other files could change without its key.
+  if (source.language != SourceLanguage::ptx && reads_other_files(source.text)) {
+    why = "the source #includes (or #embeds, or tests __has_include for) other files, which the cache key cannot "
+          "cover; it is built every time";
+    return {};
+  }
+  for (const auto& f : flags)
+    if (option_reads_files(f)) {
+      why = "the option '" + f + "' reads other files, which the cache key cannot cover; it is built every time";
+      return {};
+    }
   std::string material;
   auto add = [&](const std::string& s) {
     material += std::to_string(s.size());
@@ -160,6 +221,7 @@ std::string cache_key(const DeviceState& d, const plugin::ProgramSource& source,
   add(d.props.architecture);
   add(d.props.driver_version);
   add(d.impl->compiler_id());
+  add(plugin_identity(d));
   add(to_string(source.language));
   add(source.name);
   add(source.text);
@@ -170,80 +232,101 @@ std::string cache_key(const DeviceState& d, const plugin::ProgramSource& source,
 std::string cache_entry_path(const std::string& key) {
   const CacheConfig cfg = current();
   if (!cfg.enabled || cfg.directory.empty() || key.empty()) return {};
-  return cfg.directory + "/" + key + ".bin";
+  return cfg.directory + "/" + entry_name(key);
 }
 
 bool parse_cache_entry(const std::string& data, std::string& payload) {
   if (data.size() < header_size || std::memcmp(data.data(), magic, 8) != 0) return false;
   std::uint64_t size = 0;
   for (int i = 0; i < 8; ++i) size |= static_cast<std::uint64_t>(static_cast<unsigned char>(data[8 + i])) << (8 * i);
-  if (size != data.size() - header_size) return false;
-  std::string body = data.substr(header_size);
-  if (digest(body) != data.substr(16, 32)) return false;
-  payload = std::move(body);
+  if (size > max_cache_entry_bytes || size != data.size() - header_size) return false;
+  if (digest(data.data() + header_size, size) != data.substr(16, 32)) return false;
+  payload.assign(data, header_size, std::string::npos);
   return true;
 }
 
 std::optional<std::string> cache_load(const std::string& key) {
   const std::string path = cache_entry_path(key);
   if (path.empty()) return std::nullopt;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) {
-    if (errno == ELOOP) {  // a symbolic link where an entry belongs: never followed
-      ++g_refused;
-      log(plugin::LogLevel::warn, "cache", "entry " + path + " is a symbolic link; refused (rebuilding)");
-    }
+  const Fd dir(open_trusted_directory(current().directory));
+  if (dir.fd < 0) return std::nullopt;
+  // O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer; O_NOFOLLOW: a link
+  // is refused, never followed.
+  const Fd fd(::openat(dir.fd, entry_name(key).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  auto refuse = [&](EntryProblem kind, const std::string& why) -> std::optional<std::string> {
+    ++g_refused;
+    warn_entry(kind, "entry " + path + " " + why + "; refused (rebuilding it)");
     return std::nullopt;
-  }
-  if (!directory_trusted(current().directory)) {
-    ::close(fd);
+  };
+  if (fd.fd < 0) {
+    if (errno == ELOOP) return refuse(EntryProblem::link, "is a symbolic link");
+    if (errno != ENOENT) return refuse(EntryProblem::unreadable, std::string("cannot be opened (") + std::strerror(errno) + ")");
     return std::nullopt;
   }
   struct stat st {};
-  std::string why = ::fstat(fd, &st) != 0 ? std::string("cannot be examined")
-                    : !S_ISREG(st.st_mode) ? std::string("is not a regular file")
-                                           : untrusted(st);
-  if (!why.empty()) {
-    ::close(fd);
-    ++g_refused;
-    log(plugin::LogLevel::warn, "cache", "entry " + path + " " + why + "; refused (rebuilding)");
-    return std::nullopt;
-  }
+  if (::fstat(fd.fd, &st) != 0) return refuse(EntryProblem::unreadable, "cannot be examined");
+  if (!S_ISREG(st.st_mode)) return refuse(EntryProblem::not_regular, "is not a regular file");
+  const std::string why = untrusted(st);
+  if (!why.empty()) return refuse(EntryProblem::untrusted, why);
+  const std::uint64_t limit = header_size + max_cache_entry_bytes;
+  if (static_cast<std::uint64_t>(st.st_size) > limit)
+    return refuse(EntryProblem::too_large, "is " + std::to_string(st.st_size) + " bytes, more than the largest entry (" +
+                                               std::to_string(limit) + " bytes)");
   std::string data;
-  char buf[65536];
-  for (;;) {
-    const ssize_t r = ::read(fd, buf, sizeof buf);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    data.append(buf, static_cast<std::size_t>(r));
+  try {
+    // At most what fstat said (no more than the bound), even if the file grows meanwhile.
+    data.resize(static_cast<std::size_t>(st.st_size));
+    std::size_t got = 0;
+    while (got < data.size()) {
+      const ssize_t r = ::read(fd.fd, &data[got], data.size() - got);
+      if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      if (r <= 0) break;
+      got += static_cast<std::size_t>(r);
+    }
+    data.resize(got);
+  } catch (const std::exception& e) {  // no memory for it: build instead
+    return refuse(EntryProblem::unreadable, std::string("cannot be read into memory (") + e.what() + ")");
   }
-  ::close(fd);
   std::string payload;
   const bool ok = parse_cache_entry(data, payload);
   if (!ok) {
     count_cache_corrupt();
-    log(plugin::LogLevel::warn, "cache", "entry " + path + " is corrupt or truncated; rebuilding it");
-    ::unlink(path.c_str());
+    warn_entry(EntryProblem::corrupt, "entry " + path + " is corrupt or truncated; rebuilding it");
+    ::unlinkat(dir.fd, entry_name(key).c_str(), 0);
     return std::nullopt;
   }
   return payload;
 }
 
-bool cache_store(const std::string& key, const std::string& payload) {
+bool cache_store(const std::string& key, const std::string& payload, std::string& why) {
   const CacheConfig cfg = current();
   const std::string path = cache_entry_path(key);
   if (path.empty()) return false;
+  if (payload.size() > max_cache_entry_bytes) {
+    why = "the binary (" + std::to_string(payload.size()) + " bytes) is larger than a cache entry may be (" +
+          std::to_string(max_cache_entry_bytes) + " bytes)";
+    return false;
+  }
+  why = "the cache directory is not usable";
   if (!make_private_dirs(cfg.directory)) {
     ++g_write_failures;
     warn_once("cannot create the cache directory " + cfg.directory + " (" + std::strerror(errno) + ")");
     return false;
   }
-  if (!directory_trusted(cfg.directory)) return false;
-  static std::atomic<std::uint64_t> counter{0};
-  const std::string tmp = cfg.directory + "/." + key + "." + std::to_string(::getpid()) + "." +
-                          std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id())) + "." +
-                          std::to_string(counter++) + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  const Fd dir(open_trusted_directory(cfg.directory));
+  if (dir.fd < 0) return false;
+  // A fresh random name, created exclusively and never through a link: whatever was planted in the
+  // directory, this process writes only a file it has just made.
+  thread_local std::mt19937_64 rng{static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+                                   (static_cast<std::uint64_t>(::getpid()) << 32) ^
+                                   reinterpret_cast<std::uintptr_t>(&rng)};
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
+    tmp = "." + key + "." + std::to_string(rng()) + ".tmp";
+    fd = ::openat(dir.fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && errno != EEXIST) break;
+  }
   if (fd < 0) {
     ++g_write_failures;
     warn_once("cannot write to the cache directory " + cfg.directory + " (" + std::strerror(errno) + ")");
@@ -255,14 +338,19 @@ bool cache_store(const std::string& key, const std::string& payload) {
   header += digest(payload);
   const bool written = write_all(fd, header.data(), header.size()) && write_all(fd, payload.data(), payload.size());
   const bool closed = ::close(fd) == 0;
-  if (!written || !closed || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
+  // rename replaces whatever is at the entry's name (a link, a FIFO) without following it.
+  if (!written || !closed || ::renameat(dir.fd, tmp.c_str(), dir.fd, entry_name(key).c_str()) != 0) {
+    const int saved = errno;
+    ::unlinkat(dir.fd, tmp.c_str(), 0);
     ++g_write_failures;
-    warn_once("cannot store a cache entry in " + cfg.directory + " (" + std::strerror(errno) + ")");
+    warn_once("cannot store a cache entry in " + cfg.directory + " (" + std::strerror(saved) + ")");
     return false;
   }
+  why.clear();
   return true;
 }
+
+std::string cache_problem() { return t_problem; }
 
 void count_cache_hit() { ++g_hits; }
 void count_cache_miss() { ++g_misses; }

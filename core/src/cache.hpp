@@ -20,14 +20,20 @@ std::string cache_key(const DeviceState& device, const plugin::ProgramSource& so
 // The file an entry of `key` lives in under the current configuration (empty when disabled).
 std::string cache_entry_path(const std::string& key);
 
-// Checks an entry's bytes (magic, size, SHA-256) and extracts its payload; false if corrupt.
+// Checks an entry's bytes (magic, size no larger than max_cache_entry_bytes, SHA-256) and extracts
+// its payload; false if corrupt.
 bool parse_cache_entry(const std::string& data, std::string& payload);
 
 // The payload of a valid entry. A missing entry gives nullopt; a corrupt one is counted, removed
-// and gives nullopt.
+// and gives nullopt; one that is refused (a link, not a regular file, not private, larger than the
+// bound, or unreadable) is counted in `refused` and gives nullopt. Never throws; never blocks on
+// what is planted at the entry's path.
 std::optional<std::string> cache_load(const std::string& key);
-// Stores atomically; false (after one warning per process) when the directory is not writable.
-bool cache_store(const std::string& key, const std::string& payload);
+// Stores atomically; false with `why` set (after one warning per process when the directory is not
+// usable) when the entry was not stored.
+bool cache_store(const std::string& key, const std::string& payload, std::string& why);
+// Why this thread's last cache_store() returned false (the text of the cache's warning).
+std::string cache_problem();
 
 void count_cache_hit();
 void count_cache_miss();

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "gpurt/error.hpp"
+#include "selector.hpp"
 
 namespace gpurt::detail {
 
@@ -37,6 +38,14 @@ std::string trim(const std::string& s) {
   const auto e = s.find_last_not_of(" \t");
   return s.substr(b, e - b + 1);
 }
+
+// Keywords (GPURT_LOG, GPURT_CACHE, GPURT_STAGING) are case-insensitive: trimmed and lowered.
+std::string keyword(const char* v) {
+  std::string s = trim(v);
+  for (char& c : s)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return s;
+}
 }  // namespace
 
 const std::vector<std::string>& known_backends() {
@@ -55,6 +64,14 @@ Environment parse_environment(const std::function<const char*(const char*)>& get
   if (const char* v = get("GPURT_DEVICE"); v && *v) {
     const std::string s = trim(v);
     if (s.empty()) malformed("GPURT_DEVICE", v, "expected a selector such as cuda, cuda:0 or opencl:pocl");
+    try {
+      (void)parse_selector(s);
+    } catch (const Error& e) {  // "device selector 'x' is malformed: WHY; SYNTAX": keep WHY; SYNTAX
+      const std::string& m = e.message();
+      const std::string marker = "is malformed: ";
+      const auto at = m.find(marker);
+      malformed("GPURT_DEVICE", v, at == std::string::npos ? m : m.substr(at + marker.size()));
+    }
     env.device = s;
   }
   if (const char* v = get("GPURT_PLUGIN_PATH"); v && *v) {
@@ -80,7 +97,7 @@ Environment parse_environment(const std::function<const char*(const char*)>& get
     }
   }
   if (const char* v = get("GPURT_LOG"); v && *v) {
-    const std::string s = trim(v);
+    const std::string s = keyword(v);
     static const char* levels[] = {"off", "error", "warn", "info", "debug"};
     bool found = false;
     for (int i = 0; i < 5; ++i)
@@ -88,16 +105,16 @@ Environment parse_environment(const std::function<const char*(const char*)>& get
         env.log_level = i;
         found = true;
       }
-    if (!found) malformed("GPURT_LOG", v, "expected one of off, error, warn, info, debug");
+    if (!found) malformed("GPURT_LOG", v, "expected one of off, error, warn, info, debug (in any case)");
   }
   if (const char* v = get("GPURT_CACHE"); v && *v) {
-    const std::string s = trim(v);
+    const std::string s = keyword(v);
     if (s == "off" || s == "0") env.cache_enabled = false;
     else if (s == "on" || s == "1") env.cache_enabled = true;
     else malformed("GPURT_CACHE", v, "expected on or off");
   }
   if (const char* v = get("GPURT_STAGING"); v && *v) {
-    const std::string s = trim(v);
+    const std::string s = keyword(v);
     if (s == "auto") env.staging = 0;
     else if (s == "on") env.staging = 1;
     else if (s == "off") env.staging = 2;

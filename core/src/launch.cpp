@@ -195,6 +195,13 @@ void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, cons
                                : "") +
                           "; add one, or set local_bytes to 0",
                       call, d);
+    if (info.dynamic_local_is_parameter && config.local_bytes == 0 && count + 1 == expected &&
+        info.params.back().kind == plugin::ParamKind::local_pointer)
+      detail::invalid("kernel '" + info.name + "' has dynamic local memory (GPURT_DYNAMIC_LOCAL, its last "
+                          "parameter) but LaunchConfig::local_bytes is 0; "
+                          "set local_bytes to the bytes it needs (the other " + std::to_string(count) +
+                          " argument" + (count == 1 ? " was" : "s were") + " given)",
+                      call, d);
     if (count != expected)
       detail::invalid("kernel '" + info.name + "' takes " + std::to_string(expected) +
                           " argument" + (expected == 1 ? "" : "s") +

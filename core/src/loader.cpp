@@ -5,11 +5,22 @@
 // with dlopen(RTLD_NOW | RTLD_LOCAL). Every way this can fail becomes a BackendInfo status with
 // the dlerror() or driver text and the directories searched, so a backend never disappears
 // without a reason.
+//
+// Trust (README "Environment variables", docs/errors.md): before dlopen, the plugin file must be a
+// regular file (not a symbolic link) owned by you or by root and writable by nobody else, and a
+// GPURT_PLUGIN_PATH directory that holds it must be a directory (not a symbolic link) owned by you
+// or by root and writable by nobody else (mode 1777 included). This is the compile cache's rule
+// (core/src/cache.cpp), with root also accepted as the owner of installed files. A refused plugin
+// is reported as plugin_invalid with the reason; gpurt's own library directory is checked only for
+// the plugin file (libgpurt itself was loaded from there).
 #include "loader.hpp"
 
 #include <dlfcn.h>
 #include <sys/stat.h>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 
@@ -24,6 +35,25 @@ namespace {
 bool is_regular_file(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// Why `path` may not be trusted to hold code (empty when it may). `directory`: it must be one.
+std::string untrusted(const std::string& path, bool directory) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return "cannot be examined";
+  if (S_ISLNK(st.st_mode)) return "is a symbolic link; name the " + std::string(directory ? "directory" : "file") +
+                                  " it points to instead";
+  if (directory ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
+    return directory ? "is not a directory" : "is not a regular file";
+  if (st.st_uid != ::geteuid() && st.st_uid != 0)
+    return "belongs to uid " + std::to_string(st.st_uid) + ", neither you (uid " + std::to_string(::geteuid()) +
+           ") nor root";
+  if (st.st_mode & 022) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return std::string("is writable by group or others (mode ") + mode + "); chmod go-w it";
+  }
+  return {};
 }
 
 std::string plugin_file(const std::string& name) { return "libgpurt_" + name + ".so"; }
@@ -73,7 +103,7 @@ std::string library_directory() {
 
 std::unique_ptr<BackendRecord> load_backend(const std::string& name,
                                             const std::vector<std::string>& dirs,
-                                            const plugin::Host& host) {
+                                            const plugin::Host& host, const std::string& own_dir) {
   auto r = std::make_unique<BackendRecord>();
   r->info.name = name;
   r->info.searched = dirs;
@@ -94,6 +124,20 @@ std::unique_ptr<BackendRecord> load_backend(const std::string& name,
     r->info.reason = file + " was not found in " + (where.empty() ? "(no directories)" : where) +
                      "; gpurt was built without this backend, or its plugin was not installed "
                      "(set GPURT_PLUGIN_PATH to the directory that holds it)";
+    return r;
+  }
+  const std::string dir = r->info.plugin_path.substr(0, r->info.plugin_path.size() - file.size() - 1);
+  std::string why = untrusted(r->info.plugin_path, false);
+  std::string what = "the plugin " + r->info.plugin_path;
+  if (why.empty() && dir != own_dir) {
+    why = untrusted(dir, true);
+    what = "the plugin directory " + dir;
+  }
+  if (!why.empty()) {
+    r->info.status = BackendStatus::plugin_invalid;
+    r->info.reason = r->info.plugin_path + " was not loaded: " + what + " " + why +
+                     ". gpurt loads plugins only from files and directories owned by you or root and "
+                     "writable by nobody else";
     return r;
   }
 
@@ -198,7 +242,7 @@ void ensure_loaded(Registry& reg, BackendRecord& rec) {
       rec.info.status = BackendStatus::disabled_by_environment;
       rec.info.reason = "GPURT_DISABLE_BACKENDS lists " + name + "; unset it to use this backend";
     } else {
-      std::unique_ptr<BackendRecord> loaded = load_backend(name, reg.dirs, host);
+      std::unique_ptr<BackendRecord> loaded = load_backend(name, reg.dirs, host, library_directory());
       rec.info = std::move(loaded->info);
       rec.backend = std::move(loaded->backend);
       rec.devices = std::move(loaded->devices);

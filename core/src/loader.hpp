@@ -37,10 +37,13 @@ BackendRecord* backend_record(const std::string& name);
 // Every backend's record, all loaded.
 const std::vector<std::unique_ptr<BackendRecord>>& all_backends();
 
-// Loads the plugin for `name` from `dirs` (first match wins) into a record. Never throws.
+// Loads the plugin for `name` from `dirs` (first match wins) into a record. Never throws. Before
+// dlopen the plugin file, and the directory holding it unless that is `own_dir` (gpurt's library
+// directory), must pass the trust rule in loader.cpp; a refused plugin is plugin_invalid with the
+// reason (the next directory is not tried: the plugin that would have been used is the problem).
 std::unique_ptr<BackendRecord> load_backend(const std::string& name,
                                             const std::vector<std::string>& dirs,
-                                            const plugin::Host& host);
+                                            const plugin::Host& host, const std::string& own_dir = {});
 
 // The directory holding libgpurt itself (where plugins are installed beside it).
 std::string library_directory();

@@ -31,6 +31,11 @@ void log(plugin::LogLevel level, const char* source, const std::string& message)
                message.c_str());
 }
 
+void warn_by_default(const char* source, const std::string& message) noexcept {
+  if (!log_enabled(plugin::LogLevel::error)) return;
+  std::fprintf(stderr, "gpurt[warn] %s: %s\n", source ? source : "core", message.c_str());
+}
+
 void plugin_log(plugin::LogLevel level, const char* backend, const char* message) noexcept {
   if (!log_enabled(level)) return;
   std::fprintf(stderr, "gpurt[%s] %s: %s\n", level_name(level), backend ? backend : "plugin",

@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <string>
 
+#include "build_text.hpp"
 #include "cache.hpp"
 #include "dialect.hpp"
 #include "gpurt/plugin/signature.hpp"
@@ -32,15 +34,19 @@ Program Device::build(const ProgramSource& source, const BuildOptions& options) 
                 ErrorDetails{d->props.backend, 0, {}, "Device::build", d->description, {}, {}});
   if (source.text.empty())
     detail::invalid("the program source '" + source.name + "' is empty", "Device::build", d);
-  std::vector<std::string> flags;
-  for (const auto& def : options.defines) {
-    if (def.first.empty())
-      detail::invalid("a define has an empty name", "Device::build", d);
-    flags.push_back("-D" + def.first + (def.second.empty() ? "" : "=" + def.second));
-  }
-  flags.insert(flags.end(), options.flags.begin(), options.flags.end());
+  // Defines go ahead of the source as #define lines, never into the option string, so a value
+  // cannot become another option; the name is escaped before it reaches any #line directive.
+  const bool text_source = source.language != SourceLanguage::ptx && source.language != SourceLanguage::cubin;
+  if (!text_source && !options.defines.empty())
+    detail::invalid(std::string("defines apply to source languages, and a ") + to_string(source.language) +
+                        " program has no preprocessor; remove BuildOptions::defines",
+                    "Device::build", d);
+  const std::string line_name = detail::line_directive_name(source.name);
+  const std::string prefix = detail::define_lines(options.defines, line_name, "Device::build", d);
+  const std::vector<std::string>& flags = options.flags;
   const auto start = std::chrono::steady_clock::now();
-  plugin::ProgramSource ps{source.language, source.text, source.name};
+  plugin::ProgramSource ps{source.language, prefix.empty() ? source.text : prefix + source.text,
+                           text_source ? line_name : source.name};
   auto p = std::make_shared<detail::ProgramState>();
   p->device = d;
   p->language = source.language;
@@ -64,19 +70,31 @@ Program Device::build(const ProgramSource& source, const BuildOptions& options) 
     }
   }
   if (!p->impl) {
-    detail::check(d->impl->build(ps, flags, p->impl), d);
+    plugin::Status built = d->impl->build(ps, flags, p->impl);
+    if (built.failed && !options.defines.empty())
+      built.build_options += " (defines, given as #define lines ahead of the source: " +
+                             detail::defines_as_options(options.defines) + ")";
+    detail::check(built, d);
     if (!key.empty()) {
       detail::count_cache_miss();
       std::string binary;
       const plugin::Status got = p->impl->binary(binary);
-      if (got.ok() && detail::cache_store(key, binary)) {
+      std::string why;
+      if (got.ok() && detail::cache_store(key, binary, why)) {
         info.path = BuildPath::built_and_cached;
       } else {
-        info.note = got.ok() ? "the cache directory is not writable" : "the backend gave no binary: " + got.message;
+        info.note = got.ok() ? "not stored in the compile cache: " + (why.empty() ? detail::cache_problem() : why) : "the backend gave no binary: " + got.message;
       }
     }
   }
   info.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (detail::log_enabled(plugin::LogLevel::info)) {  // README: "GPURT_LOG=info logs ... builds"
+    char ms[32];
+    std::snprintf(ms, sizeof ms, "%.1f", info.milliseconds);
+    detail::log(plugin::LogLevel::info, "build",
+                "'" + source.name + "' (" + to_string(source.language) + ") for " + d->description + ": " +
+                    to_string(info.path) + " in " + ms + " ms" + (info.note.empty() ? "" : "; " + info.note));
+  }
   return detail::Access::make<Program>(std::move(p));
 }
 

@@ -1,11 +1,15 @@
 // The tracer (gpurt/trace.hpp): host spans, device spans from timed events, Chrome trace output.
 #include "trace.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -63,7 +67,8 @@ struct Tracer {
   std::vector<Pending> pending;
   std::map<DeviceState*, Calibration> devices;
   std::map<std::uint64_t, bool> threads_named;
-  bool exit_hook = false;
+  bool exit_hook = false;       // registered when a trace starts: a process that only builds writes one too
+  bool late_exit_hook = false;  // registered once a device is calibrated (see calibration())
 };
 
 Tracer& tracer() {
@@ -86,6 +91,10 @@ Calibration& calibration(Tracer& t, DeviceState* d) {
   Calibration& c = t.devices[d];
   if (c.pid != 0) return c;
   c.pid = 2 + static_cast<int>(t.devices.size());
+  if (!t.late_exit_hook) {  // the driver has started: this hook runs before the driver's own exit handlers
+    t.late_exit_hook = true;
+    std::atexit(at_exit);
+  }
   t.events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", c.pid},
                       {"args", {{"name", d->description}}}});
   t.events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", c.pid}, {"args", {{"sort_index", c.pid}}}});
@@ -96,10 +105,6 @@ Calibration& calibration(Tracer& t, DeviceState* d) {
   if (!c.queue->record(true, c.event).ok() || !c.event->wait().ok()) return c;
   c.host_us = (before + now_us()) / 2;  // the event ran between the two host readings
   c.ok = true;
-  if (!t.exit_hook) {  // registered after the driver started, so that it runs before the driver's own
-    t.exit_hook = true;
-    std::atexit(at_exit);
-  }
   return c;
 }
 
@@ -121,6 +126,111 @@ void collect(Tracer& t, bool wait) {
                         {"ts", c.host_us + b * 1e3}, {"dur", std::max(0.0, (e - b) * 1e3)}, {"args", p.args}});
   }
   t.pending.swap(still);
+}
+
+[[noreturn]] void trace_refused(const std::string& path, const std::string& why, const char* call) {
+  throw Error(ErrorCategory::invalid_argument, "the trace file " + path + " " + why,
+              ErrorDetails{{}, 0, {}, call, {}, {}, {}});
+}
+
+// What is at `path` decides how a trace reaches it (docs/errors.md, "Files gpurt writes"): nothing
+// or a regular file is replaced atomically; a character device (/dev/null, /dev/stdout) or a FIFO
+// is written directly; anything else is refused and left alone, a symbolic link included (it is
+// neither followed nor replaced). Returns why `path` is refused (empty when it is not).
+std::string trace_target(const std::string& path, bool& direct) {
+  direct = false;
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return {};  // absent (or unreadable: creating it will say why)
+  if (S_ISREG(st.st_mode)) return {};
+  if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+    direct = true;
+    return {};
+  }
+  if (S_ISLNK(st.st_mode))
+    return "is a symbolic link; gpurt neither follows nor replaces links when it writes a trace: give the "
+           "file it points to, or another name";
+  if (S_ISDIR(st.st_mode)) return "is a directory; give a file name such as " + path + "/trace.json";
+  return "is not a regular file, a character device or a FIFO; give another file name such as trace.json";
+}
+
+bool write_fd(int fd, const std::string& text) {
+  const char* p = text.data();
+  std::size_t n = text.size();
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+[[noreturn]] void write_failed(const std::string& path, int err) {
+  throw Error(ErrorCategory::internal,
+              "could not write the trace to " + path + " (" + std::strerror(err) +
+                  "); check the directory exists and is writable",
+              ErrorDetails{{}, 0, {}, "gpurt::stop_trace", {}, {}, {}});
+}
+
+// Writes into the character device or FIFO at `path` (opened without following a link, and
+// without blocking on a FIFO that has no reader).
+void write_direct(const std::string& path, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENXIO)
+      trace_refused(path, "is a FIFO with no reader; start the reader first", "gpurt::stop_trace");
+    write_failed(path, errno);
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+    ::close(fd);
+    trace_refused(path, "changed while the trace was written; nothing was written", "gpurt::stop_trace");
+  }
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags != -1) (void)::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  const bool ok = write_fd(fd, text);
+  const int err = ok ? 0 : (errno != 0 ? errno : EIO);
+  if (::close(fd) != 0 && ok) write_failed(path, errno);
+  if (!ok) write_failed(path, err);
+}
+
+// Writes a new file beside `path` and renames it into place. The temporary file's name is not
+// predictable and it is created exclusively (O_CREAT | O_EXCL | O_NOFOLLOW), so a link planted at a
+// name it might take is never followed.
+void write_replacing(const std::string& path, const std::string& text) {
+  static std::atomic<std::uint64_t> counter{0};
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; fd < 0 && attempt < 100; ++attempt) {
+    const auto noise = static_cast<std::uint64_t>(clock_type::now().time_since_epoch().count()) ^
+                       (counter++ * 0x9e3779b97f4a7c15ull);
+    char suffix[24];
+    std::snprintf(suffix, sizeof suffix, "%016llx", static_cast<unsigned long long>(noise));
+    tmp = path + ".tmp." + std::to_string(::getpid()) + "." + suffix;
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) write_failed(path, errno);
+  const bool written = write_fd(fd, text);
+  int err = written ? 0 : (errno != 0 ? errno : EIO);
+  if (::close(fd) != 0 && written) err = errno;
+  if (!written || err != 0) {
+    ::unlink(tmp.c_str());
+    write_failed(path, err);
+  }
+  bool direct = false;  // looked at again: it may have changed while the trace was written
+  std::string why = trace_target(path, direct);
+  if (why.empty() && direct) why = "changed into a device or FIFO while the trace was written; it was left alone";
+  if (!why.empty()) {
+    ::unlink(tmp.c_str());
+    trace_refused(path, why, "gpurt::stop_trace");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    err = errno;
+    ::unlink(tmp.c_str());
+    write_failed(path, err);
+  }
 }
 
 }  // namespace
@@ -242,10 +352,17 @@ void start_trace(const std::string& path) {
   if (path.empty())
     throw Error(ErrorCategory::invalid_argument, "the trace file name is empty; give a path such as trace.json",
                 ErrorDetails{{}, 0, {}, "gpurt::start_trace", {}, {}, {}});
+  bool direct = false;
+  const std::string why = detail::trace_target(path, direct);
+  if (!why.empty()) detail::trace_refused(path, why, "gpurt::start_trace");
   if (tracing()) (void)stop_trace();
   detail::Tracer& t = detail::tracer();
   {
     std::lock_guard<std::mutex> lock(t.mutex);
+    if (!t.exit_hook) {  // written at exit even when no device ever ran a timed command
+      t.exit_hook = true;
+      std::atexit(detail::at_exit);
+    }
     t.on = true;
     t.path = path;
     t.events = nlohmann::json::array();
@@ -275,15 +392,11 @@ std::size_t stop_trace() {
     t.devices.clear();
   }
   detail::update_observing();
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  const bool ok = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const bool closed = f && std::fclose(f) == 0;
-  if (!ok || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw Error(ErrorCategory::internal, "could not write the trace to " + path + "; check the directory exists and is writable",
-                ErrorDetails{{}, 0, {}, "gpurt::stop_trace", {}, {}, {}});
-  }
+  bool direct = false;
+  const std::string why = detail::trace_target(path, direct);
+  if (!why.empty()) detail::trace_refused(path, why, "gpurt::stop_trace");
+  if (direct) detail::write_direct(path, text);
+  else detail::write_replacing(path, text);
   detail::log(plugin::LogLevel::info, "trace", "wrote " + std::to_string(count) + " events to " + path);
   return count;
 }

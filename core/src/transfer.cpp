@@ -26,6 +26,8 @@ std::atomic<std::uint64_t> g_staged{0}, g_direct{0}, g_staged_bytes{0};
 void set_staging(Staging mode) { g_mode = static_cast<int>(mode); }
 Staging staging() { return static_cast<Staging>(g_mode.load()); }
 
+std::size_t staging_chunk_bytes() { return detail::TransferEngine::chunk; }
+
 namespace {
 std::atomic<unsigned> g_threads{0};  // 0: default
 }  // namespace

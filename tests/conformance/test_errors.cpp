@@ -83,11 +83,11 @@ TEST_CASE("wrong kernel arguments are rejected before the launch") {
   GPURT_REQUIRE_ERROR(f.q.launch(add, one, a, a, a, 10u, 1u), ErrorCategory::invalid_argument,
                       "but 5 were given");
   GPURT_REQUIRE_ERROR(f.q.launch(add, one, a, a, a, std::uint64_t(10)), ErrorCategory::invalid_argument,
-                      "has 8 bytes");
+                      "pass a std::uint32_t");
   GPURT_REQUIRE_ERROR(f.q.launch(add, one, a, a, a, a), ErrorCategory::invalid_argument, "buffer");
+  // Every backend knows the parameters' kinds (CUDA from the kernel's declaration).
+  GPURT_REQUIRE_ERROR(f.q.launch(add, one, 1.0f, a, a, 10u), ErrorCategory::invalid_argument, "is a pointer");
   if (f.dev.backend() == "opencl") {
-    GPURT_REQUIRE_ERROR(f.q.launch(add, one, 1.0f, a, a, 10u), ErrorCategory::invalid_argument,
-                        "is a pointer");
     GPURT_REQUIRE_ERROR(f.q.launch(add, one, Local{64}, a, a, 10u), ErrorCategory::invalid_argument,
                         "not a __local pointer");
   } else {

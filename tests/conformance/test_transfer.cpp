@@ -14,11 +14,15 @@ struct StagingMode {
 }  // namespace
 
 TEST_CASE("transfer engine: staged copies round trip at awkward sizes and offsets") {
+  // transfer.hpp: a staged copy moves its data in chunks of staging_chunk_bytes() through pinned
+  // staging buffers. Sizes on each side of a chunk boundary, and of a 256 KiB download piece.
   test::Fixture f;
   StagingMode always(Staging::always);
-  const std::size_t chunk = 4u << 20;
-  for (std::size_t bytes : {std::size_t(1), std::size_t(4095), chunk - 1, chunk, chunk + 1, 3 * chunk + 17,
-                            13 * chunk + 5}) {
+  const std::size_t chunk = staging_chunk_bytes();
+  REQUIRE(chunk >= (1u << 20));
+  const std::size_t piece = 256u << 10;
+  for (std::size_t bytes : {std::size_t(1), std::size_t(4095), piece - 1, piece + 1, chunk - 1, chunk, chunk + 1,
+                            2 * chunk - 1, 3 * chunk + 17, 5 * chunk + 5}) {
     INFO("bytes = " << bytes);
     const auto in = test::random_vector<std::uint8_t>(bytes, 0, 255);
     auto buf = f.dev.alloc<std::uint8_t>(bytes + 100);

@@ -65,3 +65,37 @@ TEST_CASE("environment: staging threads and the trace file") {
   GPURT_REQUIRE_ERROR(parse({{"GPURT_STAGING_THREADS", " "}}), ErrorCategory::invalid_argument, "GPURT_STAGING_THREADS");
   GPURT_REQUIRE_ERROR(parse({{"GPURT_TRACE", "   "}}), ErrorCategory::invalid_argument, "trace.json");
 }
+
+// README (environment): "A malformed value raises `gpurt::Error(invalid_argument)` naming the
+// variable and the accepted form." A selector that cannot be parsed is malformed at start-up, and
+// the message names GPURT_DEVICE, not only "device selector".
+TEST_CASE("environment: a malformed GPURT_DEVICE names the variable and the selector syntax") {
+  for (const char* bad : {"garbage", "opencl:", "cuda:0:1", ":0"}) {
+    INFO(bad);
+    GPURT_REQUIRE_ERROR(parse({{"GPURT_DEVICE", bad}}), ErrorCategory::invalid_argument,
+                        "GPURT_DEVICE='" + std::string(bad) + "' is malformed: ");
+    GPURT_REQUIRE_ERROR(parse({{"GPURT_DEVICE", bad}}), ErrorCategory::invalid_argument,
+                        "a selector is BACKEND or BACKEND:INDEX or BACKEND:NAME");
+  }
+  GPURT_REQUIRE_ERROR(parse({{"GPURT_DEVICE", "garbage"}}), ErrorCategory::invalid_argument,
+                      "'garbage' is not a backend gpurt knows");
+  // Well-formed selectors that may match nothing are not malformed (that is decided when used).
+  for (const char* good : {"opencl", "OpenCL:PoCL", "cuda:7", "opencl:no-such-device"})
+    CHECK(*parse({{"GPURT_DEVICE", good}}).device == good);
+}
+
+// README: "`GPURT_LOG` | `off`, `error` (default), `warn`, `info`, `debug`" (issue 17: levels are
+// case-insensitive, and so are the other keywords).
+TEST_CASE("environment: GPURT_LOG, GPURT_CACHE and GPURT_STAGING keywords are case-insensitive") {
+  CHECK(parse({{"GPURT_LOG", "INFO"}}).log_level == 3);
+  CHECK(parse({{"GPURT_LOG", " Debug "}}).log_level == 4);
+  CHECK(parse({{"GPURT_LOG", "OFF"}}).log_level == 0);
+  CHECK(parse({{"GPURT_LOG", "Warn"}}).log_level == 2);
+  CHECK(parse({{"GPURT_LOG", "error"}}).log_level == 1);
+  CHECK_FALSE(parse({{"GPURT_CACHE", "OFF"}}).cache_enabled);
+  CHECK(parse({{"GPURT_CACHE", "On"}}).cache_enabled);
+  CHECK(parse({{"GPURT_STAGING", "AUTO"}}).staging == 0);
+  CHECK(parse({{"GPURT_STAGING", "Off"}}).staging == 2);
+  GPURT_REQUIRE_ERROR(parse({{"GPURT_LOG", "INFOS"}}), ErrorCategory::invalid_argument,
+                      "GPURT_LOG='INFOS' is malformed: expected one of off, error, warn, info, debug");
+}

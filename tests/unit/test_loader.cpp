@@ -1,6 +1,9 @@
 // The plugin loader: every way a plugin can fail to load becomes a status with a reason, the
 // native text and the directories searched.
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <fstream>
 
 #include "harness.hpp"
 #include "loader.hpp"
@@ -94,4 +97,117 @@ TEST_CASE("loader never loads from the current directory or a relative path") {
   CHECK(up->info.status == BackendStatus::plugin_not_found);
   // The same directory given absolutely is used.
   CHECK(load_backend("fake", {dir("no_device")}, host)->info.status == BackendStatus::no_device);
+}
+
+// --- Trust: the compile cache's ownership and permission rule, applied to plugins ---------------
+// README (GPURT_PLUGIN_PATH): "a plugin is loaded only from a regular file (not a symbolic link)
+// owned by you or root and writable by nobody else, in a directory that is owned by you or root
+// and writable by nobody else (mode 1777 included); a refused plugin is listed by `gpurt info`
+// with the reason".
+namespace {
+// A private copy of one fake plugin directory: <tmp>/plugins/libgpurt_fake.so (mode 0755, dir 0755).
+struct PluginCopy {
+  std::string root, dir, file;
+  explicit PluginCopy(const char* mode) {
+    char tmpl[] = "/tmp/gpurt-loader-test-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl) != nullptr);
+    root = tmpl;
+    dir = root + "/plugins";
+    file = dir + "/libgpurt_fake.so";
+    REQUIRE(::mkdir(dir.c_str(), 0755) == 0);
+    REQUIRE(::chmod(dir.c_str(), 0755) == 0);  // whatever the umask
+    std::ifstream in(::dir(mode) + "/libgpurt_fake.so", std::ios::binary);
+    std::ofstream out(file, std::ios::binary);
+    out << in.rdbuf();
+    out.close();
+    REQUIRE(out.good());
+    REQUIRE(::chmod(file.c_str(), 0755) == 0);
+  }
+  ~PluginCopy() {
+    ::chmod(dir.c_str(), 0755);
+    ::unlink(file.c_str());
+    ::unlink((root + "/link").c_str());
+    ::unlink((root + "/plugins-link").c_str());
+    ::rmdir(dir.c_str());
+    ::rmdir(root.c_str());
+  }
+};
+
+// The reason of a refused load, checked to be plugin_invalid and to name the path and the rule.
+std::string refused(const std::unique_ptr<gpurt::detail::BackendRecord>& r) {
+  INFO(gpurt::to_string(r->info.status) << ": " << r->info.reason);
+  CHECK(r->info.status == BackendStatus::plugin_invalid);
+  CHECK(r->backend == nullptr);
+  CHECK(r->info.reason.find("was not loaded") != std::string::npos);
+  CHECK(r->info.reason.find("owned by you or root and writable by nobody else") != std::string::npos);
+  return r->info.reason;
+}
+}  // namespace
+
+TEST_CASE("loader: a private copy of a plugin loads (the trust cases below differ only in one property)") {
+  PluginCopy p("no_device");
+  CHECK(load_backend("fake", {p.dir}, host)->info.status == BackendStatus::no_device);
+}
+
+TEST_CASE("loader refuses a plugin in a directory writable by everybody (0777, and 1777 too)") {
+  PluginCopy p("no_device");
+  for (const mode_t mode : {mode_t(0777), mode_t(01777), mode_t(0775)}) {
+    REQUIRE(::chmod(p.dir.c_str(), mode) == 0);
+    const std::string why = refused(load_backend("fake", {p.dir}, host));
+    CHECK(why.find("the plugin directory " + p.dir + " is writable by group or others") != std::string::npos);
+  }
+  // Fixed, the same directory is used again.
+  REQUIRE(::chmod(p.dir.c_str(), 0755) == 0);
+  CHECK(load_backend("fake", {p.dir}, host)->info.status == BackendStatus::no_device);
+}
+
+TEST_CASE("loader refuses a plugin file writable by others (0666) or a symbolic link to one") {
+  PluginCopy p("no_device");
+  REQUIRE(::chmod(p.file.c_str(), 0666) == 0);
+  std::string why = refused(load_backend("fake", {p.dir}, host));
+  CHECK(why.find("the plugin " + p.file + " is writable by group or others (mode 0666)") != std::string::npos);
+  REQUIRE(::chmod(p.file.c_str(), 0755) == 0);
+  // A link in a trusted directory pointing at a good plugin elsewhere is still refused: the rule
+  // is about the file named, which whoever controls the link's target could change.
+  REQUIRE(::rename(p.file.c_str(), (p.root + "/link").c_str()) == 0);
+  REQUIRE(::symlink((p.root + "/link").c_str(), p.file.c_str()) == 0);
+  why = refused(load_backend("fake", {p.dir}, host));
+  CHECK(why.find("is a symbolic link") != std::string::npos);
+  ::unlink(p.file.c_str());
+  REQUIRE(::rename((p.root + "/link").c_str(), p.file.c_str()) == 0);
+  // A GPURT_PLUGIN_PATH entry that is itself a link is refused the same way.
+  REQUIRE(::symlink(p.dir.c_str(), (p.root + "/plugins-link").c_str()) == 0);
+  why = refused(load_backend("fake", {p.root + "/plugins-link"}, host));
+  CHECK(why.find("the plugin directory " + p.root + "/plugins-link is a symbolic link") != std::string::npos);
+  CHECK(load_backend("fake", {p.dir}, host)->info.status == BackendStatus::no_device);
+}
+
+TEST_CASE("loader refuses a plugin or directory owned by another user (not root)") {
+  if (::geteuid() != 0) GPURT_SKIP("needs root to give files to another user (uid 65534)");
+  PluginCopy p("no_device");
+  REQUIRE(::chown(p.file.c_str(), 65534, 65534) == 0);
+  std::string why = refused(load_backend("fake", {p.dir}, host));
+  CHECK(why.find("the plugin " + p.file + " belongs to uid 65534") != std::string::npos);
+  REQUIRE(::chown(p.file.c_str(), 0, 0) == 0);
+  REQUIRE(::chown(p.dir.c_str(), 65534, 65534) == 0);
+  why = refused(load_backend("fake", {p.dir}, host));
+  CHECK(why.find("the plugin directory " + p.dir + " belongs to uid 65534") != std::string::npos);
+  REQUIRE(::chown(p.dir.c_str(), 0, 0) == 0);
+  CHECK(load_backend("fake", {p.dir}, host)->info.status == BackendStatus::no_device);
+}
+
+TEST_CASE("loader: a refused plugin stops the search (the next directory's plugin is not used)") {
+  PluginCopy p("no_device");
+  REQUIRE(::chmod(p.dir.c_str(), 0777) == 0);
+  const auto r = load_backend("fake", {p.dir, dir("init_failed")}, host);
+  (void)refused(r);
+  CHECK(r->info.plugin_path == p.file);
+}
+
+TEST_CASE("loader: gpurt's own library directory is checked for the plugin file only") {
+  PluginCopy p("no_device");
+  REQUIRE(::chmod(p.dir.c_str(), 0777) == 0);
+  CHECK(load_backend("fake", {p.dir}, host, p.dir)->info.status == BackendStatus::no_device);
+  REQUIRE(::chmod(p.file.c_str(), 0646) == 0);
+  CHECK(refused(load_backend("fake", {p.dir}, host, p.dir)).find("(mode 0646)") != std::string::npos);
 }

@@ -1,17 +1,30 @@
 // The compile cache: built programs are kept on disk and loaded instead of rebuilt.
 //
 // Location: GPURT_CACHE_DIR, else $XDG_CACHE_HOME/gpurt, else ~/.cache/gpurt (created private to
-// the user); GPURT_CACHE=off turns it off. The key covers the program text, the options, the
-// language, the backend, the device's name and architecture, the driver and compiler versions and
-// gpurt's version. Sources that #include other files are not cached (their includes are not part
-// of the key). Entries are written atomically and checked (SHA-256) when read; a bad entry is
-// rebuilt. A directory that cannot be written means no caching and one warning, never an error.
+// the user); GPURT_CACHE=off turns it off. The key covers the program text (with the defines), the
+// options, the language, the backend, the device's name and architecture, the driver and compiler
+// versions, gpurt's version and the backend's plugin library file (path, size and modification
+// time, so a rebuilt plugin never loads programs its predecessor built). A program that may read other files is not cached: its source has
+// an #include, #include_next, #import or #embed directive (found as the preprocessor finds them:
+// "# include", "#/*c*/include", "%:include", lines joined by backslash-newline; such a line
+// inside a /* */ comment counts too) or a __has_include / __has_embed test, or an option names a file
+// (-include, --pre-include, -imacros, @file); such a program is built every time, so a changed
+// header always takes effect. Entries are written atomically to files created exclusively (never
+// through a planted link), and checked when read: an entry is used only when it is a regular file
+// (not a link, FIFO or device: opened without following links and without blocking), yours, not
+// writable by others, at most max_cache_entry_bytes of payload, and passes its SHA-256. A bad
+// entry is rebuilt. A directory that cannot be written means no caching and one warning, never an
+// error.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 namespace gpurt {
+
+// The largest payload (compiled binary) an entry may hold: 256 MiB. Larger entries on disk are
+// refused unread and rebuilt; larger binaries are not stored.
+inline constexpr std::uint64_t max_cache_entry_bytes = std::uint64_t(256) << 20;
 
 struct CacheConfig {
   bool enabled = true;
@@ -29,13 +42,16 @@ struct CacheStatistics {
   std::uint64_t corrupt_entries = 0; // entries that failed their checksum or would not load
   std::uint64_t write_failures = 0;  // entries that could not be stored
   std::uint64_t refused = 0;         // entries or a directory not trusted: another user's, writable
-                                     // by group or others, or a symbolic link (each with a warning)
+                                     // by group or others, a symbolic link, not a regular file (a
+                                     // FIFO), larger than max_cache_entry_bytes, or unreadable; each
+                                     // kind warned about once per process, then rebuilt
 };
 CacheStatistics cache_statistics();
 
 // How a program came to be (Program::build_info()).
 enum class BuildPath {
-  built,              // compiled; not cached (cache off, source has #include, or store failed)
+  built,              // compiled; not cached (cache off, the program reads other files, or store
+                      // failed); BuildInfo::note says which
   built_and_cached,   // compiled and stored in the cache
   loaded_from_cache,  // loaded from the cache without compiling
 };

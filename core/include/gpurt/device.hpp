@@ -33,13 +33,22 @@ struct QueueOptions {
 
 struct BuildOptions {
   std::vector<std::string> flags;  // passed to the compiler as given ("-cl-fast-relaxed-math")
-  std::vector<std::pair<std::string, std::string>> defines;  // become -DNAME=VALUE
+  // NAME, VALUE pairs, given to the compiler as "#define NAME VALUE" lines ahead of the source (never
+  // as options, so a value such as "1 -DOTHER" or "unsigned int" stays one value); an empty value
+  // defines NAME as 1, as -DNAME does. Device::build throws invalid_argument for a name that is not
+  // a C identifier, and for a value with a line break or NUL, ending in a backslash, or opening a
+  // /* comment it does not close. Source languages only: a ptx or cubin build with defines throws
+  // invalid_argument.
+  std::vector<std::pair<std::string, std::string>> defines;
 };
 
 struct ProgramSource {
   SourceLanguage language = SourceLanguage::portable;
   std::string text;  // source text; for cubin, the binary bytes
-  std::string name = "program";  // how build logs refer to it
+  // How build logs refer to it (the file name in #line directives). Any text: quotes, backslashes
+  // and question marks are escaped and control characters (line breaks) become '_' before it
+  // reaches the compiler, so a name can never end the string or the line it is placed in.
+  std::string name = "program";
 };
 
 struct MemoryUsage {

@@ -159,7 +159,8 @@ class Queue {
   void finish();
   // As finish(), but waits at most `timeout` (see Event::wait(timeout)): records an event and
   // waits for it. Throws Error(timeout) when the time ran out; the queued work goes on and the
-  // queue stays usable (call finish again later). A zero timeout only checks.
+  // queue stays usable (call finish again later). A zero timeout only checks once, so it may
+  // report timeout even for an idle queue (the event it records has not been processed yet).
   void finish(std::chrono::nanoseconds timeout);
 
   // ---- blocking conveniences ----

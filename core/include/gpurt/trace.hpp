@@ -17,10 +17,16 @@
 namespace gpurt {
 
 // Starts a trace that will be written to `path` (replacing a trace already running, which is
-// written first). Throws Error(invalid_argument) for an empty path.
+// written first). Throws Error(invalid_argument) for an empty path, or when `path` is a symbolic
+// link, a directory or anything else that is not a regular file, a character device or a FIFO.
+// The trace is also written at exit if stop_trace() is not called.
 void start_trace(const std::string& path);
 // Waits for the traced device work, writes the file and stops tracing; returns the number of
-// events written (0 when no trace was running). A write failure is reported as Error(internal).
+// events written (0 when no trace was running). A new or regular file is replaced atomically
+// through a temporary file created exclusively beside it (never through a link); a character
+// device or FIFO is written directly, never replaced. Tracing stops either way; a path that became
+// a link, a directory or a FIFO with no reader is Error(invalid_argument), a failed write
+// Error(internal).
 std::size_t stop_trace();
 bool tracing();
 

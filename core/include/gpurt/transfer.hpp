@@ -34,6 +34,10 @@ void set_staging_threads(unsigned threads);
 // The threads a staged copy in `direction` (host_to_device or device_to_host) uses.
 unsigned staging_threads(CopyDirection direction);
 
+// The size of one staging chunk in bytes: a staged copy moves its data in pieces of this size
+// (its last one shorter), each through one pinned staging buffer.
+std::size_t staging_chunk_bytes();
+
 struct TransferStatistics {
   std::uint64_t staged_copies = 0;
   std::uint64_t direct_copies = 0;     // copies through raw host pointers or vectors that went direct

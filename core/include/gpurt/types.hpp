@@ -107,7 +107,9 @@ struct DeviceProperties {
 enum class BackendStatus {
   available,
   plugin_not_found,         // no plugin library in any searched directory
-  plugin_invalid,           // a file was found but is not a usable gpurt plugin of this version
+  plugin_invalid,           // a file was found but is not a usable gpurt plugin of this version, or was
+                            // refused before loading because it or its directory could be changed by
+                            // another user (README, GPURT_PLUGIN_PATH); `reason` says which
   vendor_library_missing,   // the plugin needs a vendor library (libcuda.so.1, libOpenCL.so.1) that is absent
   no_device,                // the backend works but sees no device
   init_failed,              // the vendor library refused to initialise

@@ -199,3 +199,29 @@ TEST_CASE("kernel signatures are read without recursion from hostile sources") {
   gpurt::plugin::ProgramSource src{gpurt::SourceLanguage::portable, text, "big.gpurt"};
   CHECK_NOTHROW(gpurt::opencl::full_source(src));
 }
+
+TEST_CASE("OpenCL C build logs name the user's file, not PoCL's temporary copy") {
+  // errors.md (build_failed): the build log gives "the line numbers and file name of your source
+  // (ProgramSource::name) for every language". PoCL compiles a temporary copy and names it.
+  const std::string log =
+      "/root/.cache/pocl/kcache/tempfile_Ab12Cd.cl:3:28: error: use of undeclared identifier 'q'\n"
+      "  x[i] = q;\n"
+      "<kernel>:7:1: warning: something\n"
+      "/tmp/pocl_1/tempfile.cl:12:5: note: here\n"
+      "helper.cl:4:2: note: an included file keeps its name\n"
+      "1 error generated.\n";
+  const std::string mapped = gpurt::opencl::map_log_locations(log, "mine.cl", 0);
+  CHECK(mapped ==
+        "mine.cl:3:28: error: use of undeclared identifier 'q'\n"
+        "  x[i] = q;\n"
+        "mine.cl:7:1: warning: something\n"
+        "mine.cl:12:5: note: here\n"
+        "helper.cl:4:2: note: an included file keeps its name\n"
+        "1 error generated.\n");
+  // Portable sources: the prelude's lines are taken off, and locations inside it keep their name.
+  CHECK(gpurt::opencl::map_log_locations("x tempfile_1.cl:15:2: e\ntempfile_1.cl:3:1: p", "p.gpurt", 10) ==
+        "x p.gpurt:5:2: e\ntempfile_1.cl:3:1: p");
+  // Nothing that only looks like a location is touched.
+  for (const char* same : {"", ":", "a:1", "<kernel>:", "<kernel>::1:", "<kernel>:1234567890123:4: x", "tempfile.c:1:2:"})
+    CHECK(gpurt::opencl::map_log_locations(same, "n", 0) == same);
+}
