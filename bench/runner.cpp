@@ -286,10 +286,10 @@ nlohmann::json measure_kernels(Context& c, double& copy_gbps) {
       hk[i] = static_cast<std::uint32_t>(v & 0xff);
     }
     for (float& w : hf) w = static_cast<float>(next() >> 40) * 0x1p-24f - 0.5f;
-    c.timed.write(x, hx);
-    c.timed.write(y, hy);
-    c.timed.write(keys, hk);
-    c.timed.write(filter, hf);
+    c.timed.write(hx, x);
+    c.timed.write(hy, y);
+    c.timed.write(hk, keys);
+    c.timed.write(hf, filter);
   }
   nlohmann::json rows = nlohmann::json::array();
   const double fb = static_cast<double>(n) * sizeof(float);

@@ -11,6 +11,7 @@ inline const char* portable_prelude = R"GPURT(
 #define GPURT_KERNEL extern "C" __global__
 #define GPURT_GLOBAL
 #define GPURT_LOCAL __shared__
+#define GPURT_LOCAL_PTR
 #define GPURT_CONSTANT const
 #define GPURT_RESTRICT __restrict__
 #define GPURT_INLINE __device__ inline

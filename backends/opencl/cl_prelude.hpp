@@ -14,6 +14,7 @@ inline const char* portable_prelude = R"GPURT(
 #define GPURT_KERNEL __kernel
 #define GPURT_GLOBAL __global
 #define GPURT_LOCAL __local
+#define GPURT_LOCAL_PTR __local
 #define GPURT_CONSTANT __constant
 #define GPURT_RESTRICT restrict
 #define GPURT_INLINE inline

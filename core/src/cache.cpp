@@ -299,6 +299,7 @@ std::optional<std::string> cache_load(const std::string& key) {
 }
 
 bool cache_store(const std::string& key, const std::string& payload, std::string& why) {
+  t_problem.clear();  // set again below by this store's own warning, if any
   const CacheConfig cfg = current();
   const std::string path = cache_entry_path(key);
   if (path.empty()) return false;

@@ -144,6 +144,14 @@ void check_view(const Allocation* a, std::size_t offset_bytes, std::size_t view_
   (void)offset_bytes;
 }
 
+void check_host_view(std::size_t size, std::size_t offset, std::size_t count) {
+  if (offset > size || count > size - offset)
+    invalid("view [" + std::to_string(offset) + ", " + std::to_string(offset) + " + " +
+                std::to_string(count) + ") is outside the HostBuffer's " + std::to_string(size) +
+                " elements; a view must lie inside the HostBuffer it is taken from",
+            "HostBuffer::view");
+}
+
 void check_reinterpret(std::size_t offset_bytes, std::size_t bytes, std::size_t from_size,
                        std::size_t to_size, std::size_t to_align) {
   if (bytes % to_size != 0)

@@ -152,6 +152,40 @@ void check_buffer_type(std::size_t i, const detail::Arg& a, const plugin::ParamT
 
 }  // namespace
 
+LaunchConfig LaunchConfig::groups_of(Dim3 groups, Dim3 group_size, std::size_t local_bytes) {
+  for (int i = 0; i < 3; ++i) {
+    std::size_t total = 0;
+    if (__builtin_mul_overflow(groups[i], group_size[i], &total))
+      detail::invalid(std::to_string(groups[i]) + " groups of " + std::to_string(group_size[i]) +
+                          " work-items in " + dim_name[i] + " are more work-items than a size_t "
+                          "counts (groups " + to_string(groups) + ", group size " +
+                          to_string(group_size) + "); use fewer or smaller groups",
+                      "LaunchConfig::groups_of");
+  }
+  return LaunchConfig(groups, group_size, local_bytes);
+}
+
+LaunchConfig LaunchConfig::global(Dim3 global_size, Dim3 group_size, std::size_t local_bytes) {
+  constexpr const char* where = "LaunchConfig::global";
+  for (int i = 0; i < 3; ++i) {
+    if (group_size[i] == 0)
+      detail::invalid("the group size " + to_string(group_size) + " has a zero " + dim_name[i] +
+                          " dimension; use 1 for unused dimensions",
+                      where);
+    if (global_size[i] % group_size[i] != 0)
+      detail::invalid("the global size " + to_string(global_size) + " is not a multiple of the "
+                          "group size " + to_string(group_size) + " in " + dim_name[i] + " (" +
+                          std::to_string(global_size[i]) + " % " + std::to_string(group_size[i]) +
+                          " = " + std::to_string(global_size[i] % group_size[i]) +
+                          "); choose a group size that divides it, or use LaunchConfig::cover, "
+                          "which rounds the group count up (the kernel must then check its index)",
+                      where);
+  }
+  return LaunchConfig({global_size.x / group_size.x, global_size.y / group_size.y,
+                       global_size.z / group_size.z},
+                      group_size, local_bytes);
+}
+
 LaunchConfig LaunchConfig::cover(Dim3 items, Dim3 group_size, std::size_t local_bytes) {
   for (int i = 0; i < 3; ++i)
     if (group_size[i] == 0)

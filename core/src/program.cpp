@@ -83,7 +83,8 @@ Program Device::build(const ProgramSource& source, const BuildOptions& options) 
       if (got.ok() && detail::cache_store(key, binary, why)) {
         info.path = BuildPath::built_and_cached;
       } else {
-        info.note = got.ok() ? "not stored in the compile cache: " + (why.empty() ? detail::cache_problem() : why) : "the backend gave no binary: " + got.message;
+        info.note = got.ok() ? "not stored in the compile cache: " +
+                                   (detail::cache_problem().empty() ? why : detail::cache_problem()) : "the backend gave no binary: " + got.message;
       }
     }
   }

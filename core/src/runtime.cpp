@@ -99,7 +99,7 @@ Device default_device() {
         best_rank = rank;
       }
     }
-  if (best.empty())
+  if (!best.valid())
     throw Error(ErrorCategory::backend_unavailable,
                 "no device is available; the backends say:" + list_devices());
   return best;

@@ -21,7 +21,7 @@ int main() try {
     // The device answers: a value goes there and comes back.
     gpurt::Queue q = d.create_queue();
     auto buf = d.alloc<int>(4);
-    q.write(buf, std::vector<int>{1, 2, 3, 4});
+    q.write(std::vector<int>{1, 2, 3, 4}, buf);
     if (q.read(buf) != std::vector<int>{1, 2, 3, 4}) ++failures;
   }
   std::printf("%s\n", failures ? "FAILED: a device did not round-trip" : "OK");

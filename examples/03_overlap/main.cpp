@@ -30,9 +30,9 @@ static double run(const gpurt::Device& dev, const gpurt::Kernel& k, std::vector<
   for (std::size_t i = 0; i < chunks.size(); ++i) {
     gpurt::Queue& q = queues[i % nq];
     Chunk& c = chunks[i];
-    q.copy(in.data() + c.first, c.in);                                                     // upload
+    q.copy(in.view(c.first, c.count), c.in);                                               // upload
     q.launch(k, gpurt::LaunchConfig::cover(k, c.count), c.in, c.out, static_cast<uint32_t>(c.count));  // kernel
-    q.copy(c.out, out.data() + c.first);                                                   // download
+    q.copy(c.out, out.view(c.first, c.count));                                             // download
   }
   // The first queue waits (on the device) for the others' last work, then the host waits for it.
   for (std::size_t i = 1; i < nq; ++i) queues[0].wait(queues[i].record());

@@ -61,7 +61,7 @@ GPURT_KERNEL void atomics(GPURT_GLOBAL int32_t* c, GPURT_GLOBAL float* fsum, uin
   const std::uint32_t n = 10007;
   auto c = f.dev.alloc<std::int32_t>(6);
   auto s = f.dev.alloc<float>(1);
-  f.q.write(c, std::vector<std::int32_t>{0, 0, 1 << 30, -1, 0, 0});
+  f.q.write(std::vector<std::int32_t>{0, 0, 1 << 30, -1, 0, 0}, c);
   f.q.fill(s, 0.0f);
   f.q.launch(k, LaunchConfig::cover(Dim3(n), Dim3(64)), c, s, n);
   const auto r = f.q.read(c);

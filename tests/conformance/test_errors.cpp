@@ -9,7 +9,7 @@ namespace {
 void still_works(test::Fixture& f) {
   const auto in = test::random_vector<int>(33);
   auto d = f.dev.alloc<int>(33);
-  f.q.write(d, in);
+  f.q.write(in, d);
   CHECK(f.q.read(d) == in);
 }
 }  // namespace

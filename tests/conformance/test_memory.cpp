@@ -14,7 +14,7 @@ TEST_CASE("host to device to host round trip at many sizes") {
     auto buf = f.dev.alloc<std::int32_t>(n);
     CHECK(buf.size() == n);
     CHECK(buf.size_bytes() == n * 4);
-    f.q.write(buf, in);
+    f.q.write(in, buf);
     CHECK(f.q.read(buf) == in);
   }
 }
@@ -25,7 +25,7 @@ TEST_CASE("byte-sized and unaligned copies round trip") {
     const auto in = test::random_vector<std::uint8_t>(n, 0, 255);
     auto buf = f.dev.alloc<std::uint8_t>(n + 5);
     auto view = buf.view(3, n);
-    f.q.write(view, in);
+    f.q.write(in, view);
     CHECK(f.q.read(view) == in);
   }
 }
@@ -35,12 +35,12 @@ TEST_CASE("views copy into and out of sub-ranges") {
   const std::size_t n = 1021;
   auto base = test::random_vector<float>(n);
   auto buf = f.dev.alloc<float>(n);
-  f.q.write(buf, base);
+  f.q.write(base, buf);
   const auto patch = test::random_vector<float>(100);
   auto view = buf.view(457, 100);
   CHECK(view.offset() == 457);
   CHECK(view.size() == 100);
-  f.q.write(view, patch);
+  f.q.write(patch, view);
   std::copy(patch.begin(), patch.end(), base.begin() + 457);
   CHECK(f.q.read(buf) == base);
   CHECK(f.q.read(buf.view(457, 100).view(10, 5)) == std::vector<float>(patch.begin() + 10, patch.begin() + 15));
@@ -70,7 +70,7 @@ TEST_CASE("a 256 MiB copy round trips") {
   std::vector<std::uint32_t> in(n);
   for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<std::uint32_t>(i * 2654435761u);
   auto buf = f.dev.alloc<std::uint32_t>(n);
-  f.q.write(buf, in);
+  f.q.write(in, buf);
   CHECK(f.q.read(buf) == in);
 }
 
@@ -160,8 +160,8 @@ TEST_CASE("half of the largest buffer allocates and both of its ends are reachab
   INFO("allocating " << bytes << " bytes");
   auto big = f.dev.alloc<std::uint8_t>(bytes);
   const std::vector<std::uint8_t> head{1, 2, 3, 4}, tail{5, 6, 7, 8};
-  f.q.write(big.view(0, 4), head);
-  f.q.write(big.view(bytes - 4, 4), tail);
+  f.q.write(head, big.view(0, 4));
+  f.q.write(tail, big.view(bytes - 4, 4));
   CHECK(f.q.read(big.view(0, 4)) == head);
   CHECK(f.q.read(big.view(bytes - 4, 4)) == tail);
 }

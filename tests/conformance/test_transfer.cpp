@@ -97,14 +97,14 @@ TEST_CASE("transfer engine: automatic and never modes copy correctly and are cou
   {
     StagingMode never(Staging::never);
     const auto before = transfer_statistics();
-    f.q.write(buf, in);
+    f.q.write(in, buf);
     CHECK(f.q.read(buf) == in);
     CHECK(transfer_statistics().direct_copies == before.direct_copies + 2);
     CHECK(transfer_statistics().staged_copies == before.staged_copies);
   }
   StagingMode automatic(Staging::automatic);
   f.q.fill(buf, 0u);
-  f.q.write(buf, in);
+  f.q.write(in, buf);
   CHECK(f.q.read(buf) == in);
   auto pinned = f.dev.alloc_host<std::uint32_t>(n);
   const auto before = transfer_statistics();

@@ -44,7 +44,7 @@ TEST_CASE("kernel-language: scalars of the parameter's type are checked by kind,
   const std::size_t n = 257;
   const std::vector<std::int32_t> iv = test::random_vector<std::int32_t>(n, -1000, 1000);
   auto ints = f.dev.alloc<std::int32_t>(n);
-  f.q.write(ints, iv);
+  f.q.write(iv, ints);
   auto out = f.dev.alloc<float>(n);
   f.q.fill(out, 0.0f);
   const LaunchConfig cfg = LaunchConfig::cover(Dim3(n), Dim3(64));
@@ -86,7 +86,7 @@ TEST_CASE("errors: native kernels' scalars are checked by type on every backend"
   GPURT_REQUIRE_ERROR(f.q.launch(scale, cfg, f.dev.alloc<int>(64), 2.0f, 64u), ErrorCategory::invalid_argument,
                       "argument 0");
   const std::vector<float> v = test::random_vector<float>(64);
-  f.q.write(x, v);
+  f.q.write(v, x);
   f.q.launch(scale, cfg, x, 2.0f, 64u);
   const std::vector<float> r = f.q.read(x);
   for (std::size_t i = 0; i < 64; ++i) CHECK(r[i] == v[i] * 2.0f);
@@ -105,8 +105,8 @@ TEST_CASE("buffer.hpp: portable kernels take views at any element offset on ever
       INFO("x offset " << xo << ", y offset " << yo << ", n " << n);
       const auto hx = test::random_vector<float>(total), hy = test::random_vector<float>(total);
       auto dx = f.dev.alloc<float>(total), dy = f.dev.alloc<float>(total);
-      f.q.write(dx, hx);
-      f.q.write(dy, hy);
+      f.q.write(hx, dx);
+      f.q.write(hy, dy);
       f.q.launch(k, LaunchConfig::cover(Dim3(n), Dim3(64)), dx.view(xo, n), dy.view(yo, n), 2.0f,
                  static_cast<std::uint32_t>(n));
       const std::vector<float> r = f.q.read(dy);
@@ -128,7 +128,7 @@ TEST_CASE("errors: a view at an odd offset for an OpenCL C kernel says why and w
   Kernel scale = f.program().kernel("scale");
   auto x = f.dev.alloc<float>(1024);
   const std::vector<float> v = test::random_vector<float>(1024);
-  f.q.write(x, v);
+  f.q.write(v, x);
   if (f.dev.backend() == "opencl" && f.dev.properties().view_alignment > sizeof(float)) {
     GPURT_REQUIRE_ERROR(f.q.launch(scale, LaunchConfig::cover(Dim3(10), Dim3(16)), x.view(3, 10), 2.0f, 10u),
                         ErrorCategory::invalid_argument, "portable dialect");

@@ -44,7 +44,7 @@ TEST_CASE("api-guide: a download into pageable memory has landed when the copy r
     INFO("n = " << n);
     const std::vector<float> x = test::random_vector<float>(n);
     auto d = f.dev.alloc<float>(n);
-    f.q.write(d, x);
+    f.q.write(x, d);
     f.q.launch(scale, LaunchConfig::cover(Dim3(n), Dim3(64)), d, 3.0f, static_cast<std::uint32_t>(n));
     std::vector<float> out(n, 0.0f);
     f.q.copy(d, out);
@@ -64,7 +64,7 @@ TEST_CASE("api-guide: copies into and out of views at odd element offsets") {
   for (std::size_t off : {std::size_t(1), std::size_t(3), std::size_t(1021)}) {
     for (std::size_t n : {std::size_t(1), std::size_t(31), std::size_t(262144 + 1)}) {
       INFO("offset " << off << ", n " << n);
-      f.q.write(d, base);
+      f.q.write(base, d);
       const std::vector<float> piece = test::random_vector<float>(n);
       f.q.copy(piece, d.view(off, n));
       std::vector<float> expect = base;
@@ -83,7 +83,7 @@ TEST_CASE("errors: a copy whose host side is smaller than the view is refused an
   test::Fixture f;
   auto d = f.dev.alloc<float>(100);
   const std::vector<float> ones(100, 1.0f);
-  f.q.write(d, ones);
+  f.q.write(ones, d);
   std::vector<float> small(99, 5.0f);
   GPURT_REQUIRE_ERROR(f.q.copy(small, d), ErrorCategory::invalid_argument, "size mismatch");
   GPURT_REQUIRE_ERROR(f.q.copy(d, small), ErrorCategory::invalid_argument, "size mismatch");

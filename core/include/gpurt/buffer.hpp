@@ -28,6 +28,7 @@ Device allocation_device(const Allocation* a);
 [[noreturn]] void throw_empty_handle(const char* what, const char* call);
 void check_view(const Allocation* a, std::size_t offset_bytes, std::size_t view_bytes,
                 std::size_t offset, std::size_t count, std::size_t elem_size);
+void check_host_view(std::size_t size, std::size_t offset, std::size_t count);
 void check_reinterpret(std::size_t offset_bytes, std::size_t bytes, std::size_t from_size,
                        std::size_t to_size, std::size_t to_align);
 }  // namespace detail
@@ -47,6 +48,7 @@ class Buffer {
 
   std::size_t size() const { return count_; }
   std::size_t size_bytes() const { return count_ * sizeof(T); }
+  // Zero elements, as for std containers (a valid buffer may be empty).
   bool empty() const { return count_ == 0; }
   // Start of this view, in elements of T from the start of its allocation.
   std::size_t offset() const { return offset_bytes_ / sizeof(T); }
@@ -69,6 +71,8 @@ class Buffer {
     return Buffer<U>(alloc_, offset_bytes_, size_bytes() / sizeof(U));
   }
 
+  // true for a buffer made by Device::alloc (even of zero elements) and its views; false when
+  // default-constructed or moved-from. Every handle type has valid() with this meaning.
   bool valid() const { return alloc_ != nullptr; }
 
  private:
@@ -90,13 +94,16 @@ class Buffer {
 };
 
 // Page-locked (pinned) host memory owned by gpurt, for fast transfers to and from one device.
-// A reference-counted handle like Buffer; the memory is released with the last handle.
+// A reference-counted handle like Buffer; the memory is released with the last handle (including
+// every view). Copies from and to it are asynchronous (see gpurt/queue.hpp).
 template <class T>
 class HostBuffer {
   static_assert(std::is_trivially_copyable<T>::value,
                 "gpurt::HostBuffer<T> needs a trivially copyable element type");
 
  public:
+  using value_type = T;
+
   HostBuffer() = default;
   HostBuffer(const Device& device, std::size_t count) : count_(count) {
     void* p = nullptr;
@@ -106,12 +113,29 @@ class HostBuffer {
   T* data() const { return data_; }
   std::size_t size() const { return count_; }
   std::size_t size_bytes() const { return count_ * sizeof(T); }
+  // Zero elements, as for std containers (a valid HostBuffer may be empty).
+  bool empty() const { return count_ == 0; }
   T& operator[](std::size_t i) const { return data_[i]; }
   T* begin() const { return data_; }
   T* end() const { return data_ + count_; }
+  // true for memory from Device::alloc_host (even of zero elements) and its views; false when
+  // default-constructed or moved-from.
   bool valid() const { return state_ != nullptr; }
 
+  // The elements [offset, offset + count) of this HostBuffer, sharing its pinned memory (and
+  // keeping it alive): a HostBuffer too, so copies from and to it stay asynchronous and direct -
+  // the way to copy a pinned array in chunks. Throws invalid_argument when the range is not
+  // inside this HostBuffer, or when this one is empty (default-constructed or moved-from).
+  HostBuffer view(std::size_t offset, std::size_t count) const {
+    if (!state_) detail::throw_empty_handle("HostBuffer", "HostBuffer::view");
+    detail::check_host_view(count_, offset, count);
+    return HostBuffer(state_, data_ + offset, count);
+  }
+
  private:
+  HostBuffer(std::shared_ptr<detail::HostAllocationState> s, T* data, std::size_t count)
+      : state_(std::move(s)), data_(data), count_(count) {}
+
   std::shared_ptr<detail::HostAllocationState> state_;
   T* data_ = nullptr;
   std::size_t count_ = 0;

@@ -2,7 +2,7 @@
 //
 // A Device is a cheap handle; devices live as long as the process. Obtain one from
 // gpurt::devices(), gpurt::default_device() or gpurt::device("opencl:pocl"). A default-constructed
-// Device is empty and every call on it throws Error(invalid_argument).
+// Device is not valid() and every call on it throws Error(invalid_argument).
 #pragma once
 
 #include <cstddef>
@@ -89,6 +89,12 @@ class Device {
 
   MemoryUsage memory_usage() const;
 
+  // true for a device from gpurt::devices(), default_device(), device(...) or another handle's
+  // device(); false when default-constructed. Every handle type (Device, Buffer, HostBuffer, Queue,
+  // Event, Program, Kernel) has valid() with this meaning; empty() is kept for "zero elements" on
+  // Buffer and HostBuffer, as on std containers.
+  bool valid() const { return state_ != nullptr; }
+  [[deprecated("Device::empty() meant a null handle; use !valid() (empty() means zero elements on buffers)")]]
   bool empty() const { return state_ == nullptr; }
   friend bool operator==(const Device& a, const Device& b) { return a.state_ == b.state_; }
   friend bool operator!=(const Device& a, const Device& b) { return a.state_ != b.state_; }

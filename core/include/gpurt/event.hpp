@@ -33,6 +33,7 @@ class Event {
   // true once the event has completed; never blocks.
   bool complete() const;
   Device device() const;
+  // true for an event from Queue::record; false when default-constructed or moved-from.
   bool valid() const { return state_ != nullptr; }
 
  private:

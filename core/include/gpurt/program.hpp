@@ -33,6 +33,7 @@ class Program {
   // How the program was obtained: compiled or loaded from the compile cache, and how long it took.
   const BuildInfo& build_info() const;
   Device device() const;
+  // true for a program from Device::build; false when default-constructed or moved-from.
   bool valid() const { return state_ != nullptr; }
 
  private:
@@ -64,6 +65,8 @@ class Kernel {
   // fills the device in one wave - the usual size of a grid-stride launch. Throws invalid_argument
   // when the group is larger than max_group_size() or the local memory exceeds the device's.
   std::size_t resident_groups_per_unit(std::size_t group_size, std::size_t local_bytes = 0) const;
+  // true for a kernel from Program::kernel; false when default-constructed or moved-from.
+  bool valid() const { return state_ != nullptr; }
 
  private:
   friend struct detail::Access;

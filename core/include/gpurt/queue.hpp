@@ -8,7 +8,8 @@
 // once its data is in the destination. Pinned memory (HostBuffer, or raw pointers into one) is
 // copied asynchronously: it must stay valid and unchanged (uploads) or unread (downloads) until
 // the work has completed (finish(), or an event recorded after it). Large pageable copies go
-// through the transfer engine (gpurt/transfer.hpp). write() and read() block.
+// through the transfer engine (gpurt/transfer.hpp). write() and read() block. Every copy-like call
+// takes (source, destination), in that order.
 // Every call validates its arguments first and throws Error without enqueueing anything.
 #pragma once
 
@@ -17,6 +18,7 @@
 #include <cstring>
 #include <memory>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "gpurt/buffer.hpp"
@@ -82,6 +84,42 @@ Arg to_arg(const T& v) {
   return a;
 }
 
+// P is a pointer (not an array) to E, or to a less cv-qualified E: the raw-pointer copy overloads.
+// Taken by forwarding reference so that a C array never decays to it (arrays keep their extent);
+// the element type must be E itself (a pointer to a derived class would copy with the wrong stride).
+template <class P, class E, class Ptr = std::remove_cv_t<std::remove_reference_t<P>>>
+constexpr bool is_pointer_to =
+    std::is_pointer<Ptr>::value && std::is_convertible<Ptr, E*>::value &&
+    std::is_same<std::remove_cv_t<std::remove_pointer_t<Ptr>>, std::remove_cv_t<E>>::value;
+
+template <class R, class E, class = void>
+struct host_range_of : std::false_type {};
+template <class R, class E>
+struct host_range_of<R, E,
+                     std::void_t<decltype(std::declval<R>().data()), decltype(std::declval<R>().size())>>
+    : std::integral_constant<
+          bool, std::is_pointer<decltype(std::declval<R>().data())>::value &&
+                    std::is_convertible<decltype(std::declval<R>().data()), E*>::value &&
+                    std::is_same<std::remove_cv_t<std::remove_pointer_t<decltype(std::declval<R>().data())>>,
+                                 std::remove_cv_t<E>>::value &&
+                    std::is_convertible<decltype(std::declval<R>().size()), std::size_t>::value> {};
+template <class R>
+struct is_host_buffer : std::false_type {};
+template <class T>
+struct is_host_buffer<HostBuffer<T>> : std::true_type {};
+
+// R is a contiguous host range (data() and size()) whose data() gives E* (E = const T for a
+// source, T for a destination); HostBuffer has its own (pinned) overloads.
+template <class R, class E>
+constexpr bool is_host_range =
+    host_range_of<R, E>::value && !is_host_buffer<std::remove_cv_t<std::remove_reference_t<R>>>::value;
+
+// count * elem_size, or the largest size_t when that does not fit: the size check then refuses it
+// (a range claiming more elements than memory holds never wraps around to a small size).
+constexpr std::size_t host_bytes(std::size_t count, std::size_t elem_size) {
+  return count > static_cast<std::size_t>(-1) / elem_size ? static_cast<std::size_t>(-1) : count * elem_size;
+}
+
 }  // namespace detail
 
 class Queue {
@@ -89,19 +127,36 @@ class Queue {
   Queue() = default;
 
   Device device() const;
+  // true for a queue made by Device::create_queue; false when default-constructed or moved-from.
+  bool valid() const { return state_ != nullptr; }
 
-  // ---- host -> device (asynchronous) ----
-  // Copies dst.size() elements from `src`.
-  template <class T>
-  void copy(const T* src, const Buffer<T>& dst) {
+  // Host memory is given as one of:
+  //  - a HostBuffer<T> (or a view of one): pinned, copied asynchronously and directly;
+  //  - a C array `T[N]`: its N elements (it keeps its extent; it never decays to a pointer here);
+  //  - a contiguous range: anything with data() returning a pointer to T (const T for a source)
+  //    and size() - std::vector, std::array, std::span, a span type of your own - of size() elements;
+  //  - a raw pointer `T*`: as many elements as the buffer view has, unchecked (the caller vouches).
+  // Arrays and ranges are checked: their size must equal the view's, else invalid_argument (size
+  // mismatch) and nothing is copied. Raw pointers into a HostBuffer copy as pinned memory.
+
+  // ---- host -> device (asynchronous; blocking for pageable memory, see above) ----
+  // Copies dst.size() elements from `src`, a raw pointer (not an array: arrays keep their size).
+  template <class T, class P, std::enable_if_t<detail::is_pointer_to<P, const T>, int> = 0>
+  void copy(P&& src, const Buffer<T>& dst) {
     copy_from_host(src, detail::Access::allocation(dst, "Queue::copy"), dst.offset_bytes(), dst.size_bytes(),
                    dst.size_bytes(), false);
   }
+  // N must equal dst.size().
+  template <class T, std::size_t N>
+  void copy(const T (&src)[N], const Buffer<T>& dst) {
+    copy_from_host(src, detail::Access::allocation(dst, "Queue::copy"), dst.offset_bytes(), dst.size_bytes(),
+                   N * sizeof(T), false);
+  }
   // src.size() must equal dst.size().
-  template <class T>
-  void copy(const std::vector<T>& src, const Buffer<T>& dst) {
+  template <class R, class T, std::enable_if_t<detail::is_host_range<const R&, const T>, int> = 0>
+  void copy(const R& src, const Buffer<T>& dst) {
     copy_from_host(src.data(), detail::Access::allocation(dst, "Queue::copy"), dst.offset_bytes(), dst.size_bytes(),
-                   src.size() * sizeof(T), false);
+                   detail::host_bytes(src.size(), sizeof(T)), false);
   }
   template <class T>
   void copy(const HostBuffer<T>& src, const Buffer<T>& dst) {
@@ -109,17 +164,25 @@ class Queue {
                    src.size_bytes(), true);
   }
 
-  // ---- device -> host (asynchronous) ----
-  // Copies src.size() elements into `dst`.
-  template <class T>
-  void copy(const Buffer<T>& src, T* dst) {
+  // ---- device -> host (asynchronous; blocking for pageable memory, see above) ----
+  // Copies src.size() elements into `dst`, a raw pointer (not an array: arrays keep their size).
+  template <class T, class P, std::enable_if_t<detail::is_pointer_to<P, T>, int> = 0>
+  void copy(const Buffer<T>& src, P&& dst) {
     copy_to_host(detail::Access::allocation(src, "Queue::copy"), src.offset_bytes(), src.size_bytes(), dst,
                  src.size_bytes(), false);
   }
-  template <class T>
-  void copy(const Buffer<T>& src, std::vector<T>& dst) {
+  // N must equal src.size().
+  template <class T, std::size_t N>
+  void copy(const Buffer<T>& src, T (&dst)[N]) {
+    copy_to_host(detail::Access::allocation(src, "Queue::copy"), src.offset_bytes(), src.size_bytes(), dst,
+                 N * sizeof(T), false);
+  }
+  // dst.size() must equal src.size(). `dst` may be a temporary view (a span); its data() must
+  // give a T*, not a const T*.
+  template <class T, class R, std::enable_if_t<detail::is_host_range<R&&, T>, int> = 0>
+  void copy(const Buffer<T>& src, R&& dst) {
     copy_to_host(detail::Access::allocation(src, "Queue::copy"), src.offset_bytes(), src.size_bytes(), dst.data(),
-                 dst.size() * sizeof(T), false);
+                 detail::host_bytes(dst.size(), sizeof(T)), false);
   }
   template <class T>
   void copy(const Buffer<T>& src, const HostBuffer<T>& dst) {
@@ -164,9 +227,24 @@ class Queue {
   void finish(std::chrono::nanoseconds timeout);
 
   // ---- blocking conveniences ----
-  template <class T>
-  void write(const Buffer<T>& dst, const std::vector<T>& src) {
+  // copy(src, dst) and finish(): the same (source, destination) order as copy, for every host
+  // source copy takes (array, range, pointer, HostBuffer) and for a Buffer.
+  template <class S, class T>
+  auto write(const S& src, const Buffer<T>& dst) -> decltype(std::declval<Queue&>().copy(src, dst), void()) {
     copy(src, dst);
+    finish();
+  }
+  // The order of gpurt 0.1.0: destination first. Kept so that old code compiles; it warns.
+  template <class T>
+  [[deprecated("Queue::write takes (source, destination) like copy: write(vector, buffer)")]]
+  void write(const Buffer<T>& dst, const std::vector<T>& src) {
+    write(src, dst);
+  }
+  // copy(src, dst) and finish(), for every host destination copy takes.
+  template <class T, class D>
+  auto read(const Buffer<T>& src, D&& dst)
+      -> decltype(std::declval<Queue&>().copy(src, std::forward<D>(dst)), void()) {
+    copy(src, std::forward<D>(dst));
     finish();
   }
   template <class T>
