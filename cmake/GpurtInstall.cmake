@@ -1,20 +1,45 @@
 # `cmake --install`: headers, libgpurt, the backend plugins beside it (where the loader looks
-# without any environment variable), the gpurt tool, gpurtConfig.cmake (+ version) exporting
-# gpurt::gpurt, and gpurt.pc for pkg-config.
+# without any environment variable), the gpurt tool, the conformance suite that `gpurt
+# conformance` runs (under libexec/gpurt, when the tests were built), gpurtConfig.cmake
+# (+ version) exporting gpurt::gpurt, and gpurt.pc for pkg-config. Every installed path is
+# relative to the prefix, so a prefix works wherever it is installed or moved to.
 include(CMakePackageConfigHelpers)
+
+foreach(dir LIBDIR INCLUDEDIR BINDIR LIBEXECDIR)
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_${dir}}")
+    message(FATAL_ERROR "gpurt: CMAKE_INSTALL_${dir} is the absolute path '${CMAKE_INSTALL_${dir}}'; gpurt's "
+                        "installed files find each other by relative paths, so give it relative to the prefix")
+  endif()
+endforeach()
 
 install(TARGETS gpurt EXPORT gpurtTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/gpurt DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+add_custom_target(gpurt_plugins)  # every plugin that is built (and installed): scripts/run.sh builds it
 foreach(plugin gpurt_opencl gpurt_cuda)
   if(TARGET ${plugin})
     install(TARGETS ${plugin} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+    add_dependencies(gpurt_plugins ${plugin})
   endif()
 endforeach()
 if(TARGET gpurt_tool)
   install(TARGETS gpurt_tool RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+
+# The conformance suite: in the build tree `gpurt conformance` finds it next to itself; installed,
+# at this path relative to the tool. OPTIONAL: a tree built by scripts/run.sh (the tool, the
+# plugins and one example) installs without it, and `gpurt conformance` then says how to get it.
+set(gpurt_suite_dir ${CMAKE_INSTALL_LIBEXECDIR}/gpurt)
+file(RELATIVE_PATH gpurt_bin_to_suite /p/${CMAKE_INSTALL_BINDIR} /p/${gpurt_suite_dir}/gpurt_conformance)
+file(RELATIVE_PATH gpurt_suite_to_lib /p/${gpurt_suite_dir} /p/${CMAKE_INSTALL_LIBDIR})
+if(TARGET gpurt_tool)
+  target_compile_definitions(gpurt_tool PRIVATE GPURT_INSTALLED_SUITE="${gpurt_bin_to_suite}")
+endif()
+if(TARGET gpurt_conformance)
+  set_target_properties(gpurt_conformance PROPERTIES INSTALL_RPATH "$ORIGIN/${gpurt_suite_to_lib}")
+  install(TARGETS gpurt_conformance RUNTIME DESTINATION ${gpurt_suite_dir} OPTIONAL)
 endif()
 
 install(EXPORT gpurtTargets NAMESPACE gpurt:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gpurt)
@@ -25,5 +50,7 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/gpurtConfigVersion.
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/gpurtConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/gpurtConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gpurt)
 
+# gpurt.pc: prefix=${pcfiledir}/<this many ..>, so pkg-config answers for wherever it was installed.
+file(RELATIVE_PATH GPURT_PC_TO_PREFIX /p/${CMAKE_INSTALL_LIBDIR}/pkgconfig /p)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/gpurt.pc.in ${CMAKE_CURRENT_BINARY_DIR}/gpurt.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/gpurt.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs what gpurt needs to build and test on Debian 12 / Ubuntu 24.04 (apt-get), when missing.
-#   scripts/install-deps.sh               # build and test
-#   scripts/install-deps.sh --sanitizers  # also clang and its libFuzzer runtime (scripts/sanitize.sh fuzz)
+#   scripts/install-deps.sh               # build and test (clang: the package tests build consumers with
+#                                         # clang++ as well as g++)
+#   scripts/install-deps.sh --sanitizers  # also clang's libFuzzer runtime (scripts/sanitize.sh fuzz)
 set -euo pipefail
-packages=(cmake ninja-build g++ pkg-config ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd clinfo
+packages=(cmake ninja-build g++ clang pkg-config ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd clinfo
           catch2 nlohmann-json3-dev libcli11-dev libssl-dev python3)
-[ "${1:-}" = "--sanitizers" ] && packages+=(clang)
 sudo_cmd=""
 [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
 export DEBIAN_FRONTEND=noninteractive

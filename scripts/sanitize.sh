@@ -22,7 +22,7 @@ case "$mode" in
     LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0" \
     UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
       ctest --test-dir build/asan -j "$jobs" --timeout 900 --output-on-failure \
-        -E "256 MiB|bench|cuda|06_embed" ;;  # 06_embed: a separate, uninstrumented project
+        -E "256 MiB|bench|cuda|06_embed|package" ;;  # 06_embed, package: separate, uninstrumented projects
   tsan)
     cmake --preset tsan "${common[@]}" -DGPURT_BUILD_EXAMPLES=OFF -DGPURT_BUILD_TOOLS=OFF > /dev/null
     cmake --build build/tsan -j "$jobs" --target gpurt_mock_tests gpurt_conformance gpurt_unit_tests gpurt_opencl gpurt_mock

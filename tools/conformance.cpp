@@ -2,7 +2,8 @@
 // matrix of case x device (pass / FAIL / skip, with reasons), totals per device, or JSON.
 //
 // Each (case, device) runs in its own process of the suite binary (gpurt_conformance, found next
-// to this tool or given with --suite), exactly as CTest runs it, several at a time.
+// to this tool in a build tree, under libexec/gpurt in an installed prefix, or given with --suite),
+// exactly as CTest runs it, several at a time.
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -109,6 +110,16 @@ std::string own_directory() {
   return s.substr(0, s.rfind('/'));
 }
 
+// The suite next to this tool (a build tree), else where `cmake --install` puts it relative to the
+// tool (GPURT_INSTALLED_SUITE, set by cmake/GpurtInstall.cmake).
+std::string default_suite() {
+  const std::string beside = own_directory() + "/gpurt_conformance";
+#ifdef GPURT_INSTALLED_SUITE
+  if (::access(beside.c_str(), X_OK) != 0) return own_directory() + "/" GPURT_INSTALLED_SUITE;
+#endif
+  return beside;
+}
+
 std::vector<std::string> list_cases(const std::string& suite) {
   std::string out;
   for (const std::vector<std::string>& args : {std::vector<std::string>{suite, "--list-test-names-only"},
@@ -141,10 +152,12 @@ std::string tail_lines(const std::string& s, std::size_t lines) {
 }  // namespace
 
 int run_conformance(const ConformanceCommand& cmd) {
-  const std::string suite = cmd.suite.empty() ? own_directory() + "/gpurt_conformance" : cmd.suite;
+  const std::string suite = cmd.suite.empty() ? default_suite() : cmd.suite;
   if (::access(suite.c_str(), X_OK) != 0)
     throw Error(ErrorCategory::invalid_argument,
-                "the conformance suite " + suite + " is not there; build the tests (GPURT_BUILD_TESTS=ON) or pass --suite");
+                "the conformance suite " + suite +
+                    " is not there; build the tests (GPURT_BUILD_TESTS=ON, cmake --build build --target "
+                    "gpurt_conformance) and install again, or pass --suite");
 
   // The devices come from the suite binary itself, as CTest's discovery gets them: this process
   // never initialises a driver, so its children see the machine exactly as CTest's do.

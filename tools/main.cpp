@@ -86,7 +86,7 @@ int run(int argc, char** argv) {
   conformance->add_option("-c,--case", conf.case_filter,
                           "only cases whose name matches this regular expression (ECMAScript, case-insensitive)");
   conformance->add_option("-j,--jobs", conf.jobs, "runs at a time (default: one per core)");
-  conformance->add_option("--suite", conf.suite, "the gpurt_conformance binary (default: next to gpurt)");
+  conformance->add_option("--suite", conf.suite, "the gpurt_conformance binary (default: next to gpurt, or ../libexec/gpurt when installed)");
   conformance->add_flag("--json", conf.json, "print JSON");
 
   BenchCommand bench_cmd;

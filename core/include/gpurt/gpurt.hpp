@@ -1,6 +1,12 @@
 // The one header an application includes.
 #pragma once
 
+// gpurt is C++17 or newer. gpurt::gpurt (CMake) states this itself; with pkg-config, which leaves the
+// standard to the application, a compiler that defaults to an older one needs -std=c++17 (or newer).
+#if __cplusplus < 201703L
+#error "gpurt needs C++17 or newer: compile with -std=c++17 (or -std=c++20, ...); gpurt.pc leaves the standard to you"
+#endif
+
 #include "gpurt/baseline.hpp"
 #include "gpurt/buffer.hpp"
 #include "gpurt/cache.hpp"
