@@ -63,7 +63,7 @@ std::vector<std::uint32_t> group_sums_reference(const std::vector<std::uint32_t>
 
 // ---- one argument order ----------------------------------------------------------------------
 
-TEST_CASE("api-guide: every copy-like call takes (source, destination), write and read included") {
+TEST_CASE("api-guide.md: every copy-like call takes (source, destination), write and read included") {
   // queue.hpp: "Every copy-like call takes (source, destination), in that order." write(src, dst)
   // is copy(src, dst) and finish() for every host source copy takes; read(src, dst) the same for
   // every destination. The old write(dst, src) order still compiles (deprecated) and does the same.
@@ -100,7 +100,7 @@ TEST_CASE("api-guide: every copy-like call takes (source, destination), write an
 
 // ---- C arrays and contiguous ranges ------------------------------------------------------------
 
-TEST_CASE("api-guide: a C array keeps its extent: a 10-element array and a 1000-element buffer mismatch") {
+TEST_CASE("api-guide.md: a C array keeps its extent: a 10-element array and a 1000-element buffer mismatch") {
   // queue.hpp: "a C array `T[N]`: its N elements (it keeps its extent; it never decays to a
   // pointer here) ... Arrays and ranges are checked: their size must equal the view's, else
   // invalid_argument (size mismatch) and nothing is copied." Before, `float small[10];
@@ -144,7 +144,7 @@ TEST_CASE("api-guide: a C array keeps its extent: a 10-element array and a 1000-
   CHECK(contents(f.q, x) == expect);
 }
 
-TEST_CASE("api-guide: contiguous ranges (std::array, a span of one's own) copy both ways, sizes checked") {
+TEST_CASE("api-guide.md: contiguous ranges (std::array, a span of one's own) copy both ways, sizes checked") {
   // queue.hpp: "a contiguous range: anything with data() returning a pointer to T (const T for a
   // source) and size() - std::vector, std::array, std::span, a span type of your own - of size()
   // elements ... `dst` may be a temporary view (a span)".
@@ -192,7 +192,7 @@ TEST_CASE("api-guide: contiguous ranges (std::array, a span of one's own) copy b
   CHECK(f.q.read(d7) == r);  // still usable
 }
 
-TEST_CASE("api-guide: a range whose size in bytes does not fit a size_t is a mismatch, never a wrap-around") {
+TEST_CASE("api-guide.md: a range whose size in bytes does not fit a size_t is a mismatch, never a wrap-around") {
   // queue.hpp: contiguous ranges are copied with "their size checked". A span claiming
   // SIZE_MAX / 4 + 2 floats is 2^64 + 4 bytes, which wraps around to 4: it must not pass as
   // the 4 bytes of a one-element buffer.
@@ -286,7 +286,7 @@ TEST_CASE("launch.hpp: LaunchConfig::global refuses a global size the group does
 
 // ---- HostBuffer views --------------------------------------------------------------------------
 
-TEST_CASE("api-guide: HostBuffer views share the pinned memory and copy in chunks, both ways") {
+TEST_CASE("api-guide.md: HostBuffer views share the pinned memory and copy in chunks, both ways") {
   // buffer.hpp: "view(offset, count): the elements [offset, offset + count) of this HostBuffer,
   // sharing its pinned memory (and keeping it alive): a HostBuffer too, so copies from and to it
   // stay asynchronous and direct - the way to copy a pinned array in chunks."
@@ -331,7 +331,7 @@ TEST_CASE("api-guide: HostBuffer views share the pinned memory and copy in chunk
   CHECK(f.q.read(d4) == std::vector<int>{42, 4, 5, 6});
 }
 
-TEST_CASE("errors: a HostBuffer view out of range, or of an empty handle, is refused") {
+TEST_CASE("errors.md: a HostBuffer view out of range, or of an empty handle, is refused") {
   // buffer.hpp: "Throws invalid_argument when the range is not inside this HostBuffer, or when this
   // one is empty (default-constructed or moved-from)." Offsets and counts whose sum overflows
   // must not wrap around into range.
@@ -351,7 +351,7 @@ TEST_CASE("errors: a HostBuffer view out of range, or of an empty handle, is ref
   CHECK(f.q.read(d) == std::vector<float>{5.0f});
 }
 
-TEST_CASE("api-guide: pinned memory, through a view or a raw pointer into it, is copied directly") {
+TEST_CASE("api-guide.md: pinned memory, through a view or a raw pointer into it, is copied directly") {
   // api-guide.md: "Raw pointers into pinned memory, and HostBuffer views, copy asynchronously and
   // directly: never through the staging buffers" (transfer.hpp: "Copies from and to HostBuffer
   // memory (already pinned), also through raw pointers into it, always go direct"). With staging
@@ -383,7 +383,7 @@ TEST_CASE("api-guide: pinned memory, through a view or a raw pointer into it, is
 
 // ---- the dialect -------------------------------------------------------------------------------
 
-TEST_CASE("kernel-language: the index functions return size_t, which kernels may use") {
+TEST_CASE("kernel-language.md: the index functions return size_t, which kernels may use") {
   // kernel-language.md: "`gpurt_global_id(d)` and the other index functions return `size_t`" and
   // "`size_t` may be used in kernels and helpers (variables, helper parameters, index
   // arithmetic)". Each function's result has size_t's size and is unsigned, on every backend.
@@ -399,7 +399,7 @@ TEST_CASE("kernel-language: the index functions return size_t, which kernels may
   CHECK(o[7] == 1u);
 }
 
-TEST_CASE("kernel-language: helpers take local memory through GPURT_LOCAL_PTR, static and dynamic") {
+TEST_CASE("kernel-language.md: helpers take local memory through GPURT_LOCAL_PTR, static and dynamic") {
   // kernel-language.md: "`GPURT_LOCAL_PTR` - a pointer to local (shared) memory in a helper's
   // parameter or a local variable: `GPURT_INLINE void f(GPURT_LOCAL_PTR float* tile)` takes a
   // `GPURT_LOCAL` array or the `GPURT_DYNAMIC_LOCAL` parameter". Per-group sums through such a

@@ -181,7 +181,7 @@ TEST_CASE("README: GPURT_TRACE writes into a FIFO, and refuses one with no reade
   trace_still_works(f, dir);
 }
 
-TEST_CASE("api-guide: a build's BuildInfo says what is wrong with a cache directory it cannot use") {
+TEST_CASE("api-guide.md: a build's BuildInfo says what is wrong with a cache directory it cannot use") {
   // README (GPURT_CACHE_DIR): "it must be yours and not writable by others, or it is not used (one
   // warning)"; program.hpp BuildInfo::note says why a build was not cached. A directory of mode
   // 0777 is writable: the note must name the real problem, not "not writable".
@@ -218,7 +218,7 @@ TEST_CASE("api-guide: a build's BuildInfo says what is wrong with a cache direct
   CHECK(wrong == 0);
 }
 
-TEST_CASE("errors: an OpenCL C build log names the user's file and line, once") {
+TEST_CASE("errors.md: an OpenCL C build log names the user's file and line, once") {
   // errors.md (build_failed): "the build log, with the line numbers and file name of your source
   // (ProgramSource::name) for every language" (issue 17: OpenCL C logs named PoCL's temporary file,
   // and "1 error generated." appeared twice in what()).
@@ -257,7 +257,7 @@ TEST_CASE("errors: an OpenCL C build log names the user's file and line, once") 
   CHECK(f.q.read(x) == std::vector<float>(3, 1.0f));
 }
 
-TEST_CASE("kernel-language: GPURT_DYNAMIC_LOCAL without LaunchConfig::local_bytes says local_bytes is missing") {
+TEST_CASE("kernel-language.md: GPURT_DYNAMIC_LOCAL without LaunchConfig::local_bytes says local_bytes is missing") {
   // kernel-language.md: "`GPURT_DYNAMIC_LOCAL(T, name)` | dynamic local memory, sized by
   // `LaunchConfig::local_bytes`". Launching with local_bytes = 0 once reported "takes 2 arguments
   // but 1 were given"; the message must name LaunchConfig::local_bytes.

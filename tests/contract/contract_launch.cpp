@@ -34,7 +34,7 @@ Program typed_program(const Device& d) { return d.build({SourceLanguage::portabl
 
 }  // namespace
 
-TEST_CASE("kernel-language: scalars of the parameter's type are checked by kind, sign and width") {
+TEST_CASE("kernel-language.md: scalars of the parameter's type are checked by kind, sign and width") {
   // kernel-language.md: "scalars of the parameter's exact size (uint32_t n takes a std::uint32_t)
   // ... The core checks count, kinds and sizes before the launch on every backend." A value of
   // another kind or width, or of another signedness that changes its value, is refused, naming the
@@ -73,7 +73,7 @@ TEST_CASE("kernel-language: scalars of the parameter's type are checked by kind,
   CHECK(wrong == 0);
 }
 
-TEST_CASE("errors: native kernels' scalars are checked by type on every backend") {
+TEST_CASE("errors.md: native kernels' scalars are checked by type on every backend") {
   // errors.md: "wrong argument kind or size | invalid_argument" - for a native kernel too (OpenCL C
   // with the driver's argument info, CUDA C++ from its declaration).
   test::Fixture f;
@@ -121,7 +121,7 @@ TEST_CASE("buffer.hpp: portable kernels take views at any element offset on ever
   }
 }
 
-TEST_CASE("errors: a view at an odd offset for an OpenCL C kernel says why and what to do") {
+TEST_CASE("errors.md: a view at an odd offset for an OpenCL C kernel says why and what to do") {
   // errors.md: "a view offset the device cannot pass" is an invalid_argument; only native OpenCL C
   // kernels may refuse a view, with a message that says why and what to do.
   test::Fixture f;
@@ -139,7 +139,7 @@ TEST_CASE("errors: a view at an odd offset for an OpenCL C kernel says why and w
   }
 }
 
-TEST_CASE("errors: local memory sizes that wrap around are refused before the driver sees them") {
+TEST_CASE("errors.md: local memory sizes that wrap around are refused before the driver sees them") {
   // errors.md: "too much local memory | invalid_argument | names the kernel's static and the
   // launch's dynamic local bytes against the device limit" - also when the sum overflows.
   test::Fixture f;
@@ -162,7 +162,7 @@ TEST_CASE("errors: local memory sizes that wrap around are refused before the dr
   }
 }
 
-TEST_CASE("api-guide: handles cannot be made from the core's state") {
+TEST_CASE("api-guide.md: handles cannot be made from the core's state") {
   // issue 16 item 8: the core's constructors are not part of the API, so no program can make a
   // Buffer over an out-of-range part of an allocation, or a Device from a stray pointer.
   static_assert(!std::is_constructible<Buffer<float>, std::shared_ptr<detail::Allocation>, std::size_t,

@@ -11,7 +11,7 @@ namespace {
 const std::size_t size_classes[] = {1, 1000, 262144, 262144 * 4 + 7, 16777216 + 5};
 }  // namespace
 
-TEST_CASE("api-guide: a copy from pageable memory returns once the host side is done with it") {
+TEST_CASE("api-guide.md: a copy from pageable memory returns once the host side is done with it") {
   // api-guide.md: "A copy from pageable memory returns once the host side is done with it (the
   // source can be reused)". Overwrite the source right after each copy; the device must hold the
   // values as they were at the call.
@@ -34,7 +34,7 @@ TEST_CASE("api-guide: a copy from pageable memory returns once the host side is 
   }
 }
 
-TEST_CASE("api-guide: a download into pageable memory has landed when the copy returns") {
+TEST_CASE("api-guide.md: a download into pageable memory has landed when the copy returns") {
   // queue.hpp / api-guide.md (the rule stated for downloads): "a copy into pageable memory returns
   // once the data is in the host memory", in queue order: work enqueued before it (a kernel) is
   // included. Read the host vector straight after the call, without finish().
@@ -54,7 +54,7 @@ TEST_CASE("api-guide: a download into pageable memory has landed when the copy r
   }
 }
 
-TEST_CASE("api-guide: copies into and out of views at odd element offsets") {
+TEST_CASE("api-guide.md: copies into and out of views at odd element offsets") {
   // api-guide.md: "A view is a Buffer too and is accepted wherever a Buffer is: copies, fills and
   // kernel arguments" (buffer.hpp). Odd offsets, sizes that are not multiples of anything.
   test::Fixture f;
@@ -77,7 +77,7 @@ TEST_CASE("api-guide: copies into and out of views at odd element offsets") {
   }
 }
 
-TEST_CASE("errors: a copy whose host side is smaller than the view is refused and nothing is copied") {
+TEST_CASE("errors.md: a copy whose host side is smaller than the view is refused and nothing is copied") {
   // errors.md: "mismatched sizes | invalid_argument"; "Nothing is enqueued when a check fails, and
   // the next valid call works" (api-guide.md).
   test::Fixture f;

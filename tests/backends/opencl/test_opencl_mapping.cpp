@@ -225,3 +225,47 @@ TEST_CASE("OpenCL C build logs name the user's file, not PoCL's temporary copy")
   for (const char* same : {"", ":", "a:1", "<kernel>:", "<kernel>::1:", "<kernel>:1234567890123:4: x", "tempfile.c:1:2:"})
     CHECK(gpurt::opencl::map_log_locations(same, "n", 0) == same);
 }
+
+TEST_CASE("the sub-buffer cache of a buffer stays bounded however many views pass through it") {
+  // issue 16: 80,000 distinct views of one buffer passed to an OpenCL C kernel grew memory by
+  // ~48 MiB (every sub-buffer was kept). At most max_cached_views stay cached; each caller's own
+  // reference keeps an evicted view valid until its launch is enqueued.
+  std::vector<cl::Platform> platforms;
+  cl::Platform::get(&platforms);
+  cl::Device device;
+  for (auto& p : platforms) {
+    std::vector<cl::Device> ds;
+    if (p.getDevices(CL_DEVICE_TYPE_ALL, &ds) == CL_SUCCESS && !ds.empty()) {
+      device = ds[0];
+      break;
+    }
+  }
+  if (!device()) GPURT_SKIP("no OpenCL device");
+  const cl_uint align_bits = device.getInfo<CL_DEVICE_MEM_BASE_ADDR_ALIGN>();
+  const std::size_t align = std::max<std::size_t>(1, align_bits / 8);
+  cl::Context context(device);
+  const std::size_t views = 1000, bytes = (views + 1) * align;
+  cl::Buffer mem(context, CL_MEM_READ_WRITE, bytes);
+  gpurt::opencl::ClBuffer buffer(mem, bytes);
+  std::vector<cl::Buffer> held;
+  for (std::size_t i = 1; i <= views; ++i) {
+    cl_mem out = nullptr;
+    cl::Buffer hold;
+    REQUIRE(buffer.kernel_handle(i * align, align, out, hold).ok());
+    CHECK(out != nullptr);
+    CHECK(hold() == out);
+    if (i % 100 == 0) held.push_back(hold);  // still valid after eviction: ours to release
+    CHECK(buffer.cached_views() <= gpurt::opencl::ClBuffer::max_cached_views);
+  }
+  CHECK(buffer.cached_views() == gpurt::opencl::ClBuffer::max_cached_views);
+  for (const cl::Buffer& h : held) {
+    std::size_t size = 0;
+    CHECK(h.getInfo(CL_MEM_SIZE, &size) == CL_SUCCESS);
+    CHECK(size == align);
+  }
+  // The whole buffer needs no sub-buffer and adds nothing to the cache.
+  cl_mem whole = nullptr;
+  cl::Buffer none;
+  REQUIRE(buffer.kernel_handle(0, bytes, whole, none).ok());
+  CHECK(whole == mem());
+}
