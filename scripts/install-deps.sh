@@ -10,13 +10,26 @@ sudo_cmd=""
 [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
 export DEBIAN_FRONTEND=noninteractive
 updated=0
+# A package counts as present when dpkg has it or, for tools, when its command is on PATH (a
+# machine may have cmake, ninja or clang from elsewhere).
+present() {
+  dpkg -s "$1" > /dev/null 2>&1 && return 0
+  case "$1" in
+    cmake) command -v cmake ;; ninja-build) command -v ninja ;; g++) command -v g++ ;;
+    clang) command -v clang++ ;; pkg-config) command -v pkg-config ;; python3) command -v python3 ;;
+    clinfo) command -v clinfo ;; *) false ;;
+  esac > /dev/null 2>&1
+}
 install() {
   local missing=()
-  for p in "$@"; do dpkg -s "$p" > /dev/null 2>&1 || missing+=("$p"); done
+  for p in "$@"; do present "$p" || missing+=("$p"); done
   [ ${#missing[@]} -eq 0 ] && return 0
   echo "install-deps: installing ${missing[*]}"
-  [ $updated -eq 1 ] || { $sudo_cmd apt-get update -qq; updated=1; }
-  $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  # Without a reachable package archive (an offline machine), carry on with what is there: the
+  # build says what is really missing.
+  [ $updated -eq 1 ] || { $sudo_cmd apt-get update -qq || true; updated=1; }
+  $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" ||
+    echo "install-deps: could not install ${missing[*]}; continuing with what is installed" >&2
 }
 install "${packages[@]}"
 if [ "${1:-}" = "--sanitizers" ]; then

@@ -175,6 +175,12 @@ TEST_CASE("errors.md: a kernel fault is device_lost on every GPU backend, and so
   if (f.dev.properties().type == DeviceType::cpu)
     GPURT_SKIP(f.dev.description() + " runs kernels inside the process (PoCL): a fault kills it, as docs/errors.md says");
   if (f.dev.backend() == "mock") GPURT_SKIP("the mock backend runs no real kernels");
+  GPURT_KNOWN_FAILURE("opencl:nvidia",
+                      "a child process of a process that holds an NVIDIA OpenCL context does not see the "
+                      "NVIDIA platform (H200, 2026-11-30: the child says no device matches opencl:1), so "
+                      "the fault cannot be made in a child; NVIDIA OpenCL's codes after a fault "
+                      "(CL_OUT_OF_RESOURCES, CL_INVALID_COMMAND_QUEUE) were seen by a separate program on "
+                      "the H200 and are mapped to device_lost (tests/backends/opencl)");
   CHECK(run_case_in_child("contract: a kernel fault in a child process") == 0);
   // This process's device still works.
   check_queue_usable(f.dev, f.q);
