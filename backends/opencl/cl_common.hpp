@@ -176,12 +176,20 @@ class ClQueue final : public plugin::Queue {
   Status record(bool timing, std::unique_ptr<plugin::Event>& out) noexcept override;
   Status wait(plugin::Event& event) noexcept override;
   Status finish() noexcept override;
+  ~ClQueue() override;
 
  private:
   cl::CommandQueue queue_;
   cl_context context_;
   ClDevice& device_;
+  // Private copies of small pageable uploads still being read by the driver (cl_queue.cpp): freed
+  // after the queue's next clFinish, which runs at finish() and whenever they exceed their budget.
+  std::mutex pending_mutex_;
+  std::vector<void*> pending_;
+  std::size_t pending_bytes_ = 0;
+  void free_pending() noexcept;  // pending_mutex_ held, the queue finished
 };
+
 
 class ClDevice final : public plugin::Device {
  public:
