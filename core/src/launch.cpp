@@ -98,8 +98,8 @@ void check_scalar_type(std::size_t i, const detail::Arg& a, const plugin::ParamT
   const detail::ValueType& want = t.value;
   const detail::ValueType& got = a.type;
   if (want.kind == ValueKind::other || want.kind == ValueKind::unknown || got.kind == ValueKind::other) return;
-  const std::string expected = plugin::describe_value(want);
-  auto refuse = [&](const std::string& why) {
+  auto refuse = [&](const char* why) {  // builds its strings only on failure: no cost per launch
+    const std::string expected = plugin::describe_value(want);
     detail::invalid(arg_text(i) + " is a " + plugin::describe_value(got) + " but " + param_text(info, i) +
                         " is a " + expected + why + "; pass a " + expected,
                     "Queue::launch", d);
