@@ -57,20 +57,26 @@ void count_direct_copy() { ++g_direct; }
 namespace {
 std::mutex g_pinned_mutex;
 std::map<std::uintptr_t, std::size_t> g_pinned;  // start -> bytes
+// Entries in g_pinned: every pageable copy asks is_pinned, and a program without HostBuffers
+// should not pay a global lock for the answer.
+std::atomic<std::size_t> g_pinned_count{0};
 }  // namespace
 
 void register_pinned(const void* p, std::size_t bytes) {
   std::lock_guard<std::mutex> lock(g_pinned_mutex);
   g_pinned[reinterpret_cast<std::uintptr_t>(p)] = bytes;
+  g_pinned_count.store(g_pinned.size(), std::memory_order_release);
 }
 
 void unregister_pinned(const void* p) {
   std::lock_guard<std::mutex> lock(g_pinned_mutex);
   g_pinned.erase(reinterpret_cast<std::uintptr_t>(p));
+  g_pinned_count.store(g_pinned.size(), std::memory_order_release);
 }
 
 bool is_pinned(const void* p, std::size_t bytes) {
   const auto a = reinterpret_cast<std::uintptr_t>(p);
+  if (g_pinned_count.load(std::memory_order_acquire) == 0) return false;
   std::lock_guard<std::mutex> lock(g_pinned_mutex);
   auto it = g_pinned.upper_bound(a);
   if (it == g_pinned.begin()) return false;
