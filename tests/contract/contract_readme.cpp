@@ -2,12 +2,16 @@
 // under queued work, empty buffers, fill patterns up to 128 bytes, elapsed_ms across queues, and
 // one program and kernel shared by threads on queues of their own. Each quotes the promise it
 // tries to break and runs on every device.
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <cstring>
 #include <string>
 #include <thread>
 
+#include "child.hpp"
 #include "fixture.hpp"
 
 using namespace gpurt;
@@ -46,6 +50,32 @@ Pattern<N> random_pattern() {
   const auto bytes = test::random_vector<int>(N, 0, 255);
   for (std::size_t i = 0; i < N; ++i) p.b[i] = static_cast<unsigned char>(bytes[i]);
   return p;
+}
+
+// This process's environment without GPURT_TEST_DEVICE (the child's main() would open that
+// device before the case runs) and without the variables in `drop`, plus `add` ("NAME=VALUE").
+std::vector<std::string> child_environment(const std::vector<std::string>& drop, const std::vector<std::string>& add) {
+  std::vector<std::string> out;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry(*e);
+    bool keep = entry.rfind("GPURT_TEST_DEVICE=", 0) != 0;
+    for (const std::string& name : drop) keep = keep && entry.rfind(name + "=", 0) != 0;
+    if (keep) out.push_back(entry);
+  }
+  out.insert(out.end(), add.begin(), add.end());
+  return out;
+}
+
+int run_child(const char* name, std::vector<std::string> env) {
+  std::vector<char*> envp;
+  for (std::string& e : env) envp.push_back(&e[0]);
+  envp.push_back(nullptr);
+  return test::run_case_in_child(name, envp.data());
+}
+
+std::string getenv_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
 }
 
 }  // namespace
@@ -227,4 +257,83 @@ TEST_CASE("README: one Program and one Kernel launched from several threads, eac
       INFO("thread " << t << " round " << r);
       CHECK(got[t][r] == cpu_add(a[t][r], b[t][r]));
     }
+}
+
+TEST_CASE("README: a malformed GPURT_* value makes the first call raise invalid_argument naming the variable and the accepted form") {
+  // README.md, "Environment variables": "A malformed value raises gpurt::Error(invalid_argument)
+  // naming the variable and the accepted form." The environment is read once per process, so each
+  // value is tried in a child process (the hidden case below), through the public API.
+  test::Fixture f;
+  struct Bad {
+    const char* var;
+    const char* value;
+    const char* form;  // a part of the accepted form the message must give
+  };
+  const Bad cases[] = {
+      {"GPURT_LOG", "loud", "off, error, warn, info, debug"},
+      {"GPURT_CACHE", "maybe", "on or off"},
+      {"GPURT_STAGING", "sometimes", "auto, on or off"},
+      {"GPURT_STAGING_THREADS", "0", "1 to 256"},
+      {"GPURT_STAGING_THREADS", "257", "1 to 256"},
+      {"GPURT_STAGING_THREADS", "4x", "1 to 256"},
+      {"GPURT_CACHE_DIR", "relative/cache", "absolute directory"},
+      {"GPURT_PLUGIN_PATH", "lib", "absolute directories"},
+      {"GPURT_DISABLE_BACKENDS", "cuda,vulkan", "comma-separated list"},
+      {"GPURT_DEVICE", "   ", "selector"},
+      {"GPURT_TRACE", "  ", "file name"},
+  };
+  for (const Bad& b : cases) {
+    INFO(b.var << "='" << b.value << "'");
+    CHECK(run_child("contract: the first call under a malformed variable",
+                    child_environment({b.var}, {std::string(b.var) + "=" + b.value,
+                                                std::string("GPURT_CONTRACT_VAR=") + b.var,
+                                                std::string("GPURT_CONTRACT_FORM=") + b.form})) == 0);
+  }
+  // This process, whose environment is well-formed, works on.
+  CHECK(f.q.read(f.dev.alloc<int>(0)).empty());
+}
+
+TEST_CASE("contract: the first call under a malformed variable", "[.]") {
+  const std::string var = getenv_or_empty("GPURT_CONTRACT_VAR"), form = getenv_or_empty("GPURT_CONTRACT_FORM");
+  REQUIRE(!var.empty());
+  GPURT_REQUIRE_ERROR(devices(), ErrorCategory::invalid_argument, var);
+  GPURT_REQUIRE_ERROR(default_device(), ErrorCategory::invalid_argument, form);
+  // Nothing was cached: once the variable is gone the runtime starts.
+  ::unsetenv(var.c_str());
+  CHECK(!devices().empty());
+}
+
+TEST_CASE("api-guide.md: device(selector) loads only the plugin of the selector's backend") {
+  // docs/api-guide.md: "Plugins load lazily: device(\"opencl:0\") never touches the CUDA plugin."
+  // (runtime.hpp: "device(\"opencl:0\") loads only the OpenCL plugin".) In a fresh child process
+  // the device under test is opened by its selector; no other backend's plugin may be mapped.
+  test::Fixture f;
+  CHECK(run_child("contract: a device opened by selector in a fresh process",
+                  child_environment({}, {"GPURT_CONTRACT_SELECTOR=" + f.dev.selector(),
+                                         "GPURT_CONTRACT_BACKEND=" + f.dev.backend()})) == 0);
+  CHECK(f.q.read(f.dev.alloc<int>(0)).empty());
+}
+
+TEST_CASE("contract: a device opened by selector in a fresh process", "[.]") {
+  const std::string sel = getenv_or_empty("GPURT_CONTRACT_SELECTOR"), backend = getenv_or_empty("GPURT_CONTRACT_BACKEND");
+  REQUIRE(!sel.empty());
+  const Device d = device(sel);
+  CHECK(d.backend() == backend);
+  // Each "libgpurt_NAME.so" in the process's mappings names a loaded plugin.
+  std::ifstream maps("/proc/self/maps");
+  REQUIRE(maps.good());
+  std::vector<std::string> loaded;
+  const std::string prefix = "libgpurt_";
+  for (std::string line; std::getline(maps, line);) {
+    const auto at = line.rfind(prefix);
+    if (at == std::string::npos) continue;
+    const auto dot = line.find(".so", at);
+    if (dot == std::string::npos) continue;
+    loaded.push_back(line.substr(at + prefix.size(), dot - at - prefix.size()));
+  }
+  CHECK(std::find(loaded.begin(), loaded.end(), backend) != loaded.end());
+  for (const std::string& name : loaded) {
+    INFO("plugin mapped: " << name);
+    CHECK(name == backend);
+  }
 }
