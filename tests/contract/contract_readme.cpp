@@ -337,3 +337,51 @@ TEST_CASE("contract: a device opened by selector in a fresh process", "[.]") {
     CHECK(name == backend);
   }
 }
+
+TEST_CASE("api-guide.md: buffers and kernels and events of another device are invalid_argument and nothing is copied") {
+  // docs/api-guide.md: "Views out of range, size mismatches, a buffer of another device, and a
+  // moved-from handle are invalid_argument errors naming the call." A second device is needed: the
+  // case runs in a child process that also enables the mock backend, so there always is one (the
+  // mock for a real device, a real device for the mock).
+  test::Fixture f;
+  const int rc = run_child("contract: handles of another device",
+                           child_environment({"GPURT_ENABLE_MOCK", "GPURT_MOCK_INIT"},
+                                             {"GPURT_ENABLE_MOCK=1", "GPURT_CONTRACT_SELECTOR=" + f.dev.selector()}));
+  if (rc == 77) GPURT_SKIP("no second device, even with the mock backend enabled");
+  CHECK(rc == 0);
+}
+
+TEST_CASE("contract: handles of another device", "[.]") {
+  const Device dev = device(getenv_or_empty("GPURT_CONTRACT_SELECTOR"));
+  Device other;
+  for (const Device& d : devices())
+    if (d != dev) other = d;
+  if (!other.valid()) GPURT_SKIP("no second device");
+  INFO("device " << dev.description() << ", other device " << other.description());
+  Queue q = dev.create_queue(), oq = other.create_queue();
+  const Kernel add = vector_add(dev), other_add = vector_add(other);
+  const std::size_t n = 257;
+  const auto ha = test::random_vector<float>(n), hb = test::random_vector<float>(n);
+  auto a = dev.alloc<float>(n), b = dev.alloc<float>(n), c = dev.alloc<float>(n);
+  auto elsewhere = other.alloc<float>(n);
+  q.copy(ha, a);
+  q.copy(hb, b);
+  oq.copy(hb, elsewhere);
+  std::vector<float> sentinel(n, -7.0f);
+  GPURT_REQUIRE_ERROR(q.copy(ha, elsewhere), ErrorCategory::invalid_argument, "Queue::");
+  GPURT_REQUIRE_ERROR(q.copy(elsewhere, sentinel), ErrorCategory::invalid_argument, other.description());
+  CHECK(sentinel == std::vector<float>(n, -7.0f));
+  GPURT_REQUIRE_ERROR(q.copy(a, elsewhere), ErrorCategory::invalid_argument, "destination");
+  GPURT_REQUIRE_ERROR(q.copy(elsewhere, a), ErrorCategory::invalid_argument, "source");
+  GPURT_REQUIRE_ERROR(q.fill(elsewhere, 1.0f), ErrorCategory::invalid_argument, "Queue::");
+  GPURT_REQUIRE_ERROR(q.launch(add, LaunchConfig::cover(add, n), a, elsewhere, c, std::uint64_t(n)),
+                      ErrorCategory::invalid_argument, "argument 1");
+  GPURT_REQUIRE_ERROR(q.launch(other_add, LaunchConfig::cover(other_add, n), a, b, c, std::uint64_t(n)),
+                      ErrorCategory::invalid_argument, "vector_add");
+  GPURT_REQUIRE_ERROR(elapsed_ms(q.record(), oq.record()), ErrorCategory::invalid_argument, "different devices");
+  // Nothing reached either device, and both work on.
+  CHECK(oq.read(elsewhere) == hb);
+  q.launch(add, LaunchConfig::cover(add, n), a, b, c, std::uint64_t(n));
+  CHECK(q.read(c) == cpu_add(ha, hb));
+  CHECK(q.read(a) == ha);
+}
