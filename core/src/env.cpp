@@ -90,9 +90,11 @@ Environment parse_environment(const std::function<const char*(const char*)>& get
       const std::string name = trim(raw);
       if (name.empty()) continue;
       const auto& known = known_backends();
-      if (std::find(known.begin(), known.end(), name) == known.end())
-        malformed("GPURT_DISABLE_BACKENDS", v,
-                  "'" + name + "' is not a backend; expected a comma-separated list of cuda, opencl");
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        std::string list;  // the backends this process knows (mock too where it is enabled)
+        for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+        malformed("GPURT_DISABLE_BACKENDS", v, "'" + name + "' is not a backend; expected a comma-separated list of " + list);
+      }
       env.disabled_backends.push_back(name);
     }
   }

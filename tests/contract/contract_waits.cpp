@@ -1,14 +1,10 @@
 // Contract cases (waits): each quotes the promise it tries to break and runs on every device.
-#include <spawn.h>
-#include <sys/wait.h>
-
 #include <chrono>
 #include <functional>
 #include <string>
 
+#include "child.hpp"
 #include "fixture.hpp"
-
-extern char** environ;
 
 using namespace gpurt;
 
@@ -139,24 +135,6 @@ TEST_CASE("event.hpp: a negative timeout or an empty event is invalid_argument, 
 
 namespace {
 
-// Runs the test case `name` of this binary in a child process (same environment, so the same
-// device) and returns its exit status, or 128 + the signal that ended it.
-int run_case_in_child(const char* name) {
-  char exe[] = "/proc/self/exe";
-  std::string arg(name);
-#if GPURT_CATCH2_MAJOR >= 3  // Catch2 3 fails a run whose filter matches nothing by itself
-  char* argv[] = {exe, &arg[0], nullptr};
-#else
-  char warn[] = "--warn", no_tests[] = "NoTests";  // a filter that matches nothing fails the child
-  char* argv[] = {exe, warn, no_tests, &arg[0], nullptr};
-#endif
-  pid_t pid = 0;
-  if (::posix_spawn(&pid, exe, nullptr, nullptr, argv, environ) != 0) return -1;
-  int status = 0;
-  if (::waitpid(pid, &status, 0) != pid) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 const char* fault_source = R"(
 GPURT_KERNEL void write_far(GPURT_GLOBAL uint32_t* p, uint64_t far) {
   if (gpurt_global_id(0) == 0) p[far] = 1u;
@@ -181,7 +159,7 @@ TEST_CASE("errors.md: a kernel fault is device_lost on every GPU backend, and so
                       "the fault cannot be made in a child; NVIDIA OpenCL's codes after a fault "
                       "(CL_OUT_OF_RESOURCES, CL_INVALID_COMMAND_QUEUE) were seen by a separate program on "
                       "the H200 and are mapped to device_lost (tests/backends/opencl)");
-  CHECK(run_case_in_child("contract: a kernel fault in a child process") == 0);
+  CHECK(test::run_case_in_child("contract: a kernel fault in a child process") == 0);
   // This process's device still works.
   check_queue_usable(f.dev, f.q);
 }
