@@ -12,11 +12,7 @@
 using namespace gpurt;
 
 namespace {
-std::string temp_dir() {
-  char tmpl[] = "/tmp/gpurt-cache-test-XXXXXX";
-  REQUIRE(::mkdtemp(tmpl) != nullptr);
-  return tmpl;
-}
+std::string temp_dir() { return test::temp_dir("cache-test"); }
 
 // A source no earlier run has cached: its constant is random.
 std::string fresh_source(std::uint32_t& constant) {

@@ -18,11 +18,7 @@ using namespace gpurt;
 
 namespace {
 
-std::string private_dir() {
-  char tmpl[] = "/tmp/gpurt-contract-cache-XXXXXX";
-  REQUIRE(::mkdtemp(tmpl) != nullptr);
-  return tmpl;
-}
+std::string private_dir() { return test::temp_dir("contract-cache"); }
 
 std::uint32_t fresh_constant() { return test::random_vector<std::uint32_t>(1, 1, 1u << 20)[0]; }
 

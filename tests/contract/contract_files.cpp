@@ -20,11 +20,7 @@ using namespace gpurt;
 
 namespace {
 
-std::string temp_dir() {
-  char tmpl[] = "/tmp/gpurt-files-test-XXXXXX";
-  REQUIRE(::mkdtemp(tmpl) != nullptr);
-  return tmpl;
-}
+std::string temp_dir() { return test::temp_dir("files-test"); }
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -84,6 +84,12 @@ bool device_matches(const Device& d, const std::string& pattern) {
   return selector_matches(pattern, d.properties());
 }
 
+std::string temp_dir(const std::string& tag) {
+  std::string tmpl = "/tmp/gpurt-" + tag + "-XXXXXX";
+  REQUIRE(::mkdtemp(&tmpl[0]) != nullptr);
+  return tmpl;
+}
+
 Program build_for(const Device& d, const std::string& opencl_c, const std::string& cuda_cpp,
                   const std::string& name) {
   if (d.backend() == "cuda") return d.build({SourceLanguage::cuda_cpp, cuda_cpp, name + ".cu"});

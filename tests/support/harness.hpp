@@ -33,6 +33,10 @@ std::vector<T> random_vector(std::size_t n, T lo = T(-100), T hi = T(100)) {
   return v;
 }
 
+// A new private directory (mode 0700) under /tmp whose name starts with gpurt-<tag>-; REQUIREs it
+// was made.
+std::string temp_dir(const std::string& tag);
+
 // Marks the running test as skipped for `reason` (printed); the test binary then exits with 77,
 // which CTest shows as "Skipped" when the case ran alone (as every CTest entry does).
 void mark_skipped(const std::string& reason);
