@@ -84,10 +84,9 @@ std::string param_text(const plugin::KernelInfo& info, std::size_t i) {
 
 std::string arg_text(std::size_t i) { return "argument " + std::to_string(i); }
 
-// The integer in a scalar argument's bytes, for deciding whether a signedness change alters it.
-bool negative(const detail::Arg& a) {
-  return a.type.is_signed && a.size > 0 && (a.value[a.size - 1] & 0x80) != 0;  // little-endian hosts
-}
+// Whether the top bit of a scalar argument's integer is set (little-endian hosts): the one bit whose
+// meaning changes with signedness.
+bool top_bit(const detail::Arg& a) { return a.size > 0 && (a.value[a.size - 1] & 0x80) != 0; }
 
 // A scalar argument against the parameter's declared type (kind, width, and signedness where it
 // changes the value). Parameters of unknown or aggregate type are checked by size only.
@@ -119,10 +118,9 @@ void check_scalar_type(std::size_t i, const detail::Arg& a, const plugin::ParamT
   if (want.bytes != got.bytes) refuse("");
   if (want.kind == ValueKind::integer && got.kind == ValueKind::integer && want.is_signed != got.is_signed) {
     // Same width, other signedness: fine while the value means the same to the kernel.
-    if (got.is_signed && negative(a))
-      refuse(" and the value is negative (the kernel would see a large positive number)");
-    if (!got.is_signed && (a.value[a.size - 1] & 0x80) != 0)
-      refuse(" and the value is too large for it (the kernel would see a negative number)");
+    if (top_bit(a))
+      refuse(got.is_signed ? " and the value is negative (the kernel would see a large positive number)"
+                           : " and the value is too large for it (the kernel would see a negative number)");
   }
 }
 
@@ -272,9 +270,8 @@ void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, cons
         if (a.offset % k->view_alignment != 0)
           detail::invalid("argument " + std::to_string(i) + " is a view starting at byte " +
                               std::to_string(a.offset) + ", but " + param_text(info, i) +
-                              " is an OpenCL C kernel's parameter, which takes a sub-buffer: views "
-                              "passed to OpenCL C kernels on " + d->selector +
-                              " must start on a multiple of " + std::to_string(k->view_alignment) +
+                              " takes a view as a sub-buffer (as OpenCL C kernels do), which on " +
+                              d->selector + " must start on a multiple of " + std::to_string(k->view_alignment) +
                               " bytes. Pass the whole buffer and an index offset, or write the "
                               "kernel in the portable dialect (SourceLanguage::portable), whose "
                               "kernels take views at any element offset",
