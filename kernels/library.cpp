@@ -19,7 +19,7 @@
 #include "cuda/matmul_tensor.h"
 #include "embedded_kernels.hpp"
 #include "gpurt/program.hpp"
-#include "state.hpp"
+#include "api/state.hpp"
 
 namespace gpurt::lib {
 

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string>
 
-#include "build_text.hpp"
-#include "cache.hpp"
+#include "services/build_text.hpp"
+#include "services/cache.hpp"
 #include "gpurt/error.hpp"
 
 namespace {

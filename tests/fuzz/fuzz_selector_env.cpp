@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "env.hpp"
+#include "startup/env.hpp"
 #include "gpurt/error.hpp"
-#include "selector.hpp"
+#include "api/selector.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "harness.hpp"
-#include "transfer.hpp"
+#include "services/transfer.hpp"
 
 TEST_CASE("the copy pool copies every byte for any size and thread count") {
   for (unsigned threads : {1u, 2u, 8u}) {

@@ -1,7 +1,7 @@
 // GPURT_* variables: every accepted form, and a typed error for every malformed one.
 #include <map>
 
-#include "env.hpp"
+#include "startup/env.hpp"
 #include "harness.hpp"
 
 using gpurt::ErrorCategory;

@@ -1,7 +1,7 @@
 // gpurt::Error: categories, details and the text a person reads.
 #include <set>
 
-#include "format.hpp"
+#include "api/format.hpp"
 #include "harness.hpp"
 
 using gpurt::Error;

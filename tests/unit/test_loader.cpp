@@ -6,8 +6,8 @@
 #include <fstream>
 
 #include "harness.hpp"
-#include "loader.hpp"
-#include "log.hpp"
+#include "loader/loader.hpp"
+#include "services/log.hpp"
 
 using gpurt::BackendStatus;
 using gpurt::detail::load_backend;

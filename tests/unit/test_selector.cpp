@@ -1,6 +1,6 @@
 // The selector syntax: BACKEND[:INDEX|:NAME].
 #include "harness.hpp"
-#include "selector.hpp"
+#include "api/selector.hpp"
 
 using gpurt::ErrorCategory;
 using gpurt::detail::parse_selector;

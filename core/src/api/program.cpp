@@ -7,14 +7,14 @@
 #include <cstdio>
 #include <string>
 
-#include "build_text.hpp"
-#include "cache.hpp"
-#include "dialect.hpp"
+#include "services/build_text.hpp"
+#include "services/cache.hpp"
+#include "services/dialect.hpp"
 #include "gpurt/plugin/signature.hpp"
-#include "log.hpp"
+#include "services/log.hpp"
 #include "gpurt/device.hpp"
-#include "state.hpp"
-#include "trace.hpp"
+#include "api/state.hpp"
+#include "services/trace.hpp"
 
 namespace gpurt {
 

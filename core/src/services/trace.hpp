@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "state.hpp"
+#include "api/state.hpp"
 
 namespace gpurt::detail {
 

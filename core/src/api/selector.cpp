@@ -1,10 +1,10 @@
 // Parsing and matching of device selectors.
-#include "selector.hpp"
+#include "api/selector.hpp"
 
 #include <algorithm>
 #include <cctype>
 
-#include "env.hpp"
+#include "startup/env.hpp"
 #include "gpurt/error.hpp"
 
 namespace gpurt::detail {

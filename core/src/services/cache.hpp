@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "gpurt/cache.hpp"
-#include "state.hpp"
+#include "api/state.hpp"
 
 namespace gpurt::detail {
 

@@ -1,5 +1,5 @@
 // Reading kernel signatures from the sources the core is given (see dialect.hpp).
-#include "dialect.hpp"
+#include "services/dialect.hpp"
 
 namespace gpurt::detail {
 

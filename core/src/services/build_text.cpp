@@ -1,10 +1,10 @@
 // What Device::build hands the compiler: the escaped program name, the define lines, and the
 // include scan behind the compile cache's "sources that read other files are not cached" rule.
-#include "build_text.hpp"
+#include "services/build_text.hpp"
 
 #include <vector>
 
-#include "state.hpp"
+#include "api/state.hpp"
 
 namespace gpurt::detail {
 

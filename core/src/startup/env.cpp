@@ -1,11 +1,11 @@
 // Parsing of every GPURT_* variable.
-#include "env.hpp"
+#include "startup/env.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 
 #include "gpurt/error.hpp"
-#include "selector.hpp"
+#include "api/selector.hpp"
 
 namespace gpurt::detail {
 

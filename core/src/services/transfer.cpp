@@ -1,5 +1,5 @@
 // The transfer engine: staged copies between pageable host memory and a device.
-#include "transfer.hpp"
+#include "services/transfer.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -9,7 +9,7 @@
 #include <map>
 
 #include "gpurt/transfer.hpp"
-#include "log.hpp"
+#include "services/log.hpp"
 
 #if defined(__x86_64__) || defined(_M_X64)
 #include <emmintrin.h>

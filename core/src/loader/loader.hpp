@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "env.hpp"
+#include "startup/env.hpp"
 #include "gpurt/plugin/api.hpp"
 #include "gpurt/types.hpp"
-#include "state.hpp"
+#include "api/state.hpp"
 
 namespace gpurt::detail {
 

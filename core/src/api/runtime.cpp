@@ -2,8 +2,8 @@
 #include "gpurt/runtime.hpp"
 
 #include "gpurt/error.hpp"
-#include "loader.hpp"
-#include "selector.hpp"
+#include "loader/loader.hpp"
+#include "api/selector.hpp"
 
 namespace gpurt {
 

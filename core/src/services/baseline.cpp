@@ -1,7 +1,7 @@
 // gpurt::RawBaseline: the plugin's native measurements, with failures as gpurt::Error.
 #include "gpurt/baseline.hpp"
 
-#include "state.hpp"
+#include "api/state.hpp"
 
 namespace gpurt {
 

@@ -7,7 +7,7 @@
 // rename wins with identical content). Readers open the directory and then the entry without
 // following links and without blocking (a FIFO planted there cannot hang a build), check with
 // fstat what the entry is and how large before reading a byte, and read at most the bound.
-#include "cache.hpp"
+#include "services/cache.hpp"
 
 #include <fcntl.h>
 #include <openssl/evp.h>
@@ -22,11 +22,11 @@
 #include <mutex>
 #include <random>
 
-#include "build_text.hpp"
-#include "env.hpp"
+#include "services/build_text.hpp"
+#include "startup/env.hpp"
 #include "gpurt/version.hpp"
-#include "loader.hpp"
-#include "log.hpp"
+#include "loader/loader.hpp"
+#include "services/log.hpp"
 
 namespace gpurt {
 

@@ -1,5 +1,5 @@
 // Logging to stderr, filtered by GPURT_LOG.
-#include "log.hpp"
+#include "services/log.hpp"
 
 #include <atomic>
 #include <cstdio>

@@ -6,7 +6,7 @@
 #include "gpurt/device.hpp"
 #include "gpurt/types.hpp"
 #include "gpurt/version.hpp"
-#include "state.hpp"
+#include "api/state.hpp"
 
 namespace gpurt {
 

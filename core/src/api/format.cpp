@@ -1,4 +1,4 @@
-#include "format.hpp"
+#include "api/format.hpp"
 
 #include <cstdio>
 

@@ -3,13 +3,13 @@
 
 #include <limits>
 
-#include "format.hpp"
+#include "api/format.hpp"
 #include "gpurt/buffer.hpp"
 #include "gpurt/program.hpp"
 #include "gpurt/queue.hpp"
-#include "state.hpp"
-#include "trace.hpp"
-#include "transfer.hpp"
+#include "api/state.hpp"
+#include "services/trace.hpp"
+#include "services/transfer.hpp"
 
 namespace gpurt {
 

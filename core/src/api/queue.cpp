@@ -5,10 +5,10 @@
 #include <cstdio>
 #include <thread>
 
-#include "format.hpp"
-#include "trace.hpp"
-#include "transfer.hpp"
-#include "state.hpp"
+#include "api/format.hpp"
+#include "services/trace.hpp"
+#include "services/transfer.hpp"
+#include "api/state.hpp"
 
 namespace gpurt {
 

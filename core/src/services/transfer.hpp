@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "state.hpp"
+#include "api/state.hpp"
 
 namespace gpurt::detail {
 

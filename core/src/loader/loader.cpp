@@ -10,10 +10,10 @@
 // regular file (not a symbolic link) owned by you or by root and writable by nobody else, and a
 // GPURT_PLUGIN_PATH directory that holds it must be a directory (not a symbolic link) owned by you
 // or by root and writable by nobody else (mode 1777 included). This is the compile cache's rule
-// (core/src/cache.cpp), with root also accepted as the owner of installed files. A refused plugin
+// (core/src/services/cache.cpp), with root also accepted as the owner of installed files. A refused plugin
 // is reported as plugin_invalid with the reason; gpurt's own library directory is checked only for
 // the plugin file (libgpurt itself was loaded from there).
-#include "loader.hpp"
+#include "loader/loader.hpp"
 
 #include <dlfcn.h>
 #include <sys/stat.h>
@@ -25,8 +25,8 @@
 #include <mutex>
 
 #include "gpurt/transfer.hpp"
-#include "log.hpp"
-#include "trace.hpp"
+#include "services/log.hpp"
+#include "services/trace.hpp"
 
 namespace gpurt::detail {
 

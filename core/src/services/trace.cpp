@@ -1,5 +1,5 @@
 // The tracer (gpurt/trace.hpp): host spans, device spans from timed events, Chrome trace output.
-#include "trace.hpp"
+#include "services/trace.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -19,7 +19,7 @@
 
 #include "gpurt/error.hpp"
 #include "gpurt/trace.hpp"
-#include "log.hpp"
+#include "services/log.hpp"
 
 namespace gpurt::detail {
 

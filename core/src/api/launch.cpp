@@ -2,11 +2,11 @@
 #include <array>
 #include <cstdint>
 
-#include "format.hpp"
+#include "api/format.hpp"
 #include "gpurt/plugin/signature.hpp"
 #include "gpurt/queue.hpp"
-#include "state.hpp"
-#include "trace.hpp"
+#include "api/state.hpp"
+#include "services/trace.hpp"
 
 namespace gpurt {
 
