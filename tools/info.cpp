@@ -44,6 +44,8 @@ nlohmann::json device_json(const Device& d) {
           {"fp16", p.fp16},
           {"int32_atomics", p.int32_atomics},
           {"float_atomic_add", p.float_atomic_add},
+          {"sub_groups", p.sub_groups},
+          {"tensor_cores", p.tensor_cores},
           {"view_alignment", p.view_alignment},
           {"pci_bus_id", p.pci_bus_id},
           {"uuid", p.uuid},
@@ -118,7 +120,8 @@ int run_info(bool json) {
               << ", local memory " << p.max_local_memory << " bytes, SIMD width " << p.simd_width << "\n"
               << "      fp64 " << (p.fp64 ? "yes" : "no") << ", fp16 " << (p.fp16 ? "yes" : "no")
               << ", int32 atomics " << (p.int32_atomics ? "yes" : "no") << ", float atomic add "
-              << (p.float_atomic_add ? "yes" : "no") << "\n";
+              << (p.float_atomic_add ? "yes" : "no") << ", sub-groups " << (p.sub_groups ? "yes" : "no")
+              << ", tensor cores " << (p.tensor_cores ? "yes" : "no") << "\n";
     if (!p.pci_bus_id.empty() || !p.uuid.empty())
       std::cout << "      pci " << (p.pci_bus_id.empty() ? "-" : p.pci_bus_id) << ", uuid "
                 << (p.uuid.empty() ? "-" : p.uuid) << "\n";

@@ -53,6 +53,8 @@ CuDevice::CuDevice(CUdevice dev, CUcontext primary, int driver_version) : dev_(d
   p.fp16 = compute_capability() >= 53;
   p.int32_atomics = true;
   p.float_atomic_add = true;
+  p.sub_groups = true;
+  p.tensor_cores = cc_major_ >= 8;
   p.view_alignment = 1;
   char pci[32];
   std::snprintf(pci, sizeof pci, "%04x:%02x:%02x.0", attribute(dev, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID),

@@ -88,6 +88,7 @@ ClDevice::ClDevice(cl::Platform platform, cl::Device device, cl::Context context
   p.fp16 = has_extension(ext, "cl_khr_fp16");
   p.int32_atomics = true;  // core since OpenCL 1.1
   p.float_atomic_add = has_extension(ext, "cl_ext_float_atomics");
+  p.sub_groups = has_extension(ext, "cl_khr_subgroups") || has_extension(ext, "cl_intel_subgroups");
   p.view_alignment = std::max<std::size_t>(1, device_.getInfo<CL_DEVICE_MEM_BASE_ADDR_ALIGN>() / 8);
   if (has_extension(ext, "cl_khr_pci_bus_info")) {
     cl_device_pci_bus_info_khr info{};
