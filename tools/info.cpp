@@ -6,7 +6,7 @@
 
 #include "commands.hpp"
 #include "gpurt/gpurt.hpp"
-#include "gpurt/plugin/api.hpp"
+#include "gpurt/plugin/abi.h"
 
 namespace gpurt::tool {
 
@@ -19,10 +19,15 @@ nlohmann::json same_as(const Device& d) {
   return out;
 }
 
+nlohmann::json language_names(const std::vector<SourceLanguage>& languages) {
+  nlohmann::json out = nlohmann::json::array();
+  for (SourceLanguage l : languages) out.push_back(to_string(l));
+  return out;
+}
+
 nlohmann::json device_json(const Device& d) {
   const DeviceProperties& p = d.properties();
-  nlohmann::json langs = nlohmann::json::array();
-  for (SourceLanguage l : p.languages) langs.push_back(to_string(l));
+  const nlohmann::json langs = language_names(p.languages);
   return {{"selector", d.selector()},
           {"name", p.name},
           {"vendor", p.vendor},
@@ -78,7 +83,11 @@ int run_info(bool json) {
                                  {"searched", b.searched},
                                  {"version", b.version},
                                  {"device_count", b.device_count},
-                                 {"notes", b.notes}});
+                                 {"notes", b.notes},
+                                 {"description", b.description},
+                                 {"install_hint", b.install_hint},
+                                 {"languages", language_names(b.languages)},
+                                 {"priority", b.priority}});
     out["devices"] = nlohmann::json::array();
     for (const Device& d : ds) out["devices"].push_back(device_json(d));
     try {
@@ -96,9 +105,12 @@ int run_info(bool json) {
     if (b.available()) {
       std::cout << " (" << b.device_count << " device" << (b.device_count == 1 ? "" : "s") << "; "
                 << b.version << ")\n      plugin: " << b.plugin_path << "\n";
+      if (!b.description.empty()) std::cout << "      " << b.description << "\n";
       for (const auto& n : b.notes) std::cout << "      note: " << n << "\n";
     } else {
       std::cout << "\n      reason: " << b.reason << "\n";
+      if (!b.install_hint.empty() && b.reason.find(b.install_hint) == std::string::npos)
+        std::cout << "      to install: " << b.install_hint << "\n";
       if (!b.native_text.empty()) std::cout << "      native: " << b.native_text << "\n";
       if (!b.plugin_path.empty()) std::cout << "      plugin: " << b.plugin_path << "\n";
       std::cout << "      searched:";
@@ -142,7 +154,7 @@ int run_info(bool json) {
 }
 
 int run_version() {
-  std::cout << "gpurt " << version_string() << "\nplugin ABI " << plugin::abi_version << "\n";
+  std::cout << "gpurt " << version_string() << "\nplugin ABI " << GPURT_ABI_MAJOR << "." << GPURT_ABI_MINOR << "\n";
   for (const BackendInfo& b : backends()) {
     if (b.available()) std::cout << b.name << ": " << b.version << "\n";
     else std::cout << b.name << ": unavailable (" << to_string(b.status) << "): " << b.reason << "\n";

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "gpurt/plugin/api.hpp"
+#include "gpurt/plugin/cxx.hpp"
 
 namespace gpurt::cuda {
 
@@ -32,7 +32,6 @@ Status fail(CUresult code, const char* call, const std::string& what = {});
 Status fail(nvrtcResult code, const char* call, const std::string& what = {});
 
 void log(plugin::LogLevel level, const std::string& message) noexcept;
-void set_host(const plugin::Host* host) noexcept;
 
 using plugin::guarded;  // runs a hook's body; any exception becomes a Status
 
@@ -216,7 +215,6 @@ class CuDevice final : public plugin::Device {
   std::string compiler_id() const noexcept override { return compiler_id_; }
   Status load_binary(const plugin::ProgramSource& source, const std::vector<std::string>& options,
                      const std::string& binary, std::unique_ptr<plugin::Program>& out) noexcept override;
-  Status raw_baseline(std::unique_ptr<plugin::RawBaseline>& out) noexcept override;
 
   CUcontext context() const { return ctx_; }
   int compute_capability() const { return cc_major_ * 10 + cc_minor_; }

@@ -9,10 +9,8 @@ class CuBackend final : public plugin::Backend {
  public:
   std::size_t device_count() const noexcept override { return devices_.size(); }
   plugin::Device& device(std::size_t i) noexcept override { return *devices_[i]; }
-  std::string version() const noexcept override { return version_; }
 
   std::vector<std::unique_ptr<CuDevice>> devices_;
-  std::string version_;
 };
 
 std::string native(CUresult r, const char* call) {
@@ -44,7 +42,7 @@ void enumerate(plugin::EntryResult& out) {
     return;
   }
   auto backend = std::make_unique<CuBackend>();
-  backend->version_ = "CUDA driver " + std::to_string(driver / 1000) + "." +
+  out.version = "CUDA driver " + std::to_string(driver / 1000) + "." +
                       std::to_string((driver % 1000) / 10) + ", NVRTC " +
                       std::to_string(nvrtc_major) + "." + std::to_string(nvrtc_minor);
   std::string problems;
@@ -71,26 +69,33 @@ void enumerate(plugin::EntryResult& out) {
   out.backend = std::move(backend);
 }
 
+#define GPURT_CUDA_INSTALL_HINT \
+  "install the NVIDIA driver (libcuda.so.1) and the CUDA runtime compiler (libnvrtc)"
+GPURT_PLUGIN_INSTALL_HINT(GPURT_CUDA_INSTALL_HINT);
+
+void declare(plugin::Declaration& d) {
+  d.name = "cuda";
+  d.description = "NVIDIA GPUs through the CUDA driver API, kernels compiled by NVRTC";
+  d.install_hint = GPURT_CUDA_INSTALL_HINT;
+  d.languages = {SourceLanguage::portable, SourceLanguage::cuda_cpp, SourceLanguage::ptx, SourceLanguage::cubin};
+  d.capabilities = GPURT_CAP_FP64 | GPURT_CAP_FP16 | GPURT_CAP_INT32_ATOMICS | GPURT_CAP_FLOAT_ATOMIC_ADD |
+                   GPURT_CAP_SUB_GROUPS | GPURT_CAP_TENSOR_CORES;
+  d.priority = 100;  // the native API first where the same GPU is also an OpenCL device
+}
+
+void open(plugin::EntryResult& out) {
+  try {
+    enumerate(out);
+  } catch (const std::exception& e) {
+    out.backend.reset();
+    out.status = BackendStatus::init_failed;
+    out.reason = "the CUDA plugin failed while enumerating devices";
+    out.native_text = e.what();
+  }
+}
+
 }  // namespace
 }  // namespace gpurt::cuda
 
-GPURT_PLUGIN_EXPORT std::uint32_t gpurt_plugin_abi_version() { return gpurt::plugin::abi_version; }
+GPURT_PLUGIN_DEFINE(gpurt::cuda::declare, gpurt::cuda::open)
 
-GPURT_PLUGIN_EXPORT void gpurt_plugin_entry_v1(const gpurt::plugin::Host* host,
-                                               gpurt::plugin::EntryResult* out) noexcept {
-  using namespace gpurt;
-  cuda::set_host(host);
-  try {
-    cuda::enumerate(*out);
-  } catch (const std::exception& e) {
-    out->backend.reset();
-    out->status = BackendStatus::init_failed;
-    out->reason = "the CUDA plugin failed while enumerating devices";
-    out->native_text = e.what();
-  } catch (...) {
-    out->backend.reset();
-    out->status = BackendStatus::init_failed;
-    out->reason = "the CUDA plugin failed while enumerating devices";
-    out->native_text = "unknown exception";
-  }
-}

@@ -3,14 +3,8 @@
 
 namespace gpurt::cuda {
 
-namespace {
-const plugin::Host* g_host = nullptr;
-}
-
-void set_host(const plugin::Host* host) noexcept { g_host = host; }
-
 void log(plugin::LogLevel level, const std::string& message) noexcept {
-  if (g_host && g_host->log) g_host->log(level, "cuda", message.c_str());
+  plugin::log(level, "cuda", message.c_str());
 }
 
 std::string name_of(CUresult code) noexcept {

@@ -13,7 +13,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "gpurt/plugin/api.hpp"
+#include "gpurt/plugin/cxx.hpp"
 #include "gpurt/plugin/signature.hpp"
 #include "mock_control.h"
 
@@ -355,10 +355,6 @@ class MockDevice final : public plugin::Device {
     s.text = binary.substr(8);
     return build(s, options, out);
   }
-  Status raw_baseline(std::unique_ptr<plugin::RawBaseline>&) noexcept override {
-    return Status::failure(ErrorCategory::unsupported, "the mock backend has no native API to measure",
-                           "mockRawBaseline");
-  }
 
  private:
   DeviceProperties p_;
@@ -368,7 +364,6 @@ class MockBackend final : public plugin::Backend {
  public:
   std::size_t device_count() const noexcept override { return 1; }
   plugin::Device& device(std::size_t) noexcept override { return device_; }
-  std::string version() const noexcept override { return "gpurt mock backend 1"; }
 
  private:
   MockDevice device_;
@@ -403,28 +398,37 @@ extern "C" GPURT_MOCK_API void gpurt_mock_reset() {
   gpurt::mock::g_lost = 0;
 }
 
-GPURT_PLUGIN_EXPORT std::uint32_t gpurt_plugin_abi_version() { return gpurt::plugin::abi_version; }
+namespace gpurt::mock {
+namespace {
+void declare(plugin::Declaration& d) {
+  d.name = "mock";
+  d.description = "test-only: host memory, two built-in kernels, failures on demand (mock_control.h)";
+  d.install_hint = "nothing: the mock backend is built with gpurt's tests and needs no vendor library";
+  d.languages = {SourceLanguage::portable};
+  d.capabilities = GPURT_CAP_INT32_ATOMICS;
+  d.priority = 0;
+  d.test_only = true;
+}
 
-GPURT_PLUGIN_EXPORT void gpurt_plugin_entry_v1(const gpurt::plugin::Host*, gpurt::plugin::EntryResult* out) noexcept {
-  using namespace gpurt;
+void open(plugin::EntryResult& out) {
   const char* init = std::getenv("GPURT_MOCK_INIT");
   const std::string mode = init ? init : "";
   if (mode == "fail") {
-    out->status = BackendStatus::init_failed;
-    out->reason = "the mock backend was told to fail at start (GPURT_MOCK_INIT=fail)";
-    out->native_text = "MOCK_INIT_FAILED";
+    out.status = BackendStatus::init_failed;
+    out.reason = "the mock backend was told to fail at start (GPURT_MOCK_INIT=fail)";
+    out.native_text = "MOCK_INIT_FAILED";
     return;
   }
   if (mode == "no_device") {
-    out->status = BackendStatus::no_device;
-    out->reason = "the mock backend was told to offer no device (GPURT_MOCK_INIT=no_device)";
+    out.status = BackendStatus::no_device;
+    out.reason = "the mock backend was told to offer no device (GPURT_MOCK_INIT=no_device)";
     return;
   }
-  try {
-    out->backend = std::make_unique<mock::MockBackend>();
-    out->status = BackendStatus::available;
-  } catch (...) {
-    out->status = BackendStatus::init_failed;
-    out->reason = "the mock backend could not allocate itself";
-  }
+  out.backend = std::make_unique<MockBackend>();
+  out.version = "gpurt mock backend 1";
+  out.status = BackendStatus::available;
 }
+}  // namespace
+}  // namespace gpurt::mock
+
+GPURT_PLUGIN_DEFINE(gpurt::mock::declare, gpurt::mock::open)

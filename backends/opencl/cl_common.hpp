@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "gpurt/plugin/api.hpp"
+#include "gpurt/plugin/cxx.hpp"
 
 namespace gpurt::opencl {
 
@@ -49,7 +49,6 @@ Status fail_enqueue(cl_command_queue queue, cl_device_id device, cl_int code, co
 cl_device_id device_of(cl_event event) noexcept;
 
 void log(plugin::LogLevel level, const std::string& message) noexcept;
-void set_host(const plugin::Host* host) noexcept;
 
 using plugin::guarded;  // runs a hook's body; any exception becomes a Status
 
@@ -205,7 +204,6 @@ class ClDevice final : public plugin::Device {
   std::string compiler_id() const noexcept override { return compiler_id_; }
   Status load_binary(const plugin::ProgramSource& source, const std::vector<std::string>& options,
                      const std::string& binary, std::unique_ptr<plugin::Program>& out) noexcept override;
-  Status raw_baseline(std::unique_ptr<plugin::RawBaseline>& out) noexcept override;
 
   const cl::Device& native() const { return device_; }
   const cl::Context& context() const { return context_; }

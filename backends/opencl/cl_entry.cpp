@@ -11,10 +11,8 @@ class ClBackend final : public plugin::Backend {
  public:
   std::size_t device_count() const noexcept override { return devices_.size(); }
   plugin::Device& device(std::size_t i) noexcept override { return *devices_[i]; }
-  std::string version() const noexcept override { return version_; }
 
   std::vector<std::unique_ptr<ClDevice>> devices_;
-  std::string version_;
 };
 
 void enumerate(plugin::EntryResult& out) {
@@ -60,7 +58,7 @@ void enumerate(plugin::EntryResult& out) {
     version << (version.tellp() > 0 ? "; " : "") << p.getInfo<CL_PLATFORM_VERSION>();
     for (cl::Device& d : devs) backend->devices_.push_back(std::make_unique<ClDevice>(p, d, ctx));
   }
-  backend->version_ = version.str();
+  out.version = version.str();
   if (backend->devices_.empty()) {
     out.status = BackendStatus::no_device;
     out.reason = "no OpenCL platform offered a usable device";
@@ -71,26 +69,34 @@ void enumerate(plugin::EntryResult& out) {
   out.backend = std::move(backend);
 }
 
+#define GPURT_OPENCL_INSTALL_HINT                                                                   \
+  "install an OpenCL ICD loader (libOpenCL.so.1, Debian: ocl-icd-libopencl1) and a driver (pocl-opencl-icd " \
+  "for CPUs, the vendor's ICD for GPUs)"
+GPURT_PLUGIN_INSTALL_HINT(GPURT_OPENCL_INSTALL_HINT);
+
+void declare(plugin::Declaration& d) {
+  d.name = "opencl";
+  d.description = "OpenCL platforms through the ICD loader (GPUs, CPUs, accelerators)";
+  d.install_hint = GPURT_OPENCL_INSTALL_HINT;
+  d.languages = {SourceLanguage::portable, SourceLanguage::opencl_c};
+  d.capabilities = GPURT_CAP_FP64 | GPURT_CAP_FP16 | GPURT_CAP_INT32_ATOMICS | GPURT_CAP_FLOAT_ATOMIC_ADD |
+                   GPURT_CAP_SUB_GROUPS;
+  d.priority = 50;
+}
+
+void open(plugin::EntryResult& out) {
+  try {
+    enumerate(out);
+  } catch (const std::exception& e) {
+    out.backend.reset();
+    out.status = BackendStatus::init_failed;
+    out.reason = "the OpenCL plugin failed while enumerating devices";
+    out.native_text = e.what();
+  }
+}
+
 }  // namespace
 }  // namespace gpurt::opencl
 
-GPURT_PLUGIN_EXPORT std::uint32_t gpurt_plugin_abi_version() { return gpurt::plugin::abi_version; }
+GPURT_PLUGIN_DEFINE(gpurt::opencl::declare, gpurt::opencl::open)
 
-GPURT_PLUGIN_EXPORT void gpurt_plugin_entry_v1(const gpurt::plugin::Host* host,
-                                               gpurt::plugin::EntryResult* out) noexcept {
-  using namespace gpurt;
-  opencl::set_host(host);
-  try {
-    opencl::enumerate(*out);
-  } catch (const std::exception& e) {
-    out->backend.reset();
-    out->status = BackendStatus::init_failed;
-    out->reason = "the OpenCL plugin failed while enumerating devices";
-    out->native_text = e.what();
-  } catch (...) {
-    out->backend.reset();
-    out->status = BackendStatus::init_failed;
-    out->reason = "the OpenCL plugin failed while enumerating devices";
-    out->native_text = "unknown exception";
-  }
-}

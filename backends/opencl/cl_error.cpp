@@ -6,7 +6,6 @@
 namespace gpurt::opencl {
 
 namespace {
-const plugin::Host* g_host = nullptr;
 
 // Devices on which earlier work failed. A fault is not undone, so the list only grows (it holds
 // at most the platform's devices).
@@ -29,10 +28,8 @@ bool faulted(cl_device_id device) noexcept {
 }
 }  // namespace
 
-void set_host(const plugin::Host* host) noexcept { g_host = host; }
-
 void log(plugin::LogLevel level, const std::string& message) noexcept {
-  if (g_host && g_host->log) g_host->log(level, "opencl", message.c_str());
+  plugin::log(level, "opencl", message.c_str());
 }
 
 ErrorCategory category_of(cl_int code) noexcept {

@@ -8,11 +8,15 @@ using gpurt::ErrorCategory;
 using gpurt::detail::parse_environment;
 
 namespace {
+// Parses as start-up does where the plugin directories hold libgpurt_cuda.so and libgpurt_opencl.so:
+// the variables' form first, then the backend names against the plugins found.
 gpurt::detail::Environment parse(const std::map<std::string, std::string>& vars) {
-  return parse_environment([&](const char* name) -> const char* {
+  gpurt::detail::Environment env = parse_environment([&](const char* name) -> const char* {
     auto it = vars.find(name);
     return it == vars.end() ? nullptr : it->second.c_str();
   });
+  gpurt::detail::check_backend_names(env, {"cuda", "opencl"}, "cuda, opencl");
+  return env;
 }
 }  // namespace
 
@@ -44,6 +48,11 @@ TEST_CASE("environment rejects a relative plugin directory") {
 }
 
 TEST_CASE("environment rejects unknown backends and log levels") {
+  // Backend names are any plugin's: a malformed name is refused before any plugin is looked at.
+  GPURT_REQUIRE_ERROR(parse_environment([](const char* n) -> const char* {
+                        return std::string(n) == "GPURT_DISABLE_BACKENDS" ? "cuda,Vulkan!" : nullptr;
+                      }),
+                      ErrorCategory::invalid_argument, "'Vulkan!' is not a backend name");
   GPURT_REQUIRE_ERROR(parse({{"GPURT_DISABLE_BACKENDS", "cuda,vulkan"}}),
                       ErrorCategory::invalid_argument, "'vulkan' is not a backend");
   GPURT_REQUIRE_ERROR(parse({{"GPURT_LOG", "verbose"}}), ErrorCategory::invalid_argument,

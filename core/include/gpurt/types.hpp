@@ -120,8 +120,9 @@ enum class BackendStatus {
 };
 const char* to_string(BackendStatus s) noexcept;
 
+// A backend: a plugin libgpurt_<name>.so found in the plugin directories (README, "Backends").
 struct BackendInfo {
-  std::string name;                   // "cuda", "opencl"
+  std::string name;                   // the <name> of its plugin file: "cuda", "opencl"
   BackendStatus status = BackendStatus::plugin_not_found;
   std::string reason;                 // one sentence a person can act on; empty when available
   std::string native_text;            // dlerror() text or the driver's code and name
@@ -130,6 +131,12 @@ struct BackendInfo {
   std::string version;                // backend and driver version when available
   std::size_t device_count = 0;
   std::vector<std::string> notes;     // parts left out (a platform whose devices failed), and why
+  // What the plugin declares about itself (empty when it could not be loaded):
+  std::string description;            // one line ("NVIDIA GPUs through the CUDA driver API")
+  std::string install_hint;           // what to install for it to work (also read from a plugin whose
+                                      // vendor library is missing, which cannot be loaded)
+  std::vector<SourceLanguage> languages;  // what its devices may build
+  int priority = 0;                   // default-device preference among devices of one type; higher first
   bool available() const { return status == BackendStatus::available; }
 };
 

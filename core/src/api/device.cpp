@@ -28,7 +28,7 @@ Queue Device::create_queue(QueueOptions options) const {
   auto q = std::make_shared<detail::QueueState>();
   q->device = d;
   q->timing = options.timing == QueueOptions::Timing::enabled;
-  plugin::QueueOptions po;
+  bridge::QueueOptions po;
   po.timing = q->timing;
   detail::check(d->impl->create_queue(po, q->impl), d);
   return detail::Access::make<Queue>(std::move(q));
@@ -37,7 +37,7 @@ Queue Device::create_queue(QueueOptions options) const {
 MemoryUsage Device::memory_usage() const {
   detail::DeviceState* d = detail::checked_device(*this, "Device::memory_usage");
   MemoryUsage m;
-  const plugin::Status s = d->impl->memory_usage(m.free_bytes, m.total_bytes);
+  const bridge::Status s = d->impl->memory_usage(m.free_bytes, m.total_bytes);
   if (!s.ok() && s.category == ErrorCategory::unsupported) {
     m.free_known = false;
     m.free_bytes = 0;
@@ -101,7 +101,7 @@ std::shared_ptr<Allocation> allocate(const Device& device, std::size_t count, st
                     "; free buffers (drop their last handles) or allocate less",
                 std::move(det));
   }
-  const plugin::Status s = d->impl->allocate(bytes, a->impl);
+  const bridge::Status s = d->impl->allocate(bytes, a->impl);
   if (!s.ok()) {
     a->impl.reset();  // a plugin sets it only on success; the reservation is returned here
     d->live_bytes -= bytes;

@@ -95,7 +95,7 @@ const char* version_string() noexcept { return "0.1.0"; }
 
 namespace detail {
 
-void raise(const plugin::Status& s, const DeviceState* device) {
+void raise(const bridge::Status& s, const DeviceState* device) {
   ErrorDetails d;
   if (device) {
     d.backend = device->props.backend;

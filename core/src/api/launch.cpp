@@ -15,7 +15,7 @@ namespace {
 const char* const dim_name[3] = {"x", "y", "z"};
 constexpr const char* call = "Queue::launch";
 
-void check_shape(const detail::DeviceState* d, const plugin::KernelInfo& info,
+void check_shape(const detail::DeviceState* d, const bridge::KernelInfo& info,
                  const LaunchConfig& c) {
   const DeviceProperties& p = d->props;
   for (int i = 0; i < 3; ++i) {
@@ -63,7 +63,7 @@ std::size_t saturating_add(std::size_t a, std::size_t b) {
   return __builtin_add_overflow(a, b, &r) ? SIZE_MAX : r;
 }
 
-void check_local(const detail::DeviceState* d, const plugin::KernelInfo& info, std::size_t dynamic,
+void check_local(const detail::DeviceState* d, const bridge::KernelInfo& info, std::size_t dynamic,
                  std::size_t from_args) {
   const std::size_t total = saturating_add(saturating_add(dynamic, from_args), info.static_local_bytes);
   if (total > d->props.max_local_memory)
@@ -75,7 +75,7 @@ void check_local(const detail::DeviceState* d, const plugin::KernelInfo& info, s
                     call, d);
 }
 
-std::string param_text(const plugin::KernelInfo& info, std::size_t i) {
+std::string param_text(const bridge::KernelInfo& info, std::size_t i) {
   std::string s = "parameter " + std::to_string(i);
   if (i < info.params.size() && !info.params[i].type_name.empty())
     s += " (" + info.params[i].type_name + ")";
@@ -91,7 +91,7 @@ bool top_bit(const detail::Arg& a) { return a.size > 0 && (a.value[a.size - 1] &
 // A scalar argument against the parameter's declared type (kind, width, and signedness where it
 // changes the value). Parameters of unknown or aggregate type are checked by size only.
 void check_scalar_type(std::size_t i, const detail::Arg& a, const plugin::ParamType& t,
-                       const plugin::KernelInfo& info, const detail::DeviceState* d) {
+                       const bridge::KernelInfo& info, const detail::DeviceState* d) {
   using detail::ValueKind;
   if (!t.known || t.pointer || a.type.kind == ValueKind::unknown) return;
   const detail::ValueType& want = t.value;
@@ -126,7 +126,7 @@ void check_scalar_type(std::size_t i, const detail::Arg& a, const plugin::ParamT
 
 // A buffer argument's element type against the pointee of the parameter's declared type.
 void check_buffer_type(std::size_t i, const detail::Arg& a, const plugin::ParamType& t,
-                       const plugin::KernelInfo& info, const detail::DeviceState* d) {
+                       const bridge::KernelInfo& info, const detail::DeviceState* d) {
   using detail::ValueKind;
   if (!t.known || !t.pointer || t.void_pointee) return;
   const detail::ValueType& want = t.value;
@@ -209,7 +209,7 @@ void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, cons
                         " but the queue is on " + d->description + "; build the program for the "
                         "queue's device",
                     call, d);
-  const plugin::KernelInfo& info = k->info;
+  const bridge::KernelInfo& info = k->info;
   check_shape(d, info, config);
 
   check_local(d, info, config.local_bytes, 0);
@@ -217,18 +217,18 @@ void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, cons
   if (info.params_known) {
     const std::size_t expected = info.params.size() - (dynamic_param ? 1 : 0);
     if (dynamic_param && (info.params.empty() ||
-                          info.params.back().kind != plugin::ParamKind::local_pointer))
+                          info.params.back().kind != bridge::ParamKind::local_pointer))
       detail::invalid("LaunchConfig::local_bytes is " + std::to_string(config.local_bytes) +
                           " but kernel '" + info.name + "' does not end with a __local pointer "
                           "parameter to receive it" +
-                          (!info.params.empty() && info.params.back().kind == plugin::ParamKind::unknown
+                          (!info.params.empty() && info.params.back().kind == bridge::ParamKind::unknown
                                ? " (its last parameter's kind is unknown: the driver gave no "
                                  "argument info and the source could not be read)"
                                : "") +
                           "; add one, or set local_bytes to 0",
                       call, d);
     if (info.dynamic_local_is_parameter && config.local_bytes == 0 && count + 1 == expected &&
-        info.params.back().kind == plugin::ParamKind::local_pointer)
+        info.params.back().kind == bridge::ParamKind::local_pointer)
       detail::invalid("kernel '" + info.name + "' has dynamic local memory (GPURT_DYNAMIC_LOCAL, its last "
                           "parameter) but LaunchConfig::local_bytes is 0; "
                           "set local_bytes to the bytes it needs (the other " + std::to_string(count) +
@@ -242,13 +242,13 @@ void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, cons
                       call, d);
   }
 
-  plugin::KernelArg native[detail::max_kernel_args + 1];  // uninitialised; filled below
+  bridge::KernelArg native[detail::max_kernel_args + 1];  // uninitialised; filled below
   std::size_t local_from_args = 0;
   for (std::size_t i = 0; i < count; ++i) {
     const detail::Arg& a = args[i];
-    const plugin::ParamInfo* p =
+    const bridge::ParamInfo* p =
         info.params_known && i < info.params.size() ? &info.params[i] : nullptr;
-    plugin::KernelArg& n = native[i];
+    bridge::KernelArg& n = native[i];
     switch (a.kind) {
       case detail::Arg::Kind::buffer:
         if (a.allocation->device != d)
@@ -256,11 +256,11 @@ void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, cons
                               a.allocation->device->description + ", not on the queue's device " +
                               d->description + "; copy it to this device first",
                           call, d);
-        if (p && p->kind != plugin::ParamKind::global_pointer && p->kind != plugin::ParamKind::unknown)
+        if (p && p->kind != bridge::ParamKind::global_pointer && p->kind != bridge::ParamKind::unknown)
           detail::invalid("argument " + std::to_string(i) + " is a buffer but " + param_text(info, i) +
                               " is not a global pointer",
                           call, d);
-        if (p && p->kind == plugin::ParamKind::unknown && p->size != 0 && p->size != sizeof(void*))
+        if (p && p->kind == bridge::ParamKind::unknown && p->size != 0 && p->size != sizeof(void*))
           detail::invalid("argument " + std::to_string(i) + " is a buffer (a " +
                               std::to_string(sizeof(void*)) + "-byte pointer) but " +
                               param_text(info, i) + " has " + std::to_string(p->size) + " bytes",
@@ -276,15 +276,15 @@ void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, cons
                               "kernel in the portable dialect (SourceLanguage::portable), whose "
                               "kernels take views at any element offset",
                           call, d);
-        n = {plugin::KernelArg::Kind::buffer, a.allocation->impl.get(), a.offset, a.size, nullptr};
+        n = {GPURT_ARG_BUFFER, a.allocation->impl ? a.allocation->impl->handle() : nullptr, a.offset, a.size, nullptr};
         break;
       case detail::Arg::Kind::scalar:
-        if (p && (p->kind == plugin::ParamKind::global_pointer ||
-                  p->kind == plugin::ParamKind::local_pointer))
+        if (p && (p->kind == bridge::ParamKind::global_pointer ||
+                  p->kind == bridge::ParamKind::local_pointer))
           detail::invalid("argument " + std::to_string(i) + " is a scalar of " +
                               std::to_string(a.size) + " bytes but " + param_text(info, i) +
                               " is a pointer; pass a Buffer" +
-                              (p->kind == plugin::ParamKind::local_pointer ? " or gpurt::Local" : ""),
+                              (p->kind == bridge::ParamKind::local_pointer ? " or gpurt::Local" : ""),
                           call, d);
         if (!k->types.empty()) check_scalar_type(i, a, k->types[i], info, d);
         if (p && p->size != 0 && p->size != a.size)
@@ -292,7 +292,7 @@ void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, cons
                               " bytes but " + param_text(info, i) + " has " +
                               std::to_string(p->size) + "; pass a value of the parameter's type",
                           call, d);
-        n = {plugin::KernelArg::Kind::scalar, nullptr, 0, a.size, a.value};
+        n = {GPURT_ARG_SCALAR, nullptr, 0, a.size, a.value};
         break;
       case detail::Arg::Kind::local:
         if (!info.local_arguments)
@@ -303,10 +303,10 @@ void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, cons
                       ErrorDetails{d->props.backend, 0, {}, call, d->description, {}, {}});
         // A Local given to a parameter of unknown kind is refused: drivers do not all check it,
         // and one that takes it for a pointer corrupts memory.
-        if (p && p->kind != plugin::ParamKind::local_pointer)
+        if (p && p->kind != bridge::ParamKind::local_pointer)
           detail::invalid("argument " + std::to_string(i) + " is a gpurt::Local but " +
                               param_text(info, i) +
-                              (p->kind == plugin::ParamKind::unknown
+                              (p->kind == bridge::ParamKind::unknown
                                    ? " is of unknown kind (the driver gave no argument info), so "
                                      "gpurt cannot check it is a __local pointer"
                                    : " is not a __local pointer"),
@@ -317,16 +317,16 @@ void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, cons
                               "least one byte",
                           call, d);
         local_from_args = saturating_add(local_from_args, a.size);
-        n = {plugin::KernelArg::Kind::local, nullptr, 0, a.size, nullptr};
+        n = {GPURT_ARG_LOCAL, nullptr, 0, a.size, nullptr};
         break;
     }
   }
   check_local(d, info, config.local_bytes, local_from_args);
 
   std::size_t native_count = count;
-  plugin::LaunchShape shape{config.groups, config.group_size, config.local_bytes};
+  bridge::LaunchShape shape{config.groups, config.group_size, config.local_bytes};
   if (dynamic_param) {
-    native[native_count++] = {plugin::KernelArg::Kind::local, nullptr, 0, config.local_bytes, nullptr};
+    native[native_count++] = {GPURT_ARG_LOCAL, nullptr, 0, config.local_bytes, nullptr};
     shape.local_bytes = 0;
   }
   detail::Traced trace("launch", info.name.c_str(), 0, q, d);

@@ -58,7 +58,7 @@ Program Device::build(const ProgramSource& source, const BuildOptions& options) 
   const std::string prefix = detail::define_lines(defines, line_name, "Device::build", d);
   const std::vector<std::string>& flags = options.flags;
   const auto start = std::chrono::steady_clock::now();
-  plugin::ProgramSource ps{source.language, prefix.empty() ? source.text : prefix + source.text,
+  bridge::ProgramSource ps{source.language, prefix.empty() ? source.text : prefix + source.text,
                            text_source ? line_name : source.name};
   auto p = std::make_shared<detail::ProgramState>();
   p->device = d;
@@ -70,20 +70,20 @@ Program Device::build(const ProgramSource& source, const BuildOptions& options) 
   if (!key.empty()) {
     info.cache_entry = detail::cache_entry_path(key);
     if (auto payload = detail::cache_load(key)) {
-      const plugin::Status loaded = d->impl->load_binary(ps, flags, *payload, p->impl);
+      const bridge::Status loaded = d->impl->load_binary(ps, flags, *payload, p->impl);
       if (loaded.ok()) {
         detail::count_cache_hit();
         info.path = BuildPath::loaded_from_cache;
       } else {
         detail::count_cache_corrupt();
-        detail::log(plugin::LogLevel::warn, "cache", "entry " + info.cache_entry + " did not load (" +
+        detail::log(detail::LogLevel::warn, "cache", "entry " + info.cache_entry + " did not load (" +
                                                          loaded.message + "); rebuilding it");
         p->impl.reset();
       }
     }
   }
   if (!p->impl) {
-    plugin::Status built = d->impl->build(ps, flags, p->impl);
+    bridge::Status built = d->impl->build(ps, flags, p->impl);
     if (built.failed && !options.defines.empty())
       built.build_options += " (defines, given as #define lines ahead of the source: " +
                              detail::defines_as_options(options.defines) + ")";
@@ -91,7 +91,7 @@ Program Device::build(const ProgramSource& source, const BuildOptions& options) 
     if (!key.empty()) {
       detail::count_cache_miss();
       std::string binary;
-      const plugin::Status got = p->impl->binary(binary);
+      const bridge::Status got = p->impl->binary(binary);
       std::string why;
       if (got.ok() && detail::cache_store(key, binary, why)) {
         info.path = BuildPath::built_and_cached;
@@ -102,10 +102,10 @@ Program Device::build(const ProgramSource& source, const BuildOptions& options) 
     }
   }
   info.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (detail::log_enabled(plugin::LogLevel::info)) {  // README: "GPURT_LOG=info logs ... builds"
+  if (detail::log_enabled(detail::LogLevel::info)) {  // README: "GPURT_LOG=info logs ... builds"
     char ms[32];
     std::snprintf(ms, sizeof ms, "%.1f", info.milliseconds);
-    detail::log(plugin::LogLevel::info, "build",
+    detail::log(detail::LogLevel::info, "build",
                 "'" + source.name + "' (" + to_string(source.language) + ") for " + d->description + ": " +
                     to_string(info.path) + " in " + ms + " ms" + (info.note.empty() ? "" : "; " + info.note));
   }
@@ -122,7 +122,7 @@ Kernel Program::kernel(const std::string& name) const {
   auto k = std::make_shared<detail::KernelState>();
   k->device = p->device;
   k->program = state_;
-  const plugin::Status s = p->impl->kernel(name, k->impl);
+  const bridge::Status s = p->impl->kernel(name, k->impl);
   if (s.failed) {
     if (s.category == ErrorCategory::invalid_argument) {
       std::string names;
@@ -131,7 +131,7 @@ Kernel Program::kernel(const std::string& name) const {
         names += (names.empty() ? "" : ", ") + n;
         renamed = renamed || n == "_cl_" + name;
       }
-      plugin::Status more = s;
+      bridge::Status more = s;
       more.message = "the program has no kernel named '" + name + "'; it has: " +
                      (names.empty() ? "(none)" : names) +
                      (renamed ? ". The OpenCL compiler renamed it because '" + name +
@@ -144,10 +144,10 @@ Kernel Program::kernel(const std::string& name) const {
   k->info = k->impl->info();
   const auto sig = p->signatures.find(name);
   const plugin::KernelDecl* decl = sig == p->signatures.end() ? nullptr : &sig->second;
-  plugin::KernelInfo& info = k->info;
+  bridge::KernelInfo& info = k->info;
   if (p->language == SourceLanguage::portable && decl && detail::takes_dynamic_local(*decl) &&
       info.params_known && !info.params.empty()) {
-    info.params.back().kind = plugin::ParamKind::local_pointer;
+    info.params.back().kind = bridge::ParamKind::local_pointer;
     info.dynamic_local_is_parameter = true;
   }
   // Where the backend gives sizes only (CUDA's cuFuncGetParamInfo) or no type names, the source's
@@ -155,26 +155,26 @@ Kernel Program::kernel(const std::string& name) const {
   // the compiled kernel's (macros, templates) is not used.
   if (decl && info.params_known && decl->params.size() == info.params.size()) {
     for (std::size_t i = 0; i < info.params.size(); ++i) {
-      plugin::ParamInfo& pi = info.params[i];
+      bridge::ParamInfo& pi = info.params[i];
       const plugin::ParamDecl& pd = decl->params[i];
       if (pd.macro_call) continue;
       if (pi.type_name.empty()) pi.type_name = pd.type_name();
-      if (pi.kind == plugin::ParamKind::unknown) {
+      if (pi.kind == bridge::ParamKind::unknown) {
         const plugin::ParamType t = plugin::describe_type(pd.type_name());
         if (t.known && t.pointer && !pd.has_word("__local") && !pd.has_word("local") && !pd.has_word("GPURT_LOCAL"))
-          pi.kind = plugin::ParamKind::global_pointer;
+          pi.kind = bridge::ParamKind::global_pointer;
         else if (t.known && !t.pointer && (t.value.bytes == 0 || pi.size == 0 || t.value.bytes == pi.size))
-          pi.kind = plugin::ParamKind::scalar;
+          pi.kind = bridge::ParamKind::scalar;
       }
     }
   }
   if (info.params_known) {
     k->types.reserve(info.params.size());
-    for (const plugin::ParamInfo& pi : info.params) {
+    for (const bridge::ParamInfo& pi : info.params) {
       plugin::ParamType t = plugin::describe_type(pi.type_name);
       // A spelling that disagrees with the size the driver reports is not trusted.
       if (t.known && !t.pointer && t.value.bytes != 0 && pi.size != 0 && t.value.bytes != pi.size) t = {};
-      if (pi.kind == plugin::ParamKind::local_pointer) t = {};
+      if (pi.kind == bridge::ParamKind::local_pointer) t = {};
       k->types.push_back(t);
     }
   }

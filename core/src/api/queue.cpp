@@ -64,7 +64,7 @@ Clock::time_point deadline_after(std::chrono::nanoseconds timeout, const char* c
 
 // Polls `event` until it has completed; throws Error(timeout) once `deadline` has passed. Sleeps
 // between queries, from 20 us doubling to 1 ms, so that a long wait costs little host time.
-void poll_until(plugin::Event& event, Clock::time_point deadline, std::chrono::nanoseconds timeout,
+void poll_until(bridge::Event& event, Clock::time_point deadline, std::chrono::nanoseconds timeout,
                 const char* call, const char* what, detail::DeviceState* d) {
   std::chrono::microseconds pause(20);
   for (;;) {
@@ -236,7 +236,7 @@ void Queue::finish(std::chrono::nanoseconds timeout) {
   const Clock::time_point deadline = deadline_after(timeout, call, q->device);
   {
     detail::Traced trace("finish with timeout", nullptr, 0, nullptr, q->device);
-    std::unique_ptr<plugin::Event> marker;
+    std::unique_ptr<bridge::Event> marker;
     detail::check(q->impl->record(false, marker), q->device);
     poll_until(*marker, deadline, timeout, call, "the work enqueued on the queue", q->device);
   }

@@ -42,12 +42,15 @@ Device select(std::string_view text, const char* origin) {
               std::move(details));
 }
 
-int preference(const DeviceProperties& p) {
-  const bool cuda = p.backend == "cuda";
-  if (cuda && p.type == DeviceType::gpu) return 0;
-  if (p.type == DeviceType::gpu) return 1;
-  if (p.type == DeviceType::cpu) return 2;
-  return 3;
+// Default-device order: GPUs, then accelerators, CPUs and others; within a type, the backend
+// whose plugin declares the higher priority (all_backends() is in that order), then device index.
+int type_rank(DeviceType t) {
+  switch (t) {
+    case DeviceType::gpu: return 0;
+    case DeviceType::accelerator: return 1;
+    case DeviceType::cpu: return 2;
+    default: return 3;
+  }
 }
 
 }  // namespace
@@ -83,7 +86,9 @@ BackendInfo backend(std::string_view name) {
   ErrorDetails details;
   details.call = "gpurt::backend";
   throw Error(ErrorCategory::invalid_argument,
-              "'" + std::string(name) + "' is not a backend gpurt knows (cuda, opencl)", std::move(details));
+              "'" + std::string(name) + "' is not a backend gpurt knows (" + detail::known_backend_list() +
+                  "); a backend is a plugin libgpurt_<name>.so in GPURT_PLUGIN_PATH or beside libgpurt",
+              std::move(details));
 }
 
 Device default_device() {
@@ -93,7 +98,7 @@ Device default_device() {
   int best_rank = 100;
   for (const auto& b : detail::all_backends())
     for (const auto& d : b->devices) {
-      const int rank = preference(d->props);
+      const int rank = type_rank(d->props.type);
       if (rank < best_rank) {
         best = detail::Access::make<Device>(d.get());
         best_rank = rank;

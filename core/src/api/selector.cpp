@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "loader/loader.hpp"
 #include "startup/env.hpp"
 #include "gpurt/error.hpp"
 
@@ -30,15 +31,23 @@ std::string lower(std::string_view s) {
 }
 }  // namespace
 
+std::string selector_syntax() { return syntax; }
+
 Selector parse_selector(std::string_view text) {
+  Selector sel = parse_selector_syntax(text);
+  if (!backend_discovered(sel.backend))
+    bad(text, "'" + sel.backend + "' is not a backend gpurt knows (" + known_backend_list() + ")");
+  return sel;
+}
+
+Selector parse_selector_syntax(std::string_view text) {
   if (text.empty()) bad(text, "it is empty");
   Selector sel;
   const auto colon = text.find(':');
   sel.backend = lower(text.substr(0, colon));
-  const auto& known = known_backends();
   if (sel.backend.empty()) bad(text, "the backend name is missing");
-  if (std::find(known.begin(), known.end(), sel.backend) == known.end())
-    bad(text, "'" + sel.backend + "' is not a backend gpurt knows (cuda, opencl)");
+  if (!backend_name_ok(sel.backend))
+    bad(text, "'" + sel.backend + "' is not a backend name (lower-case letters, digits and '_')");
   if (colon == std::string_view::npos) return sel;
   const std::string_view rest = text.substr(colon + 1);
   if (rest.empty()) bad(text, "nothing follows ':'");

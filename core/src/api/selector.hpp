@@ -19,8 +19,13 @@ struct Selector {
   std::string name;  // lower case
 };
 
-// Throws Error(invalid_argument) saying what is wrong with `text` and what the syntax is.
+// Throws Error(invalid_argument) saying what is wrong with `text` and what the syntax is,
+// including a backend name for which no plugin was found.
 Selector parse_selector(std::string_view text);
+// The syntax alone (any well-formed backend name).
+Selector parse_selector_syntax(std::string_view text);
+// "a selector is BACKEND or ...": the syntax, for messages.
+std::string selector_syntax();
 
 // True when `props` is what `sel` asks for.
 bool selector_matches(const Selector& sel, const DeviceProperties& props);

@@ -13,7 +13,7 @@
 #include "gpurt/cache.hpp"
 #include "gpurt/device.hpp"
 #include "gpurt/error.hpp"
-#include "gpurt/plugin/api.hpp"
+#include "loader/bridge.hpp"
 #include "gpurt/plugin/signature.hpp"
 #include "gpurt/types.hpp"
 
@@ -24,7 +24,7 @@ class TransferEngine;
 
 struct DeviceState {
   BackendRecord* backend = nullptr;
-  plugin::Device* impl = nullptr;  // owned by the backend, lives as long as the process
+  bridge::Device* impl = nullptr;  // owned by the backend, lives as long as the process
   DeviceProperties props;
   std::string selector;     // "opencl:0"
   std::string description;  // "opencl:0 (name)"
@@ -38,7 +38,7 @@ struct DeviceState {
 
 struct Allocation {
   DeviceState* device = nullptr;
-  std::unique_ptr<plugin::Buffer> impl;  // null for zero-byte allocations
+  std::unique_ptr<bridge::Buffer> impl;  // null for zero-byte allocations
   std::size_t bytes = 0;
   Allocation() = default;
   Allocation(const Allocation&) = delete;
@@ -53,13 +53,13 @@ struct Allocation {
 
 struct HostAllocationState {
   DeviceState* device = nullptr;
-  std::unique_ptr<plugin::HostAllocation> impl;
+  std::unique_ptr<bridge::HostAllocation> impl;
   ~HostAllocationState();  // forgets the memory in the pinned registry (transfer.cpp)
 };
 
 struct QueueState {
   DeviceState* device = nullptr;
-  std::unique_ptr<plugin::Queue> impl;
+  std::unique_ptr<bridge::Queue> impl;
   bool timing = true;
   std::uint64_t trace_id = 0;  // its track in a trace (0: none yet)
   // Temporaries of enqueued work (the library's scratch buffers), released at the next finish().
@@ -82,13 +82,13 @@ void retain_until_finish(QueueState* q, std::shared_ptr<const void> object);
 
 struct EventState {
   DeviceState* device = nullptr;
-  std::unique_ptr<plugin::Event> impl;
+  std::unique_ptr<bridge::Event> impl;
   bool timing = false;
 };
 
 struct ProgramState {
   DeviceState* device = nullptr;
-  std::unique_ptr<plugin::Program> impl;
+  std::unique_ptr<bridge::Program> impl;
   SourceLanguage language = SourceLanguage::portable;
   std::map<std::string, plugin::KernelDecl> signatures;  // kernels as declared in the source
   BuildInfo build_info;
@@ -97,8 +97,8 @@ struct ProgramState {
 struct KernelState {
   DeviceState* device = nullptr;
   std::shared_ptr<ProgramState> program;  // keeps the native program alive
-  std::unique_ptr<plugin::Kernel> impl;
-  plugin::KernelInfo info;
+  std::unique_ptr<bridge::Kernel> impl;
+  bridge::KernelInfo info;
   // What each parameter holds, read from its spelling (info.params[i].type_name); empty when the
   // parameters are not known. Checked against each argument's host type at launch.
   std::vector<plugin::ParamType> types;
@@ -106,8 +106,8 @@ struct KernelState {
 };
 
 // Throws the Error a failed Status describes, naming the device.
-[[noreturn]] void raise(const plugin::Status& status, const DeviceState* device);
-inline void check(const plugin::Status& status, const DeviceState* device) {
+[[noreturn]] void raise(const bridge::Status& status, const DeviceState* device);
+inline void check(const bridge::Status& status, const DeviceState* device) {
   if (status.failed) raise(status, device);
 }
 // Throws Error(invalid_argument) naming the call and, when given, the device.

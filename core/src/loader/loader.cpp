@@ -1,10 +1,12 @@
-// Finding, loading and initialising backend plugins.
+// Finding, loading and starting backend plugins.
 //
-// For each backend gpurt knows, the loader looks for libgpurt_<name>.so in each absolute directory
-// of GPURT_PLUGIN_PATH and then in the directory holding libgpurt; the first file found is loaded
-// with dlopen(RTLD_NOW | RTLD_LOCAL). Every way this can fail becomes a BackendInfo status with
-// the dlerror() or driver text and the directories searched, so a backend never disappears
-// without a reason.
+// Discovery: every libgpurt_<name>.so (name: lower-case letters, digits, '_') in each absolute
+// directory of GPURT_PLUGIN_PATH and then in the directory holding libgpurt is a backend; the
+// first file of a name wins. A backend's plugin is loaded the first time that backend is asked
+// for: dlopen(RTLD_NOW | RTLD_LOCAL), then gpurt_plugin_abi_version (the major version must be
+// this core's; another is refused naming both), then gpurt_plugin_table_get, describe and open.
+// Every way this can fail becomes a BackendInfo status with the dlerror() or driver text and the
+// directories searched, so a backend never disappears without a reason.
 //
 // Trust (README "Environment variables", docs/errors.md): before dlopen, the plugin file must be a
 // regular file (not a symbolic link) owned by you or by root and writable by nobody else, and a
@@ -15,13 +17,17 @@
 // the plugin file (libgpurt itself was loaded from there).
 #include "loader/loader.hpp"
 
+#include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #include "gpurt/transfer.hpp"
@@ -58,18 +64,53 @@ std::string untrusted(const std::string& path, bool directory) {
 
 std::string plugin_file(const std::string& name) { return "libgpurt_" + name + ".so"; }
 
-std::string vendor_hint(const std::string& backend) {
-  if (backend == "cuda")
-    return "install the NVIDIA driver (libcuda.so.1) and the CUDA runtime compiler (libnvrtc)";
-  if (backend == "opencl")
-    return "install an OpenCL ICD loader (libOpenCL.so.1, Debian: ocl-icd-libopencl1) and a "
-           "driver (pocl-opencl-icd for CPUs, the vendor's ICD for GPUs)";
-  return "install the vendor library the plugin needs";
+// The install hint a plugin stores in its ELF section ".gpurt_install_hint"
+// (GPURT_PLUGIN_INSTALL_HINT in gpurt/plugin/abi.h), read from the file without loading it: when
+// the plugin cannot be loaded because a library it links is missing, this is how it still says
+// what to install. Empty when the file has no such section or is not a well-formed ELF64 file.
+std::string install_hint_of(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return {};
+  std::string out;
+  auto read_at = [&](std::uint64_t off, void* dst, std::size_t n) {
+    return ::pread(fd, dst, n, static_cast<off_t>(off)) == static_cast<ssize_t>(n);
+  };
+  unsigned char ident[16];
+  struct {
+    std::uint64_t shoff = 0;
+    std::uint16_t shentsize = 0, shnum = 0, shstrndx = 0;
+  } h;
+  if (read_at(0, ident, 16) && std::memcmp(ident, "\x7f" "ELF", 4) == 0 && ident[4] == 2 /* 64-bit */ &&
+      ident[5] == 1 /* little-endian */ && read_at(0x28, &h.shoff, 8) && read_at(0x3a, &h.shentsize, 2) &&
+      read_at(0x3c, &h.shnum, 2) && read_at(0x3e, &h.shstrndx, 2) && h.shentsize >= 64 && h.shnum <= 4096 &&
+      h.shstrndx < h.shnum) {
+    auto section = [&](std::uint16_t i, std::uint32_t& name, std::uint64_t& off, std::uint64_t& size) {
+      const std::uint64_t at = h.shoff + std::uint64_t(i) * h.shentsize;
+      return read_at(at, &name, 4) && read_at(at + 0x18, &off, 8) && read_at(at + 0x20, &size, 8);
+    };
+    std::uint32_t n = 0;
+    std::uint64_t str_off = 0, str_size = 0;
+    if (section(h.shstrndx, n, str_off, str_size)) {
+      const char wanted[] = ".gpurt_install_hint";
+      for (std::uint16_t i = 0; i < h.shnum && out.empty(); ++i) {
+        std::uint64_t off = 0, size = 0;
+        char name[sizeof wanted] = {};
+        if (!section(i, n, off, size) || n >= str_size || str_size - n < sizeof wanted) continue;
+        if (!read_at(str_off + n, name, sizeof wanted) || std::memcmp(name, wanted, sizeof wanted) != 0) continue;
+        if (size == 0 || size > 4096) break;
+        std::string text(static_cast<std::size_t>(size), '\0');
+        if (read_at(off, &text[0], text.size())) out = text.substr(0, text.find('\0'));
+      }
+    }
+  }
+  ::close(fd);
+  return out;
 }
 
 // dlopen() failed on an existing file: tell a missing dependency from a broken plugin.
 void classify_dlopen_failure(BackendRecord& r, const std::string& text) {
   r.info.native_text = text;
+  r.info.install_hint = install_hint_of(r.info.plugin_path);
   const std::string marker = ": cannot open shared object file";
   const auto pos = text.find(marker);
   if (pos != std::string::npos) {
@@ -77,7 +118,9 @@ void classify_dlopen_failure(BackendRecord& r, const std::string& text) {
     if (missing.find(plugin_file(r.info.name)) == std::string::npos) {
       r.info.status = BackendStatus::vendor_library_missing;
       r.info.reason = "the " + r.info.name + " plugin needs " + missing +
-                      ", which the dynamic loader could not find; " + vendor_hint(r.info.name);
+                      ", which the dynamic loader could not find; " +
+                      (r.info.install_hint.empty() ? "install the package that provides " + missing
+                                                   : r.info.install_hint);
       return;
     }
   }
@@ -101,9 +144,8 @@ std::string library_directory() {
   return slash == std::string::npos ? std::string() : path.substr(0, slash);
 }
 
-std::unique_ptr<BackendRecord> load_backend(const std::string& name,
-                                            const std::vector<std::string>& dirs,
-                                            const plugin::Host& host, const std::string& own_dir) {
+std::unique_ptr<BackendRecord> load_backend(const std::string& name, const std::vector<std::string>& dirs,
+                                            const std::string& own_dir, bool enable_test_only) {
   auto r = std::make_unique<BackendRecord>();
   r->info.name = name;
   r->info.searched = dirs;
@@ -148,44 +190,118 @@ std::unique_ptr<BackendRecord> load_backend(const std::string& name,
     classify_dlopen_failure(*r, e ? e : "dlopen failed without a message");
     return r;
   }
-  auto version_fn = reinterpret_cast<plugin::AbiVersionFn>(::dlsym(handle, plugin::abi_version_symbol));
-  auto entry_fn = reinterpret_cast<plugin::EntryFn>(::dlsym(handle, plugin::entry_symbol));
-  if (!version_fn || !entry_fn) {
+  auto invalid = [&](const std::string& native, const std::string& why) {
     r->info.status = BackendStatus::plugin_invalid;
-    r->info.native_text = std::string("missing symbol ") +
-                          (!version_fn ? plugin::abi_version_symbol : plugin::entry_symbol);
-    r->info.reason = r->info.plugin_path +
-                     " is not a gpurt plugin of this version (its entry point is missing); "
-                     "rebuild it with this gpurt";
+    r->info.native_text = native;
+    r->info.reason = r->info.plugin_path + " " + why;
+  };
+  auto version_fn = reinterpret_cast<gpurt_plugin_abi_version_fn>(::dlsym(handle, GPURT_PLUGIN_ABI_VERSION_SYMBOL));
+  auto table_fn = reinterpret_cast<gpurt_plugin_table_get_fn>(::dlsym(handle, GPURT_PLUGIN_TABLE_SYMBOL));
+  if (!version_fn) {
+    invalid(std::string("missing symbol ") + GPURT_PLUGIN_ABI_VERSION_SYMBOL,
+            "is not a gpurt plugin (it does not export " GPURT_PLUGIN_ABI_VERSION_SYMBOL "); rebuild it against "
+            "gpurt/plugin/abi.h");
     ::dlclose(handle);
     return r;
   }
   const std::uint32_t abi = version_fn();
-  if (abi != plugin::abi_version) {
-    r->info.status = BackendStatus::plugin_invalid;
-    r->info.native_text = "plugin ABI " + std::to_string(abi) + ", gpurt ABI " +
-                          std::to_string(plugin::abi_version);
-    r->info.reason = r->info.plugin_path + " was built for plugin ABI " + std::to_string(abi) +
-                     " but this gpurt speaks ABI " + std::to_string(plugin::abi_version) +
-                     "; install the plugin that came with this gpurt";
+  const std::string theirs = std::to_string(GPURT_ABI_VERSION_MAJOR(abi)) + "." + std::to_string(GPURT_ABI_VERSION_MINOR(abi));
+  const std::string ours = std::to_string(GPURT_ABI_MAJOR) + "." + std::to_string(GPURT_ABI_MINOR);
+  if (GPURT_ABI_VERSION_MAJOR(abi) != GPURT_ABI_MAJOR) {
+    invalid("plugin ABI " + theirs + ", gpurt ABI " + ours,
+            "was built for plugin ABI " + theirs + " but this gpurt speaks ABI " + ours +
+                " (the major versions must match); install the plugin that came with this gpurt, or rebuild it "
+                "against this gpurt's gpurt/plugin/abi.h");
     ::dlclose(handle);
     return r;
   }
-
-  plugin::EntryResult result;
-  entry_fn(&host, &result);
-  // The plugin stays loaded from here on, even when it reports no backend: objects and strings
-  // it created may still refer to its code.
-  if (!result.backend) {
-    r->info.status = result.status == BackendStatus::available ? BackendStatus::init_failed
-                                                               : result.status;
-    r->info.reason = result.reason.empty() ? "the plugin reported no backend" : result.reason;
-    r->info.native_text = result.native_text;
+  const gpurt_plugin_table* t = table_fn ? table_fn(GPURT_ABI_VERSION) : nullptr;
+  if (!t || t->size < offsetof(gpurt_plugin_table, event_release) + sizeof t->event_release) {
+    invalid(!table_fn ? std::string("missing symbol ") + GPURT_PLUGIN_TABLE_SYMBOL
+                      : !t ? std::string(GPURT_PLUGIN_TABLE_SYMBOL " returned no table")
+                           : "table of " + std::to_string(t->size) + " bytes",
+            "declares plugin ABI " + theirs + " but does not give a complete function table of that version; "
+            "rebuild it against this gpurt's gpurt/plugin/abi.h");
+    ::dlclose(handle);
     return r;
   }
-  r->info.notes = result.notes;
-  r->backend = std::move(result.backend);
-  r->info.version = r->backend->version();
+  // The plugin's table at this core's size: functions of a newer minor version are ignored, those a
+  // plugin of an older minor version lacks stay null. The plugin stays loaded from here on.
+  r->table = std::make_unique<bridge::Table>();
+  std::memcpy(r->table.get(), t, std::min<std::size_t>(t->size, sizeof(bridge::Table)));
+  r->table->size = sizeof(bridge::Table);
+  const bridge::Table& tb = *r->table;
+  const char* missing = !tb.describe ? "describe" : !tb.open ? "open" : !tb.backend_device_count ? "backend_device_count"
+                        : !tb.backend_device ? "backend_device" : !tb.device_properties ? "device_properties"
+                        : !tb.device_create_queue ? "device_create_queue" : !tb.device_allocate ? "device_allocate"
+                        : !tb.device_allocate_host ? "device_allocate_host" : !tb.device_build ? "device_build"
+                        : !tb.buffer_release ? "buffer_release" : !tb.host_memory_release ? "host_memory_release"
+                        : !tb.program_kernel ? "program_kernel" : !tb.program_kernel_names ? "program_kernel_names"
+                        : !tb.program_build_log ? "program_build_log" : !tb.program_release ? "program_release"
+                        : !tb.kernel_info ? "kernel_info" : !tb.kernel_release ? "kernel_release"
+                        : !tb.queue_copy_from_host ? "queue_copy_from_host" : !tb.queue_copy_to_host ? "queue_copy_to_host"
+                        : !tb.queue_copy ? "queue_copy" : !tb.queue_fill ? "queue_fill" : !tb.queue_launch ? "queue_launch"
+                        : !tb.queue_record ? "queue_record" : !tb.queue_wait ? "queue_wait" : !tb.queue_finish ? "queue_finish"
+                        : !tb.queue_release ? "queue_release" : !tb.event_wait ? "event_wait" : !tb.event_query ? "event_query"
+                        : !tb.event_elapsed_ms ? "event_elapsed_ms" : !tb.event_release ? "event_release" : nullptr;
+  if (missing) {
+    invalid(std::string("table entry ") + missing + " is null",
+            std::string("lacks the required function ") + missing + "; rebuild it against gpurt/plugin/abi.h");
+    return r;
+  }
+
+  gpurt_plugin_info decl{};
+  decl.size = sizeof decl;
+  tb.describe(&decl);
+  const std::string declared = decl.name ? decl.name : "";
+  if (declared != name) {
+    invalid("declared name '" + declared + "'",
+            "declares the backend name '" + declared + "' but its file name says '" + name +
+                "'; a plugin must be named libgpurt_<its name>.so");
+    return r;
+  }
+  r->info.description = decl.description ? decl.description : "";
+  r->info.install_hint = decl.install_hint ? decl.install_hint : "";
+  r->info.priority = decl.priority;
+  for (int l = GPURT_LANGUAGE_PORTABLE; l <= GPURT_LANGUAGE_CUBIN; ++l)
+    if (decl.languages & GPURT_LANGUAGE_BIT(l)) r->info.languages.push_back(static_cast<SourceLanguage>(l));
+  r->test_only = (decl.flags & GPURT_PLUGIN_TEST_ONLY) != 0;
+  if (r->test_only && !enable_test_only) {
+    r->hidden = true;
+    r->info.status = BackendStatus::disabled_by_environment;
+    r->info.reason = "the " + name + " plugin is for tests only; set GPURT_ENABLE_MOCK=1 to use it";
+    return r;
+  }
+
+  struct Texts {
+    std::string reason, native_text, version;
+    std::vector<std::string> notes;
+    static void append(void* c, const void* d, std::size_t n) {
+      if (c && (d || n == 0)) static_cast<std::string*>(c)->append(static_cast<const char*>(d), n);
+    }
+    static void item(void* c, const void* d, std::size_t n) {
+      if (c && (d || n == 0)) static_cast<std::vector<std::string>*>(c)->emplace_back(static_cast<const char*>(d), n);
+    }
+  } texts;
+  gpurt_open_result opened{};
+  opened.size = sizeof opened;
+  opened.status = GPURT_OPEN_INIT_FAILED;
+  opened.reason = {&texts.reason, &Texts::append};
+  opened.native_text = {&texts.native_text, &Texts::append};
+  opened.notes = {&texts.notes, &Texts::item};
+  opened.version = {&texts.version, &Texts::append};
+  tb.open(&bridge::host(), &opened);
+  r->info.notes = std::move(texts.notes);
+  r->info.version = std::move(texts.version);
+  if (opened.status != GPURT_OPEN_AVAILABLE || !opened.backend) {
+    r->info.status = opened.status == GPURT_OPEN_NO_DEVICE ? BackendStatus::no_device
+                     : opened.status == GPURT_OPEN_VENDOR_LIBRARY_MISSING ? BackendStatus::vendor_library_missing
+                                                                          : BackendStatus::init_failed;
+    r->info.reason = texts.reason.empty() ? "the plugin reported no backend" : std::move(texts.reason);
+    r->info.native_text = std::move(texts.native_text);
+    return r;
+  }
+  r->backend = std::make_unique<bridge::Backend>(r->table.get(), opened.backend);
   const std::size_t n = r->backend->device_count();
   if (n == 0) {
     r->info.status = BackendStatus::no_device;
@@ -208,33 +324,33 @@ std::unique_ptr<BackendRecord> load_backend(const std::string& name,
   return r;
 }
 
-Registry& registry() {
-  static std::mutex mutex;
-  static Registry* instance = nullptr;  // intentionally never destroyed: plugins stay loaded
-  std::lock_guard<std::mutex> lock(mutex);
-  if (instance) return *instance;
-  auto reg = std::make_unique<Registry>();
-  reg->env = read_environment();  // throws on malformed variables; nothing is cached then
-  set_log_level(reg->env.log_level);
-  update_observing();
-  if (!reg->env.trace.empty()) start_trace_from_environment(reg->env.trace);
-  if (reg->env.staging >= 0) set_staging(static_cast<Staging>(reg->env.staging));
-  if (reg->env.staging_threads > 0) set_staging_threads(static_cast<unsigned>(reg->env.staging_threads));
-  reg->dirs = reg->env.plugin_path;
-  const std::string own = library_directory();
-  if (!own.empty()) reg->dirs.push_back(own);
-  for (const std::string& name : known_backends()) {
-    reg->backends.push_back(std::make_unique<BackendRecord>());
-    reg->backends.back()->info.name = name;
+std::vector<std::string> discover_backends(const std::vector<std::string>& dirs) {
+  std::vector<std::string> names;
+  for (const std::string& dir : dirs) {
+    if (dir.empty() || dir.front() != '/') continue;
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) continue;
+    while (const dirent* e = ::readdir(d)) {
+      const std::string file = e->d_name;
+      const std::string prefix = "libgpurt_", suffix = ".so";
+      if (file.size() <= prefix.size() + suffix.size() || file.compare(0, prefix.size(), prefix) != 0 ||
+          file.compare(file.size() - suffix.size(), suffix.size(), suffix) != 0)
+        continue;
+      const std::string name = file.substr(prefix.size(), file.size() - prefix.size() - suffix.size());
+      if (backend_name_ok(name) && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+    ::closedir(d);
   }
-  instance = reg.release();
-  return *instance;
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 namespace {
+std::mutex g_registry_mutex;
+Registry* g_registry = nullptr;  // intentionally never destroyed: plugins stay loaded
+
 void ensure_loaded(Registry& reg, BackendRecord& rec) {
   std::call_once(rec.loaded, [&] {
-    static const plugin::Host host{plugin::abi_version, &plugin_log};
     const std::string name = rec.info.name;
     bool disabled = false;
     for (const auto& d : reg.env.disabled_backends) disabled = disabled || d == name;
@@ -242,33 +358,91 @@ void ensure_loaded(Registry& reg, BackendRecord& rec) {
       rec.info.status = BackendStatus::disabled_by_environment;
       rec.info.reason = "GPURT_DISABLE_BACKENDS lists " + name + "; unset it to use this backend";
     } else {
-      std::unique_ptr<BackendRecord> loaded = load_backend(name, reg.dirs, host, library_directory());
+      std::unique_ptr<BackendRecord> loaded =
+          load_backend(name, reg.dirs, library_directory(), reg.env.enable_test_backends);
       rec.info = std::move(loaded->info);
+      rec.test_only = loaded->test_only;
+      rec.hidden = loaded->hidden;
+      rec.table = std::move(loaded->table);  // the bridge objects point at it: it moves as a whole
       rec.backend = std::move(loaded->backend);
       rec.devices = std::move(loaded->devices);
       for (auto& d : rec.devices) d->backend = &rec;
     }
-    log(rec.info.available() ? plugin::LogLevel::info : plugin::LogLevel::debug, "loader",
-        name + ": " + to_string(rec.info.status) +
-            (rec.info.reason.empty() ? "" : " - " + rec.info.reason));
+    log(rec.info.available() ? detail::LogLevel::info : detail::LogLevel::debug, "loader",
+        name + ": " + to_string(rec.info.status) + (rec.info.reason.empty() ? "" : " - " + rec.info.reason));
   });
 }
+
+// The names for messages: discovered backends, less test-only ones that are hidden.
+std::string name_list(Registry& reg) {
+  std::string list;
+  for (auto& rec : reg.backends) {
+    ensure_loaded(reg, *rec);
+    if (!rec->hidden) list += (list.empty() ? "" : ", ") + rec->info.name;
+  }
+  return list.empty() ? "none: no plugin was found" : list;
+}
 }  // namespace
+
+Registry& registry() {
+  std::lock_guard<std::mutex> lock(g_registry_mutex);
+  if (g_registry) return *g_registry;
+  auto reg = std::make_unique<Registry>();
+  reg->env = read_environment();  // throws on malformed variables; nothing is cached then
+  set_log_level(reg->env.log_level);
+  update_observing();
+  reg->dirs = reg->env.plugin_path;
+  const std::string own = library_directory();
+  if (!own.empty()) reg->dirs.push_back(own);
+  const std::vector<std::string> names = discover_backends(reg->dirs);
+  for (const std::string& name : names) {
+    reg->backends.push_back(std::make_unique<BackendRecord>());
+    reg->backends.back()->info.name = name;
+    reg->backends.back()->info.searched = reg->dirs;
+  }
+  bool names_ok = true;
+  try {
+    check_backend_names(reg->env, names, "");
+  } catch (const Error&) {
+    names_ok = false;
+  }
+  if (!names_ok) check_backend_names(reg->env, names, name_list(*reg));  // throws, naming what exists
+  if (!reg->env.trace.empty()) start_trace_from_environment(reg->env.trace);
+  if (reg->env.staging >= 0) set_staging(static_cast<Staging>(reg->env.staging));
+  if (reg->env.staging_threads > 0) set_staging_threads(static_cast<unsigned>(reg->env.staging_threads));
+  g_registry = reg.release();
+  return *g_registry;
+}
 
 BackendRecord* backend_record(const std::string& name) {
   Registry& reg = registry();
   for (auto& rec : reg.backends)
     if (rec->info.name == name) {
       ensure_loaded(reg, *rec);
-      return rec.get();
+      return rec->hidden ? nullptr : rec.get();
     }
   return nullptr;
 }
 
-const std::vector<std::unique_ptr<BackendRecord>>& all_backends() {
+bool backend_discovered(const std::string& name) {
   Registry& reg = registry();
-  for (auto& rec : reg.backends) ensure_loaded(reg, *rec);
-  return reg.backends;
+  for (auto& rec : reg.backends)
+    if (rec->info.name == name) return true;
+  return false;
+}
+
+std::string known_backend_list() { return name_list(registry()); }
+
+std::vector<BackendRecord*> all_backends() {
+  Registry& reg = registry();
+  std::vector<BackendRecord*> out;
+  for (auto& rec : reg.backends) {
+    ensure_loaded(reg, *rec);
+    if (!rec->hidden) out.push_back(rec.get());
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const BackendRecord* a, const BackendRecord* b) { return a->info.priority > b->info.priority; });
+  return out;
 }
 
 }  // namespace gpurt::detail

@@ -1,4 +1,9 @@
 // The plugin loader and the process-wide registry of backends and devices.
+//
+// Backends are discovered, not listed: every libgpurt_<name>.so in the plugin directories
+// (GPURT_PLUGIN_PATH, then gpurt's own library directory; the first file of a name wins) is a
+// candidate, loaded the first time that backend is asked for. The core talks to a plugin only
+// through its C function table (gpurt/plugin/abi.h, wrapped by bridge.hpp).
 #pragma once
 
 #include <memory>
@@ -6,44 +11,55 @@
 #include <string>
 #include <vector>
 
-#include "startup/env.hpp"
-#include "gpurt/plugin/api.hpp"
-#include "gpurt/types.hpp"
 #include "api/state.hpp"
+#include "gpurt/types.hpp"
+#include "loader/bridge.hpp"
+#include "startup/env.hpp"
 
 namespace gpurt::detail {
 
 struct BackendRecord {
   std::once_flag loaded;  // each backend loads on first use, once
   BackendInfo info;
-  std::unique_ptr<plugin::Backend> backend;  // null unless available
+  bool test_only = false;  // the plugin declares GPURT_PLUGIN_TEST_ONLY
+  bool hidden = false;     // test-only and GPURT_ENABLE_MOCK is not 1: as if it did not exist
+  std::unique_ptr<bridge::Table> table;  // the plugin's table at this core's size (absent functions null)
+  std::unique_ptr<bridge::Backend> backend;  // null unless available
   std::vector<std::unique_ptr<DeviceState>> devices;
 };
 
-// Created on first use; never destroyed (plugins stay loaded for the process). Each backend's
-// plugin is loaded the first time that backend is asked for, so a program that only uses
-// "opencl:0" never initialises CUDA.
+// Created on first use; never destroyed (plugins stay loaded for the process).
 struct Registry {
   Environment env;
   std::vector<std::string> dirs;  // plugin search path
-  std::vector<std::unique_ptr<BackendRecord>> backends;
+  std::vector<std::unique_ptr<BackendRecord>> backends;  // every discovered name, sorted by name
 };
 
-// The registry. Throws Error(invalid_argument) when a GPURT_* variable is malformed (and reads
-// the environment again on the next call).
+// The registry. Throws Error(invalid_argument) when a GPURT_* variable is malformed, including a
+// backend name no plugin directory holds (and reads the environment again on the next call).
 Registry& registry();
-// The named backend's record, loading its plugin on first use; null for an unknown name.
+// The named backend's record, loading its plugin on first use; null for a name no plugin has
+// (or a test-only plugin while GPURT_ENABLE_MOCK is not 1).
 BackendRecord* backend_record(const std::string& name);
-// Every backend's record, all loaded.
-const std::vector<std::unique_ptr<BackendRecord>>& all_backends();
+// Every backend's record, all loaded (test-only ones left out unless enabled), in default-device
+// preference order of their plugins' declared priority, then by name.
+std::vector<BackendRecord*> all_backends();
+// The names of the backends this process knows, for messages ("cuda, opencl").
+std::string known_backend_list();
+// True when a plugin file for `name` was discovered.
+bool backend_discovered(const std::string& name);
+
+// libgpurt_<name>.so files in `dirs` (absolute directories only), first directory of a name
+// wins: the names, sorted. Never throws.
+std::vector<std::string> discover_backends(const std::vector<std::string>& dirs);
 
 // Loads the plugin for `name` from `dirs` (first match wins) into a record. Never throws. Before
 // dlopen the plugin file, and the directory holding it unless that is `own_dir` (gpurt's library
 // directory), must pass the trust rule in loader.cpp; a refused plugin is plugin_invalid with the
 // reason (the next directory is not tried: the plugin that would have been used is the problem).
-std::unique_ptr<BackendRecord> load_backend(const std::string& name,
-                                            const std::vector<std::string>& dirs,
-                                            const plugin::Host& host, const std::string& own_dir = {});
+// `enable_test_only`: start a plugin that declares itself test-only (else it is left hidden).
+std::unique_ptr<BackendRecord> load_backend(const std::string& name, const std::vector<std::string>& dirs,
+                                            const std::string& own_dir = {}, bool enable_test_only = true);
 
 // The directory holding libgpurt itself (where plugins are installed beside it).
 std::string library_directory();

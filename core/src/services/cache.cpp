@@ -86,7 +86,7 @@ std::atomic<bool> g_entry_warned[static_cast<int>(EntryProblem::count)];
 void warn_entry(EntryProblem kind, const std::string& message) {
   const bool first = !g_entry_warned[static_cast<int>(kind)].exchange(true);
   if (first) warn_by_default("cache", message);
-  else log(plugin::LogLevel::info, "cache", message);
+  else log(detail::LogLevel::info, "cache", message);
 }
 
 // A file descriptor closed when it goes out of scope.
@@ -188,7 +188,7 @@ std::string sha256_hex(const std::string& data) {
   return out;
 }
 
-std::string cache_key(const DeviceState& d, const plugin::ProgramSource& source,
+std::string cache_key(const DeviceState& d, const bridge::ProgramSource& source,
                       const std::vector<std::string>& flags, std::string& why) {
   const CacheConfig cfg = current();
   if (!cfg.enabled) {

@@ -14,7 +14,7 @@ namespace gpurt::detail {
 std::string sha256_hex(const std::string& data);
 
 // The cache key of a build, or empty with `why` set when the build must not be cached.
-std::string cache_key(const DeviceState& device, const plugin::ProgramSource& source,
+std::string cache_key(const DeviceState& device, const bridge::ProgramSource& source,
                       const std::vector<std::string>& flags, std::string& why);
 
 // The file an entry of `key` lives in under the current configuration (empty when disabled).

@@ -47,14 +47,14 @@ struct Pending {
   std::uint64_t queue;
   std::string name;
   nlohmann::json args;
-  std::unique_ptr<plugin::Event> begin, end;
+  std::unique_ptr<bridge::Event> begin, end;
 };
 
 // The device clock lined up with the host's: `event` completed at host time `host_us`.
 struct Calibration {
   bool ok = false;
-  std::unique_ptr<plugin::Queue> queue;
-  std::unique_ptr<plugin::Event> event;
+  std::unique_ptr<bridge::Queue> queue;
+  std::unique_ptr<bridge::Event> event;
   double host_us = 0;
   int pid = 0;
 };
@@ -98,7 +98,7 @@ Calibration& calibration(Tracer& t, DeviceState* d) {
   t.events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", c.pid},
                       {"args", {{"name", d->description}}}});
   t.events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", c.pid}, {"args", {{"sort_index", c.pid}}}});
-  plugin::QueueOptions opts;
+  bridge::QueueOptions opts;
   opts.timing = true;
   if (!d->impl->create_queue(opts, c.queue).ok() || !c.queue->finish().ok()) return c;
   const double before = now_us();
@@ -241,7 +241,7 @@ void update_observing() noexcept {
     std::lock_guard<std::mutex> lock(tracer().mutex);
     tracing_on = tracer().on;
   }
-  g_observing.store(tracing_on || log_enabled(plugin::LogLevel::debug), std::memory_order_relaxed);
+  g_observing.store(tracing_on || log_enabled(detail::LogLevel::debug), std::memory_order_relaxed);
 }
 
 struct Traced::State {
@@ -252,7 +252,7 @@ struct Traced::State {
   DeviceState* device;
   double start_us;
   int exceptions;
-  std::unique_ptr<plugin::Event> begin;
+  std::unique_ptr<bridge::Event> begin;
 };
 
 void Traced::begin(const char* what, const char* detail, std::uint64_t bytes, QueueState* q, DeviceState* d) noexcept {
@@ -282,16 +282,16 @@ void Traced::end() noexcept {
     if (s.device) args["device"] = s.device->selector;
     if (!ok) args["failed"] = true;
     const std::string name = s.detail.empty() ? std::string(s.what) : std::string(s.what) + " " + s.detail;
-    if (log_enabled(plugin::LogLevel::debug)) {
+    if (log_enabled(detail::LogLevel::debug)) {
       char us[32];
       std::snprintf(us, sizeof us, "%.1f", end_us - s.start_us);
-      log(plugin::LogLevel::debug, "api",
+      log(detail::LogLevel::debug, "api",
           name + (s.bytes ? " (" + std::to_string(s.bytes) + " bytes)" : std::string()) +
               (s.device ? " on " + s.device->selector : std::string()) + ": " + us + " us on the host" +
               (ok ? "" : ", failed"));
     }
     if (!gpurt::tracing()) return;
-    std::unique_ptr<plugin::Event> end_event;
+    std::unique_ptr<bridge::Event> end_event;
     if (ok && s.begin && !s.queue->impl->record(true, end_event).ok()) end_event.reset();
     Tracer& t = tracer();
     std::lock_guard<std::mutex> lock(t.mutex);
@@ -334,7 +334,7 @@ void start_trace_from_environment(const std::string& path) noexcept {
   try {
     gpurt::start_trace(path);
   } catch (const std::exception& e) {
-    log(plugin::LogLevel::error, "trace", std::string("GPURT_TRACE: ") + e.what());
+    log(detail::LogLevel::error, "trace", std::string("GPURT_TRACE: ") + e.what());
   }
 }
 
@@ -373,7 +373,7 @@ void start_trace(const std::string& path) {
     t.devices.clear();
   }
   detail::update_observing();
-  detail::log(plugin::LogLevel::info, "trace", "tracing to " + path);
+  detail::log(detail::LogLevel::info, "trace", "tracing to " + path);
 }
 
 std::size_t stop_trace() {
@@ -397,7 +397,7 @@ std::size_t stop_trace() {
   if (!why.empty()) detail::trace_refused(path, why, "gpurt::stop_trace");
   if (direct) detail::write_direct(path, text);
   else detail::write_replacing(path, text);
-  detail::log(plugin::LogLevel::info, "trace", "wrote " + std::to_string(count) + " events to " + path);
+  detail::log(detail::LogLevel::info, "trace", "wrote " + std::to_string(count) + " events to " + path);
   return count;
 }
 

@@ -209,7 +209,7 @@ void CopyPool::copy(void* dst, const void* src, std::size_t bytes) {
 // ---- TransferEngine ----
 
 namespace {
-[[noreturn]] void fail_copy(const plugin::Status& s, DeviceState* d) { raise(s, d); }
+[[noreturn]] void fail_copy(const bridge::Status& s, DeviceState* d) { raise(s, d); }
 }  // namespace
 
 TransferEngine::TransferEngine(DeviceState* device) : device_(device) {}
@@ -229,8 +229,8 @@ TransferEngine::~TransferEngine() {
   for (Slot& s : free_) (void)drain(s);
 }
 
-plugin::Status TransferEngine::drain(Slot& slot) {
-  plugin::Status s = plugin::Status::success();
+bridge::Status TransferEngine::drain(Slot& slot) {
+  bridge::Status s = bridge::Status::success();
   if (!slot.dma.empty()) s = slot.dma.back()->wait();  // the queue runs them in order
   slot.dma.clear();
   return s;
@@ -260,7 +260,7 @@ void TransferEngine::release(std::vector<Slot> slots) {
   for (Slot& s : slots) free_.push_back(std::move(s));
 }
 
-void TransferEngine::staged_upload(QueueState* q, const void* src, plugin::Buffer& dst, std::size_t offset,
+void TransferEngine::staged_upload(QueueState* q, const void* src, bridge::Buffer& dst, std::size_t offset,
                                    std::size_t bytes) {
   std::vector<Slot> slots = acquire();
   const std::shared_ptr<CopyPool> copier = pool(0);
@@ -268,7 +268,7 @@ void TransferEngine::staged_upload(QueueState* q, const void* src, plugin::Buffe
   for (std::size_t done = 0; done < bytes; done += chunk, ++i) {
     Slot& slot = slots[i % depth];
     const std::size_t len = std::min(chunk, bytes - done);
-    plugin::Status s = drain(slot);  // an earlier DMA may still read this slot
+    bridge::Status s = drain(slot);  // an earlier DMA may still read this slot
     if (s.ok()) {
       copier->copy(slot.memory->data(), static_cast<const char*>(src) + done, len);
       s = q->impl->copy_from_host(slot.memory->data(), dst, offset + done, len, false);
@@ -291,7 +291,7 @@ void TransferEngine::staged_upload(QueueState* q, const void* src, plugin::Buffe
 // piece to a copy thread as soon as it has landed: the memcpy starts after the first piece, not
 // after the whole chunk, which is what makes a staged copy of a few MiB pay. Otherwise a chunk
 // lands whole and all copy threads copy it out together.
-void TransferEngine::staged_download(QueueState* q, plugin::Buffer& src, std::size_t offset, void* dst,
+void TransferEngine::staged_download(QueueState* q, bridge::Buffer& src, std::size_t offset, void* dst,
                                      std::size_t bytes, bool pieces) {
   std::vector<Slot> slots = acquire();
   const std::shared_ptr<CopyPool> copier = pool(1);
@@ -303,7 +303,7 @@ void TransferEngine::staged_download(QueueState* q, plugin::Buffer& src, std::si
   };
   auto enqueue = [&](std::size_t c) {
     Slot& slot = slots[c % depth];
-    plugin::Status s = drain(slot);  // a DMA from an earlier copy may still use this slot
+    bridge::Status s = drain(slot);  // a DMA from an earlier copy may still use this slot
     const std::size_t len = std::min(chunk, bytes - c * chunk), piece = piece_bytes(len);
     for (std::size_t at = 0; at < len && s.ok(); at += piece) {
       s = q->impl->copy_to_host(src, offset + c * chunk + at, static_cast<char*>(slot.memory->data()) + at,
@@ -315,7 +315,7 @@ void TransferEngine::staged_download(QueueState* q, plugin::Buffer& src, std::si
     }
     return s;
   };
-  plugin::Status s = plugin::Status::success();
+  bridge::Status s = bridge::Status::success();
   for (std::size_t c = 0; c < std::min(chunks, depth) && s.ok(); ++c) s = enqueue(c);
   for (std::size_t c = 0; c < chunks && s.ok(); ++c) {
     Slot& slot = slots[c % depth];
@@ -342,12 +342,12 @@ namespace {
 struct Probe {
   static constexpr std::size_t largest = 16u << 20;
   QueueState q;
-  std::unique_ptr<plugin::Buffer> scratch;
+  std::unique_ptr<bridge::Buffer> scratch;
   std::vector<char> host;
 
   bool open(DeviceState* device) {
     q.device = device;
-    plugin::QueueOptions opts;
+    bridge::QueueOptions opts;
     opts.timing = false;
     if (!device->impl->create_queue(opts, q.impl).ok() || !device->impl->allocate(largest, scratch).ok()) return false;
     host.assign(largest, 1);
@@ -386,7 +386,7 @@ bool TransferEngine::measure_pieces() {
     return p.seconds(p.largest, [&](std::size_t n) { staged_download(&p.q, *p.scratch, 0, p.host.data(), n, pieces); });
   };
   const double whole = run(false), pieces = run(true);
-  log(plugin::LogLevel::info, "transfer",
+  log(detail::LogLevel::info, "transfer",
       device_->selector + " download " + std::to_string(p.largest >> 20) + " MiB staged: whole chunks " +
           std::to_string(p.largest / whole * 1e-9) + " GB/s, in pieces " + std::to_string(p.largest / pieces * 1e-9) +
           " GB/s");
@@ -410,7 +410,7 @@ std::size_t TransferEngine::measure_cutover(int direction) {
         staged_download(&p.q, *p.scratch, 0, p.host.data(), n, pieces());
       });
     }
-    log(plugin::LogLevel::info, "transfer",
+    log(detail::LogLevel::info, "transfer",
         device_->selector + (direction == 0 ? " upload " : " download ") + std::to_string(bytes >> 20) +
             " MiB: direct " + std::to_string(bytes / direct * 1e-9) + " GB/s, staged " +
             std::to_string(bytes / staged * 1e-9) + " GB/s");
@@ -424,7 +424,7 @@ bool TransferEngine::pieces() {
     try {
       pieces_ = measure_pieces();
     } catch (const Error& e) {
-      log(plugin::LogLevel::warn, "transfer", std::string("measuring staged downloads failed: ") + e.what());
+      log(detail::LogLevel::warn, "transfer", std::string("measuring staged downloads failed: ") + e.what());
       pieces_ = false;
     }
   });
@@ -445,14 +445,14 @@ bool TransferEngine::worth_staging(int direction, std::size_t bytes) {
     try {
       cutover_[direction] = measure_cutover(direction);
     } catch (const Error& e) {
-      log(plugin::LogLevel::warn, "transfer", std::string("measuring the staging cut-over failed: ") + e.what());
+      log(detail::LogLevel::warn, "transfer", std::string("measuring the staging cut-over failed: ") + e.what());
       cutover_[direction] = std::numeric_limits<std::size_t>::max();
     }
   });
   return bytes >= cutover_[direction];
 }
 
-bool TransferEngine::upload(QueueState* q, const void* src, plugin::Buffer& dst, std::size_t offset,
+bool TransferEngine::upload(QueueState* q, const void* src, bridge::Buffer& dst, std::size_t offset,
                             std::size_t bytes) {
   if (!worth_staging(0, bytes)) return false;
   staged_upload(q, src, dst, offset, bytes);
@@ -461,7 +461,7 @@ bool TransferEngine::upload(QueueState* q, const void* src, plugin::Buffer& dst,
   return true;
 }
 
-bool TransferEngine::download(QueueState* q, plugin::Buffer& src, std::size_t offset, void* dst, std::size_t bytes) {
+bool TransferEngine::download(QueueState* q, bridge::Buffer& src, std::size_t offset, void* dst, std::size_t bytes) {
   if (!worth_staging(1, bytes)) return false;
   staged_download(q, src, offset, dst, bytes, pieces());
   ++g_staged;

@@ -56,24 +56,24 @@ class TransferEngine {
   explicit TransferEngine(DeviceState* device);
   ~TransferEngine();
   // Both return false, doing nothing, when the copy should take the direct path.
-  bool upload(QueueState* q, const void* src, plugin::Buffer& dst, std::size_t offset, std::size_t bytes);
-  bool download(QueueState* q, plugin::Buffer& src, std::size_t offset, void* dst, std::size_t bytes);
+  bool upload(QueueState* q, const void* src, bridge::Buffer& dst, std::size_t offset, std::size_t bytes);
+  bool download(QueueState* q, bridge::Buffer& src, std::size_t offset, void* dst, std::size_t bytes);
 
   static constexpr std::size_t chunk = 8u << 20;
   static constexpr std::size_t depth = 3;
 
  private:
   struct Slot {
-    std::unique_ptr<plugin::HostAllocation> memory;
+    std::unique_ptr<bridge::HostAllocation> memory;
     // Events after the DMAs that use the slot, in queue order: the last completes when all have.
     // A download records one per piece, so each piece can be copied out as soon as it lands.
-    std::vector<std::unique_ptr<plugin::Event>> dma;
+    std::vector<std::unique_ptr<bridge::Event>> dma;
   };
   // Waits until no DMA uses the slot any more, then forgets its events.
-  static plugin::Status drain(Slot& slot);
+  static bridge::Status drain(Slot& slot);
   bool worth_staging(int direction, std::size_t bytes);
-  void staged_upload(QueueState* q, const void* src, plugin::Buffer& dst, std::size_t offset, std::size_t bytes);
-  void staged_download(QueueState* q, plugin::Buffer& src, std::size_t offset, void* dst, std::size_t bytes,
+  void staged_upload(QueueState* q, const void* src, bridge::Buffer& dst, std::size_t offset, std::size_t bytes);
+  void staged_download(QueueState* q, bridge::Buffer& src, std::size_t offset, void* dst, std::size_t bytes,
                        bool pieces);
   std::size_t measure_cutover(int direction);
   bool measure_pieces();

@@ -48,15 +48,25 @@ std::string keyword(const char* v) {
 }
 }  // namespace
 
-const std::vector<std::string>& known_backends() {
-  // "mock" is the test-only backend (backends/mock): never installed, looked for only on request.
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> n{"cuda", "opencl"};
-    const char* mock = std::getenv("GPURT_ENABLE_MOCK");
-    if (mock && std::string(mock) == "1") n.push_back("mock");
-    return n;
-  }();
-  return names;
+bool backend_name_ok(const std::string& name) {
+  if (name.empty()) return false;
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return true;
+}
+
+void check_backend_names(const Environment& env, const std::vector<std::string>& known, const std::string& list) {
+  auto is_known = [&](const std::string& n) { return std::find(known.begin(), known.end(), n) != known.end(); };
+  if (env.device) {
+    const Selector sel = parse_selector_syntax(*env.device);
+    if (!is_known(sel.backend))
+      malformed("GPURT_DEVICE", *env.device,
+                "'" + sel.backend + "' is not a backend gpurt knows (" + list + "); " + selector_syntax());
+  }
+  for (const std::string& name : env.disabled_backends)
+    if (!is_known(name))
+      malformed("GPURT_DISABLE_BACKENDS", env.disabled_backends_text,
+                "'" + name + "' is not a backend; expected a comma-separated list of " + list);
 }
 
 Environment parse_environment(const std::function<const char*(const char*)>& get) {
@@ -65,7 +75,7 @@ Environment parse_environment(const std::function<const char*(const char*)>& get
     const std::string s = trim(v);
     if (s.empty()) malformed("GPURT_DEVICE", v, "expected a selector such as cuda, cuda:0 or opencl:pocl");
     try {
-      (void)parse_selector(s);
+      (void)parse_selector_syntax(s);
     } catch (const Error& e) {  // "device selector 'x' is malformed: WHY; SYNTAX": keep WHY; SYNTAX
       const std::string& m = e.message();
       const std::string marker = "is malformed: ";
@@ -89,15 +99,15 @@ Environment parse_environment(const std::function<const char*(const char*)>& get
     for (const std::string& raw : split(v, ',')) {
       const std::string name = trim(raw);
       if (name.empty()) continue;
-      const auto& known = known_backends();
-      if (std::find(known.begin(), known.end(), name) == known.end()) {
-        std::string list;  // the backends this process knows (mock too where it is enabled)
-        for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-        malformed("GPURT_DISABLE_BACKENDS", v, "'" + name + "' is not a backend; expected a comma-separated list of " + list);
-      }
+      if (!backend_name_ok(name))
+        malformed("GPURT_DISABLE_BACKENDS", v,
+                  "'" + name + "' is not a backend name; expected a comma-separated list of backend names "
+                  "(lower-case letters, digits and '_', as in libgpurt_<name>.so)");
       env.disabled_backends.push_back(name);
     }
+    env.disabled_backends_text = v;
   }
+  if (const char* v = get("GPURT_ENABLE_MOCK"); v && std::string(v) == "1") env.enable_test_backends = true;
   if (const char* v = get("GPURT_LOG"); v && *v) {
     const std::string s = keyword(v);
     static const char* levels[] = {"off", "error", "warn", "info", "debug"};

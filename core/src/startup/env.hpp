@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "gpurt/plugin/api.hpp"
 
 namespace gpurt::detail {
 
@@ -14,6 +13,8 @@ struct Environment {
   std::optional<std::string> device;          // GPURT_DEVICE: a selector
   std::vector<std::string> plugin_path;       // GPURT_PLUGIN_PATH: absolute directories, ':'-separated
   std::vector<std::string> disabled_backends; // GPURT_DISABLE_BACKENDS: comma-separated backend names
+  std::string disabled_backends_text;         // GPURT_DISABLE_BACKENDS as given, for messages
+  bool enable_test_backends = false;          // GPURT_ENABLE_MOCK=1: test-only plugins (mock) are used
   int log_level = 1;                          // GPURT_LOG: off|error|warn|info|debug -> 0..4
   bool cache_enabled = true;                  // GPURT_CACHE: on|off
   std::string cache_dir;                      // GPURT_CACHE_DIR: absolute directory
@@ -25,11 +26,15 @@ struct Environment {
 // The default cache directory: $XDG_CACHE_HOME/gpurt, else $HOME/.cache/gpurt; empty if neither.
 std::string default_cache_dir(const std::function<const char*(const char*)>& get);
 
-// The backends gpurt knows, in preference order.
-const std::vector<std::string>& known_backends();
+// A backend name as plugin files spell it (libgpurt_<name>.so): lower-case letters, digits, '_'.
+bool backend_name_ok(const std::string& name);
+// Throws Error(invalid_argument) like a malformed variable when GPURT_DEVICE or
+// GPURT_DISABLE_BACKENDS names a backend that is not in `known` (`list`: the names for the message).
+void check_backend_names(const Environment& env, const std::vector<std::string>& known, const std::string& list);
 
 // Parses the variables through `get` (returns nullptr for unset). Throws Error(invalid_argument)
-// naming the variable, the bad value and the accepted form.
+// naming the variable, the bad value and the accepted form. Backend names are checked for their
+// form only; check_backend_names checks them against the plugins found.
 Environment parse_environment(const std::function<const char*(const char*)>& get);
 // parse_environment over the process environment.
 Environment read_environment();

@@ -1,0 +1,360 @@
+/* The gpurt backend plugin ABI, version 4.0: the only thing that crosses between libgpurt and a
+ * backend plugin. Plain C99: opaque handles, sized structs, result codes with status text, and
+ * one versioned table of functions that the plugin fills. docs/writing-a-backend.md explains
+ * how to write a backend against it; gpurt/plugin/cxx.hpp is an optional header-only C++ helper
+ * that turns C++ classes into this table inside the plugin.
+ *
+ * A plugin is a shared library named libgpurt_<name>.so (name: lower-case letters, digits and
+ * '_') that exports exactly two functions:
+ *
+ *   uint32_t gpurt_plugin_abi_version(void);
+ *       GPURT_ABI_VERSION as the plugin was built. Frozen for every version: the core calls it
+ *       first and calls nothing else in a plugin of another major version (it reports both).
+ *   const gpurt_plugin_table* gpurt_plugin_table_get(uint32_t core_abi_version);
+ *       The plugin's function table (static storage, never freed), or NULL if the plugin cannot
+ *       work with that core version.
+ *
+ * Versions are (major << 16) | minor. Within one major version, fields and functions are only
+ * ever appended: each struct starts with `size` (bytes, as its writer knew the struct) and a
+ * reader ignores what lies beyond the size it was given, so a plugin built for an older minor
+ * version loads in a newer core (functions past its table's size count as absent) and the
+ * reverse. Optional functions may be NULL (marked below); the core then reports `unsupported`.
+ *
+ * Rules of the boundary:
+ *  - No function lets an exception or a longjmp escape; every one is safe to call from any
+ *    thread unless it says otherwise (a queue is used by one thread at a time).
+ *  - Results: a function that can fail returns a gpurt_result (GPURT_SUCCESS or an error
+ *    category) and, on failure only, describes it in the gpurt_status the core passed, writing
+ *    text through gpurt_host::status_text. On success the status is left untouched.
+ *  - Ownership: every object the plugin returns is released by the core through the matching
+ *    *_release function, exactly once. Strings and arrays the plugin hands out (properties,
+ *    kernel info) stay valid as long as the object they describe. Text the plugin produces on
+ *    request (build logs, binaries, names, reasons) goes through a gpurt_sink the core supplies;
+ *    nothing allocated on one side is freed on the other.
+ *  - The core has checked every argument (sizes, offsets and ranges, device ownership, launch
+ *    limits, argument kinds) before it calls a function; the plugin performs the operation and
+ *    maps native failures.
+ *  - The core never unloads a plugin (dlclose), so static strings stay valid for the process. */
+#ifndef GPURT_PLUGIN_ABI_H
+#define GPURT_PLUGIN_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GPURT_ABI_MAJOR 4u
+#define GPURT_ABI_MINOR 0u
+#define GPURT_ABI_MAKE_VERSION(major, minor) ((((uint32_t)(major)) << 16) | ((uint32_t)(minor) & 0xffffu))
+#define GPURT_ABI_VERSION GPURT_ABI_MAKE_VERSION(GPURT_ABI_MAJOR, GPURT_ABI_MINOR)
+/* Plugins of gpurt before 4.0 returned their major version alone (1, 2, 3) from
+ * gpurt_plugin_abi_version; a value below 0x10000 is read as that major version. */
+#define GPURT_ABI_VERSION_MAJOR(v) (((uint32_t)(v)) < 0x10000u ? ((uint32_t)(v)) : ((uint32_t)(v)) >> 16)
+#define GPURT_ABI_VERSION_MINOR(v) (((uint32_t)(v)) < 0x10000u ? 0u : ((uint32_t)(v)) & 0xffffu)
+
+#define GPURT_PLUGIN_ABI_VERSION_SYMBOL "gpurt_plugin_abi_version"
+#define GPURT_PLUGIN_TABLE_SYMBOL "gpurt_plugin_table_get"
+
+/* ---- handles: the plugin's objects, opaque to the core ---- */
+typedef struct gpurt_backend_o* gpurt_backend;
+typedef struct gpurt_device_o* gpurt_device;
+typedef struct gpurt_buffer_o* gpurt_buffer;
+typedef struct gpurt_host_memory_o* gpurt_host_memory;
+typedef struct gpurt_queue_o* gpurt_queue;
+typedef struct gpurt_event_o* gpurt_event;
+typedef struct gpurt_program_o* gpurt_program;
+typedef struct gpurt_kernel_o* gpurt_kernel;
+
+/* ---- results: GPURT_SUCCESS or the category of the failure (gpurt::ErrorCategory) ---- */
+typedef int32_t gpurt_result;
+#define GPURT_SUCCESS 0
+#define GPURT_ERROR_INVALID_ARGUMENT 1
+#define GPURT_ERROR_OUT_OF_DEVICE_MEMORY 2
+#define GPURT_ERROR_OUT_OF_HOST_MEMORY 3
+#define GPURT_ERROR_BUILD_FAILED 4
+#define GPURT_ERROR_BACKEND_UNAVAILABLE 5
+#define GPURT_ERROR_DEVICE_LOST 6
+#define GPURT_ERROR_UNSUPPORTED 7
+#define GPURT_ERROR_INTERNAL 8 /* also what the core reads from a code it does not know */
+#define GPURT_ERROR_TIMEOUT 9
+
+/* What a failure's text describes (gpurt_host::status_text). */
+typedef int32_t gpurt_status_field;
+#define GPURT_STATUS_MESSAGE 0       /* what went wrong, for a person */
+#define GPURT_STATUS_NATIVE_NAME 1   /* the native code's name ("CUDA_ERROR_OUT_OF_MEMORY") */
+#define GPURT_STATUS_CALL 2          /* the native call that failed ("cuMemAlloc") */
+#define GPURT_STATUS_BUILD_LOG 3     /* compiler output, for GPURT_ERROR_BUILD_FAILED */
+#define GPURT_STATUS_BUILD_OPTIONS 4 /* the options the compiler was given */
+
+/* Filled on failure. The core sets size and context; the plugin sets native_code and passes the
+ * status to gpurt_host::status_text for each text field it has. */
+typedef struct gpurt_status {
+  uint32_t size;
+  int64_t native_code;
+  void* context; /* the core's; the plugin never reads or writes it */
+} gpurt_status;
+
+/* Where the plugin writes variable-length output: `write` appends `size` bytes (a call with
+ * size 0 is allowed). Lists (kernel names, notes) are written one item per call. */
+typedef struct gpurt_sink {
+  void* context;
+  void (*write)(void* context, const void* data, size_t size);
+} gpurt_sink;
+
+typedef int32_t gpurt_log_level;
+#define GPURT_LOG_ERROR 1
+#define GPURT_LOG_WARN 2
+#define GPURT_LOG_INFO 3
+#define GPURT_LOG_DEBUG 4
+
+/* What the core offers a plugin; valid for the life of the process. */
+typedef struct gpurt_host {
+  uint32_t size;
+  uint32_t abi_version; /* the core's GPURT_ABI_VERSION */
+  /* A line for gpurt's log (GPURT_LOG); the core filters by level. */
+  void (*log)(gpurt_log_level level, const char* backend, const char* message);
+  /* Sets one text field of a failure's status (the text is copied). */
+  void (*status_text)(gpurt_status* status, gpurt_status_field field, const char* text, size_t length);
+} gpurt_host;
+
+/* ---- languages and capabilities ---- */
+typedef int32_t gpurt_language; /* gpurt::SourceLanguage */
+#define GPURT_LANGUAGE_PORTABLE 0 /* gpurt's kernel dialect (docs/kernel-language.md) */
+#define GPURT_LANGUAGE_OPENCL_C 1
+#define GPURT_LANGUAGE_CUDA_CPP 2
+#define GPURT_LANGUAGE_PTX 3
+#define GPURT_LANGUAGE_CUBIN 4
+#define GPURT_LANGUAGE_BIT(language) (1u << (language))
+
+#define GPURT_CAP_FP64 (1u << 0)
+#define GPURT_CAP_FP16 (1u << 1)
+#define GPURT_CAP_INT32_ATOMICS (1u << 2)
+#define GPURT_CAP_FLOAT_ATOMIC_ADD (1u << 3)
+#define GPURT_CAP_SUB_GROUPS (1u << 4)
+#define GPURT_CAP_TENSOR_CORES (1u << 5)
+
+typedef int32_t gpurt_device_type; /* gpurt::DeviceType */
+#define GPURT_DEVICE_GPU 0
+#define GPURT_DEVICE_CPU 1
+#define GPURT_DEVICE_ACCELERATOR 2
+#define GPURT_DEVICE_OTHER 3
+
+/* ---- the plugin's declaration: static, read before the backend starts ---- */
+#define GPURT_PLUGIN_TEST_ONLY (1u << 0) /* considered only when GPURT_ENABLE_MOCK=1 */
+
+typedef struct gpurt_plugin_info {
+  uint32_t size;
+  const char* name;         /* equals <name> in libgpurt_<name>.so */
+  const char* description;  /* one line for `gpurt info` ("NVIDIA GPUs through the CUDA driver API") */
+  const char* install_hint; /* what to install when its vendor library is missing */
+  uint32_t languages;       /* GPURT_LANGUAGE_BIT set of what its devices may build */
+  uint32_t capabilities;    /* GPURT_CAP_* any of its devices may have (each device says exactly) */
+  /* Default-device preference among devices of the same type (GPUs first, then accelerators,
+   * CPUs, others): a higher priority comes first. */
+  int32_t priority;
+  uint32_t flags; /* GPURT_PLUGIN_* */
+} gpurt_plugin_info;
+
+/* Backend start-up outcome (gpurt::BackendStatus where a backend loaded). */
+typedef int32_t gpurt_open_status;
+#define GPURT_OPEN_AVAILABLE 0
+#define GPURT_OPEN_NO_DEVICE 1
+#define GPURT_OPEN_VENDOR_LIBRARY_MISSING 2
+#define GPURT_OPEN_INIT_FAILED 3
+
+typedef struct gpurt_open_result {
+  uint32_t size;
+  gpurt_open_status status; /* written by the plugin */
+  gpurt_backend backend;    /* written by the plugin; non-NULL when AVAILABLE */
+  gpurt_sink reason;        /* one sentence a person can act on, when not AVAILABLE */
+  gpurt_sink native_text;   /* the driver's code and name, or the dlerror() text */
+  gpurt_sink notes;         /* one item per platform or device left out, and why */
+  gpurt_sink version;       /* backend and driver version */
+} gpurt_open_result;
+
+/* ---- objects' descriptions ---- */
+typedef struct gpurt_device_properties {
+  uint32_t size;
+  /* Strings: plugin-owned, valid for the process; never NULL (use ""). */
+  const char* name;
+  const char* vendor;
+  const char* platform;
+  const char* platform_version;
+  const char* driver_version;
+  const char* architecture;
+  const char* pci_bus_id; /* "0000:19:00.0" or "" */
+  const char* uuid;       /* 32 hex digits or "" */
+  /* Identifies compiler and driver: part of the compile cache's key, so that an update of either
+   * never reuses an old binary. */
+  const char* compiler_id;
+  gpurt_device_type type;
+  uint32_t compute_units;
+  uint64_t global_memory;
+  uint64_t max_allocation;
+  uint64_t max_group_size;
+  uint64_t max_group_dims[3];
+  uint64_t max_groups[3];
+  uint64_t max_local_memory;
+  uint32_t simd_width;
+  uint32_t languages;    /* GPURT_LANGUAGE_BIT set: what device_build accepts */
+  uint32_t capabilities; /* GPURT_CAP_* */
+  uint64_t view_alignment; /* a buffer view passed to a kernel starts on a multiple of this */
+} gpurt_device_properties;
+
+typedef int32_t gpurt_param_kind;
+#define GPURT_PARAM_UNKNOWN 0        /* only the size (or nothing) is known */
+#define GPURT_PARAM_GLOBAL_POINTER 1 /* takes a buffer */
+#define GPURT_PARAM_LOCAL_POINTER 2  /* takes a local-memory size (OpenCL __local pointer) */
+#define GPURT_PARAM_SCALAR 3         /* takes a value of `size` bytes */
+
+/* One parameter, as far as the compiled kernel tells. Fixed layout within a major version. */
+typedef struct gpurt_param_info {
+  gpurt_param_kind kind;
+  uint64_t size;         /* bytes; 0 when unknown */
+  const char* type_name; /* as the compiler spells it ("float*", "uint"), or "" */
+} gpurt_param_info;
+
+typedef struct gpurt_kernel_info {
+  uint32_t size;
+  const char* name;
+  int32_t params_known; /* 0: the backend cannot introspect; the core checks no argument */
+  uint32_t param_count;
+  const gpurt_param_info* params; /* param_count entries, valid while the kernel lives */
+  uint64_t max_group_size;        /* for this kernel on this device */
+  uint64_t preferred_group_multiple;
+  uint64_t suggested_group_size;  /* 1D group size the backend recommends (occupancy); 0: none */
+  uint64_t static_local_bytes;
+  /* 1: dynamic local memory is the kernel's last parameter (OpenCL __local pointer), which the
+   * core passes as a GPURT_ARG_LOCAL; 0: the backend takes gpurt_launch_shape::local_bytes. */
+  int32_t dynamic_local_is_parameter;
+  int32_t local_arguments; /* 1: the backend accepts GPURT_ARG_LOCAL arguments */
+  /* Where a buffer view passed to this kernel must start, in bytes: 1 for any element offset,
+   * 0 for the device's view_alignment. */
+  uint64_t view_alignment;
+} gpurt_kernel_info;
+
+typedef struct gpurt_program_source {
+  uint32_t size;
+  gpurt_language language;
+  const char* text; /* source text, or the binary's bytes (cubin) */
+  size_t text_size;
+  const char* name; /* shown in build logs ("vector_add.cl") */
+} gpurt_program_source;
+
+/* ---- launch ---- */
+typedef int32_t gpurt_arg_kind;
+#define GPURT_ARG_BUFFER 0
+#define GPURT_ARG_SCALAR 1
+#define GPURT_ARG_LOCAL 2
+
+/* One kernel argument. Fixed layout within a major version (the launch path builds an array of
+ * them on the stack, with no other conversion). */
+typedef struct gpurt_kernel_arg {
+  gpurt_arg_kind kind;
+  gpurt_buffer buffer; /* BUFFER: NULL for an empty buffer */
+  size_t offset;       /* BUFFER: byte offset of the view */
+  size_t size;         /* BUFFER: bytes of the view; SCALAR: value bytes; LOCAL: bytes */
+  const void* value;   /* SCALAR */
+} gpurt_kernel_arg;
+
+typedef struct gpurt_launch_shape {
+  size_t groups[3];
+  size_t group_size[3];
+  size_t local_bytes; /* dynamic local memory (native form, see gpurt_kernel_info) */
+} gpurt_launch_shape;
+
+/* ---- the table ---- */
+typedef struct gpurt_plugin_table {
+  uint32_t size;        /* sizeof(gpurt_plugin_table) as the plugin was built */
+  uint32_t abi_version; /* GPURT_ABI_VERSION as the plugin was built */
+
+  /* The plugin's declaration; cheap, touches no vendor library. */
+  void (*describe)(gpurt_plugin_info* info);
+  /* Starts the backend: loads its vendor library and lists its devices. Called at most once. */
+  void (*open)(const gpurt_host* host, gpurt_open_result* out);
+
+  size_t (*backend_device_count)(gpurt_backend backend);
+  gpurt_device (*backend_device)(gpurt_backend backend, size_t index); /* lives for the process */
+
+  void (*device_properties)(gpurt_device device, gpurt_device_properties* out);
+  gpurt_result (*device_create_queue)(gpurt_device device, int32_t timing, gpurt_queue* out, gpurt_status* status);
+  gpurt_result (*device_allocate)(gpurt_device device, size_t bytes, gpurt_buffer* out, gpurt_status* status);
+  /* Page-locked host memory the device copies to and from asynchronously. */
+  gpurt_result (*device_allocate_host)(gpurt_device device, size_t bytes, gpurt_host_memory* out, void** data,
+                                       gpurt_status* status);
+  gpurt_result (*device_build)(gpurt_device device, const gpurt_program_source* source, const char* const* options,
+                               size_t option_count, gpurt_program* out, gpurt_status* status);
+  /* Optional: recreates a program from program_binary output of the same source and options. */
+  gpurt_result (*device_load_binary)(gpurt_device device, const gpurt_program_source* source,
+                                     const char* const* options, size_t option_count, const void* binary,
+                                     size_t binary_size, gpurt_program* out, gpurt_status* status);
+  /* Optional. */
+  gpurt_result (*device_memory_usage)(gpurt_device device, uint64_t* free_bytes, uint64_t* total_bytes,
+                                      gpurt_status* status);
+
+  void (*buffer_release)(gpurt_buffer buffer);
+  void (*host_memory_release)(gpurt_host_memory memory);
+
+  /* 0 when the program has no kernel of that name (then the status says so). */
+  gpurt_result (*program_kernel)(gpurt_program program, const char* name, gpurt_kernel* out, gpurt_status* status);
+  void (*program_kernel_names)(gpurt_program program, gpurt_sink* names);
+  void (*program_build_log)(gpurt_program program, gpurt_sink* log);
+  /* Optional: the built program in a form device_load_binary takes back (for the compile cache). */
+  gpurt_result (*program_binary)(gpurt_program program, gpurt_sink* binary, gpurt_status* status);
+  void (*program_release)(gpurt_program program);
+
+  const gpurt_kernel_info* (*kernel_info)(gpurt_kernel kernel); /* valid while the kernel lives */
+  /* Optional: how many groups of group_size work-items, each with local_bytes of dynamic local
+   * memory, one compute unit runs at once. */
+  gpurt_result (*kernel_resident_groups)(gpurt_kernel kernel, size_t group_size, size_t local_bytes, size_t* out,
+                                         gpurt_status* status);
+  void (*kernel_release)(gpurt_kernel kernel);
+
+  /* blocking != 0: the host memory is ordinary (pageable) memory and the call returns only once
+   * the host side is done with it (an upload's source may be overwritten, a download's data is
+   * in dst). 0: the memory came from device_allocate_host and the copy may be asynchronous. */
+  gpurt_result (*queue_copy_from_host)(gpurt_queue queue, const void* src, gpurt_buffer dst, size_t dst_offset,
+                                       size_t bytes, int32_t blocking, gpurt_status* status);
+  gpurt_result (*queue_copy_to_host)(gpurt_queue queue, gpurt_buffer src, size_t src_offset, void* dst,
+                                     size_t bytes, int32_t blocking, gpurt_status* status);
+  gpurt_result (*queue_copy)(gpurt_queue queue, gpurt_buffer src, size_t src_offset, gpurt_buffer dst,
+                             size_t dst_offset, size_t bytes, gpurt_status* status);
+  /* Repeats pattern (pattern_size bytes, 1..128, dividing offset and bytes) over the range. */
+  gpurt_result (*queue_fill)(gpurt_queue queue, gpurt_buffer dst, size_t offset, size_t bytes, const void* pattern,
+                             size_t pattern_size, gpurt_status* status);
+  gpurt_result (*queue_launch)(gpurt_queue queue, gpurt_kernel kernel, const gpurt_launch_shape* shape,
+                               const gpurt_kernel_arg* args, size_t arg_count, gpurt_status* status);
+  gpurt_result (*queue_record)(gpurt_queue queue, int32_t timing, gpurt_event* out, gpurt_status* status);
+  /* Later work on the queue waits for the event (which may come from another queue of the backend). */
+  gpurt_result (*queue_wait)(gpurt_queue queue, gpurt_event event, gpurt_status* status);
+  gpurt_result (*queue_finish)(gpurt_queue queue, gpurt_status* status);
+  void (*queue_release)(gpurt_queue queue);
+
+  gpurt_result (*event_wait)(gpurt_event event, gpurt_status* status); /* blocks the calling thread */
+  gpurt_result (*event_query)(gpurt_event event, int32_t* complete, gpurt_status* status);
+  /* Milliseconds from start to end (same device, both recorded with timing). */
+  gpurt_result (*event_elapsed_ms)(gpurt_event start, gpurt_event end, double* ms, gpurt_status* status);
+  void (*event_release)(gpurt_event event);
+} gpurt_plugin_table;
+
+/* Stores the plugin's install hint (a string literal) in the ELF section ".gpurt_install_hint" as
+ * well, where the core reads it without loading the plugin: when the plugin cannot be loaded
+ * because a library it links (its vendor library) is missing, `gpurt info` still shows what to
+ * install. Use at file scope, once; give gpurt_plugin_info::install_hint the same text. */
+#if defined(__GNUC__)
+#define GPURT_PLUGIN_INSTALL_HINT(text) \
+  __attribute__((section(".gpurt_install_hint"), used)) static const char gpurt_plugin_install_hint_[] = text
+#else
+#define GPURT_PLUGIN_INSTALL_HINT(text) static const char gpurt_plugin_install_hint_[] = text
+#endif
+
+typedef uint32_t (*gpurt_plugin_abi_version_fn)(void);
+typedef const gpurt_plugin_table* (*gpurt_plugin_table_get_fn)(uint32_t core_abi_version);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPURT_PLUGIN_ABI_H */

@@ -1,0 +1,301 @@
+// The core's side of the plugin boundary (bridge.hpp): table calls turned into Status, and the
+// plugin's sized C structs read into the core's types.
+#include "loader/bridge.hpp"
+
+#include <cstring>
+#include <new>
+
+#include "services/log.hpp"
+
+namespace gpurt::bridge {
+
+namespace {
+
+void status_text(gpurt_status* status, gpurt_status_field field, const char* text, std::size_t length) {
+  if (!status || !status->context || (!text && length != 0)) return;
+  auto* s = static_cast<Status*>(status->context);
+  try {
+    std::string* target = nullptr;
+    switch (field) {
+      case GPURT_STATUS_MESSAGE: target = &s->message; break;
+      case GPURT_STATUS_NATIVE_NAME: target = &s->native_name; break;
+      case GPURT_STATUS_CALL: target = &s->call; break;
+      case GPURT_STATUS_BUILD_LOG: target = &s->build_log; break;
+      case GPURT_STATUS_BUILD_OPTIONS: target = &s->build_options; break;
+      default: return;  // a field of a newer minor version: not shown by this core
+    }
+    target->assign(text ? text : "", length);
+  } catch (...) {
+    // Out of host memory while keeping a failure's text: the failure itself is still reported.
+  }
+}
+
+void host_log(gpurt_log_level level, const char* backend, const char* message) {
+  detail::plugin_log(level, backend, message);
+}
+
+struct StringSink {
+  std::string text;
+  gpurt_sink sink{this, &StringSink::write};
+  static void write(void* context, const void* data, std::size_t size) {
+    if (!context || (!data && size != 0)) return;
+    try {
+      static_cast<StringSink*>(context)->text.append(static_cast<const char*>(data), size);
+    } catch (...) {
+    }
+  }
+};
+
+struct ListSink {
+  std::vector<std::string> items;
+  gpurt_sink sink{this, &ListSink::write};
+  static void write(void* context, const void* data, std::size_t size) {
+    if (!context || (!data && size != 0)) return;
+    try {
+      static_cast<ListSink*>(context)->items.emplace_back(static_cast<const char*>(data), size);
+    } catch (...) {
+    }
+  }
+};
+
+const char* or_empty(const char* s) { return s ? s : ""; }
+
+Status unsupported(const char* what) {
+  return Status::failure(ErrorCategory::unsupported, std::string("the backend's plugin does not offer ") + what,
+                         what);
+}
+
+gpurt_program_source c_source(const ProgramSource& s) {
+  gpurt_program_source c{};
+  c.size = sizeof c;
+  c.language = static_cast<gpurt_language>(s.language);
+  c.text = s.text.data();
+  c.text_size = s.text.size();
+  c.name = s.name.c_str();
+  return c;
+}
+
+std::vector<const char*> c_options(const std::vector<std::string>& options) {
+  std::vector<const char*> out;
+  out.reserve(options.size());
+  for (const std::string& o : options) out.push_back(o.c_str());
+  return out;
+}
+
+}  // namespace
+
+const gpurt_host& host() noexcept {
+  static const gpurt_host h{sizeof(gpurt_host), GPURT_ABI_VERSION, &host_log, &status_text};
+  return h;
+}
+
+Status finish_status(gpurt_result result, Status&& s, const gpurt_status& st) {
+  s.failed = true;
+  s.category = result >= GPURT_ERROR_INVALID_ARGUMENT && result <= GPURT_ERROR_TIMEOUT
+                   ? static_cast<ErrorCategory>(result - 1)
+                   : ErrorCategory::internal;
+  s.native_code = st.native_code;
+  if (s.message.empty()) s.message = "the backend reported a failure (result " + std::to_string(result) +
+                                     ") without saying what went wrong";
+  return std::move(s);
+}
+
+Kernel::Kernel(const Table* t, gpurt_kernel h) : t_(t), h_(h) {
+  const gpurt_kernel_info* c = t->kernel_info(h);
+  if (!c) return;
+  gpurt_kernel_info i{};  // fields past the plugin's size stay zero
+  std::memcpy(&i, c, c->size < sizeof i ? c->size : sizeof i);
+  info_.name = or_empty(i.name);
+  info_.params_known = i.params_known != 0 && (i.param_count == 0 || i.params);
+  if (info_.params_known) {
+    info_.params.reserve(i.param_count);
+    for (std::uint32_t k = 0; k < i.param_count; ++k) {
+      const gpurt_param_info& p = i.params[k];
+      ParamInfo q;
+      q.kind = p.kind >= GPURT_PARAM_UNKNOWN && p.kind <= GPURT_PARAM_SCALAR ? static_cast<ParamKind>(p.kind)
+                                                                           : ParamKind::unknown;
+      q.size = static_cast<std::size_t>(p.size);
+      q.type_name = or_empty(p.type_name);
+      info_.params.push_back(std::move(q));
+    }
+  }
+  info_.max_group_size = static_cast<std::size_t>(i.max_group_size);
+  info_.preferred_group_multiple = i.preferred_group_multiple ? static_cast<std::size_t>(i.preferred_group_multiple) : 1;
+  info_.suggested_group_size = static_cast<std::size_t>(i.suggested_group_size);
+  info_.static_local_bytes = static_cast<std::size_t>(i.static_local_bytes);
+  info_.dynamic_local_is_parameter = i.dynamic_local_is_parameter != 0;
+  info_.local_arguments = i.local_arguments != 0;
+  info_.view_alignment = static_cast<std::size_t>(i.view_alignment);
+}
+
+Status Kernel::resident_groups(std::size_t group_size, std::size_t local_bytes, std::size_t& out) noexcept {
+  if (!t_->kernel_resident_groups) return unsupported("kernel_resident_groups");
+  return call([&](gpurt_status* st) { return t_->kernel_resident_groups(h_, group_size, local_bytes, &out, st); });
+}
+
+Program::Program(const Table* t, gpurt_program h) : t_(t), h_(h) {
+  StringSink log;
+  t_->program_build_log(h_, &log.sink);
+  log_ = std::move(log.text);
+}
+
+Status Program::kernel(const std::string& name, std::unique_ptr<Kernel>& out) noexcept {
+  try {
+    gpurt_kernel k = nullptr;
+    Status s = call([&](gpurt_status* st) { return t_->program_kernel(h_, name.c_str(), &k, st); });
+    if (s.ok()) out = std::make_unique<Kernel>(t_, k);
+    return s;
+  } catch (const std::bad_alloc&) {
+    return Status::failure(ErrorCategory::out_of_host_memory, "host memory ran out", "Program::kernel");
+  }
+}
+
+std::vector<std::string> Program::kernel_names() const {
+  ListSink names;
+  t_->program_kernel_names(h_, &names.sink);
+  return std::move(names.items);
+}
+
+Status Program::binary(std::string& out) const noexcept {
+  if (!t_->program_binary) return unsupported("program_binary");
+  try {
+    StringSink bin;
+    Status s = call([&](gpurt_status* st) { return t_->program_binary(h_, &bin.sink, st); });
+    if (s.ok()) out = std::move(bin.text);
+    return s;
+  } catch (const std::bad_alloc&) {
+    return Status::failure(ErrorCategory::out_of_host_memory, "host memory ran out", "Program::binary");
+  }
+}
+
+Status Queue::record(bool timing, std::unique_ptr<Event>& out) noexcept {
+  gpurt_event e = nullptr;
+  Status s = call([&](gpurt_status* st) { return t_->queue_record(h_, timing ? 1 : 0, &e, st); });
+  if (!s.ok()) return s;
+  out.reset(new (std::nothrow) Event(t_, e));
+  if (!out) {
+    t_->event_release(e);
+    return Status::failure(ErrorCategory::out_of_host_memory, "host memory ran out", "Queue::record");
+  }
+  return s;
+}
+
+Status Queue::wait(Event& event) noexcept {
+  return call([&](gpurt_status* st) { return t_->queue_wait(h_, event.handle(), st); });
+}
+
+Device::Device(const Table* t, gpurt_device h) : t_(t), h_(h) {
+  gpurt_device_properties c{};
+  c.size = sizeof c;
+  t->device_properties(h, &c);
+  DeviceProperties& p = props_;
+  p.name = or_empty(c.name);
+  p.vendor = or_empty(c.vendor);
+  p.platform = or_empty(c.platform);
+  p.platform_version = or_empty(c.platform_version);
+  p.driver_version = or_empty(c.driver_version);
+  p.architecture = or_empty(c.architecture);
+  p.pci_bus_id = or_empty(c.pci_bus_id);
+  p.uuid = or_empty(c.uuid);
+  compiler_id_ = or_empty(c.compiler_id);
+  p.type = c.type >= GPURT_DEVICE_GPU && c.type <= GPURT_DEVICE_OTHER ? static_cast<DeviceType>(c.type)
+                                                                     : DeviceType::other;
+  p.compute_units = c.compute_units;
+  p.global_memory = c.global_memory;
+  p.max_allocation = c.max_allocation;
+  p.max_group_size = static_cast<std::size_t>(c.max_group_size);
+  p.max_group_dims = Dim3(c.max_group_dims[0], c.max_group_dims[1], c.max_group_dims[2]);
+  p.max_groups = Dim3(c.max_groups[0], c.max_groups[1], c.max_groups[2]);
+  p.max_local_memory = static_cast<std::size_t>(c.max_local_memory);
+  p.simd_width = c.simd_width;
+  for (int l = GPURT_LANGUAGE_PORTABLE; l <= GPURT_LANGUAGE_CUBIN; ++l)
+    if (c.languages & GPURT_LANGUAGE_BIT(l)) p.languages.push_back(static_cast<SourceLanguage>(l));
+  p.fp64 = (c.capabilities & GPURT_CAP_FP64) != 0;
+  p.fp16 = (c.capabilities & GPURT_CAP_FP16) != 0;
+  p.int32_atomics = (c.capabilities & GPURT_CAP_INT32_ATOMICS) != 0;
+  p.float_atomic_add = (c.capabilities & GPURT_CAP_FLOAT_ATOMIC_ADD) != 0;
+  p.sub_groups = (c.capabilities & GPURT_CAP_SUB_GROUPS) != 0;
+  p.tensor_cores = (c.capabilities & GPURT_CAP_TENSOR_CORES) != 0;
+  p.view_alignment = c.view_alignment ? static_cast<std::size_t>(c.view_alignment) : 1;
+}
+
+Status Device::create_queue(const QueueOptions& options, std::unique_ptr<Queue>& out) noexcept {
+  gpurt_queue q = nullptr;
+  Status s = call([&](gpurt_status* st) { return t_->device_create_queue(h_, options.timing ? 1 : 0, &q, st); });
+  if (!s.ok()) return s;
+  out.reset(new (std::nothrow) Queue(t_, q));
+  if (!out) {
+    t_->queue_release(q);
+    return Status::failure(ErrorCategory::out_of_host_memory, "host memory ran out", "Device::create_queue");
+  }
+  return s;
+}
+
+Status Device::allocate(std::size_t bytes, std::unique_ptr<Buffer>& out) noexcept {
+  gpurt_buffer b = nullptr;
+  Status s = call([&](gpurt_status* st) { return t_->device_allocate(h_, bytes, &b, st); });
+  if (!s.ok()) return s;
+  out.reset(new (std::nothrow) Buffer(t_, b));
+  if (!out) {
+    t_->buffer_release(b);
+    return Status::failure(ErrorCategory::out_of_host_memory, "host memory ran out", "Device::allocate");
+  }
+  return s;
+}
+
+Status Device::allocate_host(std::size_t bytes, std::unique_ptr<HostAllocation>& out) noexcept {
+  gpurt_host_memory h = nullptr;
+  void* data = nullptr;
+  Status s = call([&](gpurt_status* st) { return t_->device_allocate_host(h_, bytes, &h, &data, st); });
+  if (!s.ok()) return s;
+  out.reset(new (std::nothrow) HostAllocation(t_, h, data));
+  if (!out) {
+    t_->host_memory_release(h);
+    return Status::failure(ErrorCategory::out_of_host_memory, "host memory ran out", "Device::allocate_host");
+  }
+  return s;
+}
+
+Status Device::build(const ProgramSource& source, const std::vector<std::string>& options,
+                     std::unique_ptr<Program>& out) noexcept {
+  try {
+    const gpurt_program_source c = c_source(source);
+    const std::vector<const char*> opts = c_options(options);
+    gpurt_program p = nullptr;
+    Status s = call([&](gpurt_status* st) { return t_->device_build(h_, &c, opts.data(), opts.size(), &p, st); });
+    if (s.ok()) out = std::make_unique<Program>(t_, p);
+    return s;
+  } catch (const std::bad_alloc&) {
+    return Status::failure(ErrorCategory::out_of_host_memory, "host memory ran out", "Device::build");
+  }
+}
+
+Status Device::load_binary(const ProgramSource& source, const std::vector<std::string>& options,
+                           const std::string& binary, std::unique_ptr<Program>& out) noexcept {
+  if (!t_->device_load_binary) return unsupported("device_load_binary");
+  try {
+    const gpurt_program_source c = c_source(source);
+    const std::vector<const char*> opts = c_options(options);
+    gpurt_program p = nullptr;
+    Status s = call([&](gpurt_status* st) {
+      return t_->device_load_binary(h_, &c, opts.data(), opts.size(), binary.data(), binary.size(), &p, st);
+    });
+    if (s.ok()) out = std::make_unique<Program>(t_, p);
+    return s;
+  } catch (const std::bad_alloc&) {
+    return Status::failure(ErrorCategory::out_of_host_memory, "host memory ran out", "Device::load_binary");
+  }
+}
+
+Status Device::memory_usage(std::uint64_t& free_bytes, std::uint64_t& total_bytes) noexcept {
+  if (!t_->device_memory_usage) return unsupported("device_memory_usage");
+  return call([&](gpurt_status* st) { return t_->device_memory_usage(h_, &free_bytes, &total_bytes, st); });
+}
+
+Backend::Backend(const Table* t, gpurt_backend h) {
+  const std::size_t n = t->backend_device_count(h);
+  devices_.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) devices_.push_back(std::make_unique<Device>(t, t->backend_device(h, i)));
+}
+
+}  // namespace gpurt::bridge

@@ -1,0 +1,264 @@
+// The core's side of the plugin boundary: C++ objects over a plugin's C function table
+// (gpurt/plugin/abi.h). The core's API objects hold these; each method is one call through the
+// table, with the result turned into a Status (text only on failure). Nothing here allocates on
+// the launch or copy path: a Status is built on the stack and its strings stay empty on success.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpurt/error.hpp"
+#include "gpurt/plugin/abi.h"
+#include "gpurt/types.hpp"
+
+namespace gpurt::bridge {
+
+// The outcome of a plugin call. ok() when `failed` is false.
+struct Status {
+  bool failed = false;
+  ErrorCategory category = ErrorCategory::internal;
+  std::string message;  // what went wrong, for a person
+  std::int64_t native_code = 0;
+  std::string native_name;
+  std::string call;  // the native call that failed
+  std::string build_log;
+  std::string build_options;
+
+  bool ok() const { return !failed; }
+  static Status success() { return {}; }
+  static Status failure(ErrorCategory c, std::string msg, std::string call_name = {}) {
+    Status s;
+    s.failed = true;
+    s.category = c;
+    s.message = std::move(msg);
+    s.call = std::move(call_name);
+    return s;
+  }
+};
+
+// The host services every plugin gets (log and status text).
+const gpurt_host& host() noexcept;
+
+// A Status from a table function's result; `st` is the status the call was given.
+Status finish_status(gpurt_result result, Status&& s, const gpurt_status& st);
+
+// Calls `fn(gpurt_status*)` and returns its outcome as a Status.
+template <class F>
+inline Status call(F&& fn) {
+  Status s;
+  gpurt_status st{sizeof(gpurt_status), 0, &s};
+  const gpurt_result r = fn(&st);
+  if (r == GPURT_SUCCESS) return s;
+  return finish_status(r, std::move(s), st);
+}
+
+enum class ParamKind { unknown, global_pointer, local_pointer, scalar };
+
+struct ParamInfo {
+  ParamKind kind = ParamKind::unknown;
+  std::size_t size = 0;   // bytes; 0 when unknown
+  std::string type_name;  // as the compiler spells it, when known ("float*", "uint")
+};
+
+// gpurt_kernel_info in the core's form (abi.h says what each field means).
+struct KernelInfo {
+  std::string name;
+  bool params_known = false;
+  std::vector<ParamInfo> params;
+  std::size_t max_group_size = 0;
+  std::size_t preferred_group_multiple = 1;
+  std::size_t suggested_group_size = 0;
+  std::size_t static_local_bytes = 0;
+  bool dynamic_local_is_parameter = false;
+  bool local_arguments = false;
+  std::size_t view_alignment = 0;
+};
+
+using KernelArg = gpurt_kernel_arg;
+
+struct LaunchShape {
+  Dim3 groups;
+  Dim3 group_size;
+  std::size_t local_bytes = 0;
+};
+
+struct QueueOptions {
+  bool timing = true;
+};
+
+struct ProgramSource {
+  SourceLanguage language = SourceLanguage::opencl_c;
+  std::string text;
+  std::string name;
+};
+
+// A plugin's table, copied into a full-size table of this core's version: functions the plugin
+// does not have (an older minor version, or optional ones) are null.
+using Table = gpurt_plugin_table;
+
+class Buffer {
+ public:
+  Buffer(const Table* t, gpurt_buffer h) noexcept : t_(t), h_(h) {}
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer() { t_->buffer_release(h_); }
+  gpurt_buffer handle() const noexcept { return h_; }
+
+ private:
+  const Table* t_;
+  gpurt_buffer h_;
+};
+
+class HostAllocation {
+ public:
+  HostAllocation(const Table* t, gpurt_host_memory h, void* data) noexcept : t_(t), h_(h), data_(data) {}
+  HostAllocation(const HostAllocation&) = delete;
+  HostAllocation& operator=(const HostAllocation&) = delete;
+  ~HostAllocation() { t_->host_memory_release(h_); }
+  void* data() noexcept { return data_; }
+
+ private:
+  const Table* t_;
+  gpurt_host_memory h_;
+  void* data_;
+};
+
+class Event {
+ public:
+  Event(const Table* t, gpurt_event h) noexcept : t_(t), h_(h) {}
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  ~Event() { t_->event_release(h_); }
+  gpurt_event handle() const noexcept { return h_; }
+  Status wait() noexcept {
+    return call([&](gpurt_status* st) { return t_->event_wait(h_, st); });
+  }
+  Status query(bool& complete) noexcept {
+    std::int32_t c = 0;
+    Status s = call([&](gpurt_status* st) { return t_->event_query(h_, &c, st); });
+    complete = c != 0;
+    return s;
+  }
+  Status elapsed_ms(Event& end, double& ms) noexcept {
+    return call([&](gpurt_status* st) { return t_->event_elapsed_ms(h_, end.h_, &ms, st); });
+  }
+
+ private:
+  const Table* t_;
+  gpurt_event h_;
+};
+
+class Kernel {
+ public:
+  Kernel(const Table* t, gpurt_kernel h);  // reads the kernel's info once
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
+  ~Kernel() { t_->kernel_release(h_); }
+  gpurt_kernel handle() const noexcept { return h_; }
+  const KernelInfo& info() const noexcept { return info_; }
+  Status resident_groups(std::size_t group_size, std::size_t local_bytes, std::size_t& out) noexcept;
+
+ private:
+  const Table* t_;
+  gpurt_kernel h_;
+  KernelInfo info_;
+};
+
+class Program {
+ public:
+  Program(const Table* t, gpurt_program h);  // reads the build log once
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+  ~Program() { t_->program_release(h_); }
+  Status kernel(const std::string& name, std::unique_ptr<Kernel>& out) noexcept;
+  std::vector<std::string> kernel_names() const;
+  const std::string& build_log() const noexcept { return log_; }
+  Status binary(std::string& out) const noexcept;  // unsupported when the plugin has none
+
+ private:
+  const Table* t_;
+  gpurt_program h_;
+  std::string log_;
+};
+
+class Queue {
+ public:
+  Queue(const Table* t, gpurt_queue h) noexcept : t_(t), h_(h) {}
+  Queue(const Queue&) = delete;
+  Queue& operator=(const Queue&) = delete;
+  ~Queue() { t_->queue_release(h_); }
+  Status copy_from_host(const void* src, Buffer& dst, std::size_t dst_offset, std::size_t bytes,
+                        bool blocking) noexcept {
+    return call([&](gpurt_status* st) {
+      return t_->queue_copy_from_host(h_, src, dst.handle(), dst_offset, bytes, blocking ? 1 : 0, st);
+    });
+  }
+  Status copy_to_host(Buffer& src, std::size_t src_offset, void* dst, std::size_t bytes, bool blocking) noexcept {
+    return call([&](gpurt_status* st) {
+      return t_->queue_copy_to_host(h_, src.handle(), src_offset, dst, bytes, blocking ? 1 : 0, st);
+    });
+  }
+  Status copy(Buffer& src, std::size_t src_offset, Buffer& dst, std::size_t dst_offset, std::size_t bytes) noexcept {
+    return call([&](gpurt_status* st) {
+      return t_->queue_copy(h_, src.handle(), src_offset, dst.handle(), dst_offset, bytes, st);
+    });
+  }
+  Status fill(Buffer& dst, std::size_t offset, std::size_t bytes, const void* pattern,
+              std::size_t pattern_size) noexcept {
+    return call([&](gpurt_status* st) {
+      return t_->queue_fill(h_, dst.handle(), offset, bytes, pattern, pattern_size, st);
+    });
+  }
+  Status launch(Kernel& kernel, const LaunchShape& shape, const KernelArg* args, std::size_t count) noexcept {
+    const gpurt_launch_shape s{{shape.groups.x, shape.groups.y, shape.groups.z},
+                               {shape.group_size.x, shape.group_size.y, shape.group_size.z},
+                               shape.local_bytes};
+    return call([&](gpurt_status* st) { return t_->queue_launch(h_, kernel.handle(), &s, args, count, st); });
+  }
+  Status record(bool timing, std::unique_ptr<Event>& out) noexcept;
+  Status wait(Event& event) noexcept;
+  Status finish() noexcept {
+    return call([&](gpurt_status* st) { return t_->queue_finish(h_, st); });
+  }
+
+ private:
+  const Table* t_;
+  gpurt_queue h_;
+};
+
+class Device {
+ public:
+  Device(const Table* t, gpurt_device h);  // reads the properties once
+  const DeviceProperties& properties() const noexcept { return props_; }
+  const std::string& compiler_id() const noexcept { return compiler_id_; }
+  Status create_queue(const QueueOptions& options, std::unique_ptr<Queue>& out) noexcept;
+  Status allocate(std::size_t bytes, std::unique_ptr<Buffer>& out) noexcept;
+  Status allocate_host(std::size_t bytes, std::unique_ptr<HostAllocation>& out) noexcept;
+  Status build(const ProgramSource& source, const std::vector<std::string>& options,
+               std::unique_ptr<Program>& out) noexcept;
+  Status load_binary(const ProgramSource& source, const std::vector<std::string>& options,
+                     const std::string& binary, std::unique_ptr<Program>& out) noexcept;  // optional
+  Status memory_usage(std::uint64_t& free_bytes, std::uint64_t& total_bytes) noexcept;  // optional
+
+ private:
+  const Table* t_;
+  gpurt_device h_;
+  DeviceProperties props_;
+  std::string compiler_id_;
+};
+
+// A started backend: its devices, each read once.
+class Backend {
+ public:
+  Backend(const Table* t, gpurt_backend h);
+  std::size_t device_count() const noexcept { return devices_.size(); }
+  Device& device(std::size_t index) noexcept { return *devices_[index]; }
+
+ private:
+  std::vector<std::unique_ptr<Device>> devices_;
+};
+
+}  // namespace gpurt::bridge
