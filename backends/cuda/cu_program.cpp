@@ -180,7 +180,11 @@ Status CuProgram::kernel(const std::string& name, std::unique_ptr<plugin::Kernel
     if (!s.ok()) return s;
     CUfunction f = nullptr;
     CUresult r = cuModuleGetFunction(&f, module_.get(), name.c_str());
-    if (r != CUDA_SUCCESS) return fail(r, "cuModuleGetFunction", "looking up kernel '" + name + "'");
+    if (r != CUDA_SUCCESS) {
+      Status failed = fail(r, "cuModuleGetFunction", "looking up kernel '" + name + "'");
+      if (r == CUDA_ERROR_NOT_FOUND) failed.hint = "CUDA kernels need extern \"C\" to keep their names";
+      return failed;
+    }
     plugin::KernelInfo info;
     info.name = name;
     info.view_alignment = 1;  // a view is a device pointer plus its offset

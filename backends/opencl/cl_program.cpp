@@ -69,7 +69,14 @@ Status ClProgram::kernel(const std::string& name, std::unique_ptr<plugin::Kernel
   return guarded("clCreateKernel", [&] {
     cl_int err = CL_SUCCESS;
     cl::Kernel k(program_, name.c_str(), &err);
-    if (err != CL_SUCCESS) return fail(err, "clCreateKernel", "looking up kernel '" + name + "'");
+    if (err != CL_SUCCESS) {
+      Status s = fail(err, "clCreateKernel", "looking up kernel '" + name + "'");
+      const std::vector<std::string> names = kernel_names();
+      if (std::find(names.begin(), names.end(), "_cl_" + name) != names.end())
+        s.hint = "The OpenCL compiler renamed it because '" + name +
+                 "' is an OpenCL built-in function; give the kernel another name";
+      return s;
+    }
     plugin::KernelInfo info;
     info.name = name;
     info.dynamic_local_is_parameter = true;

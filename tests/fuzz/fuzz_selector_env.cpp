@@ -12,7 +12,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   try {
-    const gpurt::detail::Selector sel = gpurt::detail::parse_selector(text);
+    const gpurt::detail::Selector sel = gpurt::detail::parse_selector_syntax(text);
     gpurt::DeviceProperties p;
     p.backend = sel.backend;
     p.name = text;

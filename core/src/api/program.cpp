@@ -126,17 +126,10 @@ Kernel Program::kernel(const std::string& name) const {
   if (s.failed) {
     if (s.category == ErrorCategory::invalid_argument) {
       std::string names;
-      bool renamed = false;
-      for (const auto& n : p->impl->kernel_names()) {
-        names += (names.empty() ? "" : ", ") + n;
-        renamed = renamed || n == "_cl_" + name;
-      }
+      for (const auto& n : p->impl->kernel_names()) names += (names.empty() ? "" : ", ") + n;
       bridge::Status more = s;
       more.message = "the program has no kernel named '" + name + "'; it has: " +
-                     (names.empty() ? "(none)" : names) +
-                     (renamed ? ". The OpenCL compiler renamed it because '" + name +
-                                    "' is an OpenCL built-in function; give the kernel another name"
-                              : ". CUDA kernels need extern \"C\" to keep their names");
+                     (names.empty() ? "(none)" : names) + (s.hint.empty() ? "" : ". " + s.hint);
       detail::raise(more, p->device);
     }
     detail::raise(s, p->device);

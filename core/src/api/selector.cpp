@@ -12,8 +12,9 @@ namespace gpurt::detail {
 
 namespace {
 constexpr const char* syntax =
-    "a selector is BACKEND or BACKEND:INDEX or BACKEND:NAME, e.g. cuda, cuda:1, opencl:0, "
-    "opencl:pocl, opencl:nvidia";
+    "a selector is BACKEND or BACKEND:INDEX or BACKEND:NAME: BACKEND names a plugin (libgpurt_BACKEND.so), "
+    "INDEX is the device's position in that backend, NAME part of the device, vendor or platform name "
+    "(`gpurt info` lists them all)";
 
 [[noreturn]] void bad(std::string_view text, const std::string& what) {
   ErrorDetails d;

@@ -22,6 +22,7 @@ void status_text(gpurt_status* status, gpurt_status_field field, const char* tex
       case GPURT_STATUS_CALL: target = &s->call; break;
       case GPURT_STATUS_BUILD_LOG: target = &s->build_log; break;
       case GPURT_STATUS_BUILD_OPTIONS: target = &s->build_options; break;
+      case GPURT_STATUS_HINT: target = &s->hint; break;
       default: return;  // a field of a newer minor version: not shown by this core
     }
     target->assign(text ? text : "", length);

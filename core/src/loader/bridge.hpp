@@ -26,6 +26,7 @@ struct Status {
   std::string call;  // the native call that failed
   std::string build_log;
   std::string build_options;
+  std::string hint;  // what the user can do, from the plugin (GPURT_STATUS_HINT)
 
   bool ok() const { return !failed; }
   static Status success() { return {}; }

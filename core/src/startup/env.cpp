@@ -73,7 +73,7 @@ Environment parse_environment(const std::function<const char*(const char*)>& get
   Environment env;
   if (const char* v = get("GPURT_DEVICE"); v && *v) {
     const std::string s = trim(v);
-    if (s.empty()) malformed("GPURT_DEVICE", v, "expected a selector such as cuda, cuda:0 or opencl:pocl");
+    if (s.empty()) malformed("GPURT_DEVICE", v, "expected a device selector, BACKEND or BACKEND:INDEX or BACKEND:NAME");
     try {
       (void)parse_selector_syntax(s);
     } catch (const Error& e) {  // "device selector 'x' is malformed: WHY; SYNTAX": keep WHY; SYNTAX

@@ -87,6 +87,8 @@ typedef int32_t gpurt_status_field;
 #define GPURT_STATUS_CALL 2          /* the native call that failed ("cuMemAlloc") */
 #define GPURT_STATUS_BUILD_LOG 3     /* compiler output, for GPURT_ERROR_BUILD_FAILED */
 #define GPURT_STATUS_BUILD_OPTIONS 4 /* the options the compiler was given */
+#define GPURT_STATUS_HINT 5          /* what the user can do about it, where the core words the message
+                                      * (e.g. program_kernel's unknown name); appended to it */
 
 /* Filled on failure. The core sets size and context; the plugin sets native_code and passes the
  * status to gpurt_host::status_text for each text field it has. */
@@ -297,7 +299,9 @@ typedef struct gpurt_plugin_table {
   void (*buffer_release)(gpurt_buffer buffer);
   void (*host_memory_release)(gpurt_host_memory memory);
 
-  /* 0 when the program has no kernel of that name (then the status says so). */
+  /* GPURT_ERROR_INVALID_ARGUMENT when the program has no kernel of that name: the core then says
+   * so and lists program_kernel_names, followed by the status's GPURT_STATUS_HINT if the plugin
+   * knows why the name may be missing (a compiler that renames kernels, C++ name mangling). */
   gpurt_result (*program_kernel)(gpurt_program program, const char* name, gpurt_kernel* out, gpurt_status* status);
   void (*program_kernel_names)(gpurt_program program, gpurt_sink* names);
   void (*program_build_log)(gpurt_program program, gpurt_sink* log);

@@ -45,6 +45,7 @@ struct Status {
   std::string call;          // the native call that failed
   std::string build_log;
   std::string build_options;
+  std::string hint;  // what the user can do (GPURT_STATUS_HINT)
 
   bool ok() const { return !failed; }
   static Status success() { return {}; }
@@ -152,6 +153,7 @@ class Kernel {
 class Program {
  public:
   virtual ~Program() = default;
+  // invalid_argument when there is no kernel `name`, with a `hint` where the backend knows why.
   virtual Status kernel(const std::string& name, std::unique_ptr<Kernel>& out) noexcept = 0;
   virtual std::vector<std::string> kernel_names() const noexcept = 0;
   virtual const std::string& build_log() const noexcept = 0;
@@ -301,6 +303,7 @@ inline gpurt_result result(const Status& s, gpurt_status* status) noexcept {
     text(status, GPURT_STATUS_CALL, s.call);
     text(status, GPURT_STATUS_BUILD_LOG, s.build_log);
     text(status, GPURT_STATUS_BUILD_OPTIONS, s.build_options);
+    text(status, GPURT_STATUS_HINT, s.hint);
   }
   return static_cast<gpurt_result>(s.category) + 1;  // ErrorCategory order is the ABI's, from 1
 }
