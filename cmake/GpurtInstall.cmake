@@ -1,11 +1,13 @@
 # `cmake --install`: headers, libgpurt, the backend plugins beside it (where the loader looks
 # without any environment variable), the gpurt tool, the conformance suite that `gpurt
 # conformance` runs (under libexec/gpurt, when the tests were built), gpurtConfig.cmake
-# (+ version) exporting gpurt::gpurt, and gpurt.pc for pkg-config. Every installed path is
+# (+ version) exporting gpurt::gpurt and the backend SDK gpurt::plugin_sdk (the plugin headers,
+# installed with the others, and the static support library every plugin links), the guide
+# docs/writing-a-backend.md under share/doc/gpurt, and gpurt.pc for pkg-config. Every installed path is
 # relative to the prefix, so a prefix works wherever it is installed or moved to.
 include(CMakePackageConfigHelpers)
 
-foreach(dir LIBDIR INCLUDEDIR BINDIR LIBEXECDIR)
+foreach(dir LIBDIR INCLUDEDIR BINDIR LIBEXECDIR DOCDIR)
   if(IS_ABSOLUTE "${CMAKE_INSTALL_${dir}}")
     message(FATAL_ERROR "gpurt: CMAKE_INSTALL_${dir} is the absolute path '${CMAKE_INSTALL_${dir}}'; gpurt's "
                         "installed files find each other by relative paths, so give it relative to the prefix")
@@ -17,6 +19,9 @@ install(TARGETS gpurt EXPORT gpurtTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/gpurt DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS gpurt_plugin_support gpurt_plugin_api EXPORT gpurtTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/docs/writing-a-backend.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 add_custom_target(gpurt_plugins)  # every plugin that is built (and installed): scripts/run.sh builds it
 foreach(plugin gpurt_opencl gpurt_cuda)
   if(TARGET ${plugin})
@@ -48,6 +53,7 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/gpurtConfig.cmake.in
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/gpurtConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/gpurtConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/gpurtConfigVersion.cmake
+  ${PROJECT_SOURCE_DIR}/cmake/GpurtPlugin.cmake ${PROJECT_SOURCE_DIR}/cmake/gpurt_plugin.map
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gpurt)
 
 # gpurt.pc: prefix=${pcfiledir}/<this many ..>, so pkg-config answers for wherever it was installed.

@@ -1,6 +1,6 @@
 // The mock backend: a test-only plugin behind the same interface as the real ones. Device memory
 // is host memory, every queue operation runs at once on the calling thread, and a few built-in
-// kernels run on the host. It counts every object it creates and destroys, and fails on demand
+// kernels (vector_add, fill_u32, named by a portable-dialect program) run on the host. It counts every object it creates and destroys, and fails on demand
 // (see mock_control.h): out of memory, build failure, launch failure, device lost, and through
 // GPURT_MOCK_INIT a failed or empty plugin start.
 //
@@ -122,7 +122,7 @@ class MockEvent final : public plugin::Event, Counted<GPURT_MOCK_EVENT> {
   std::chrono::steady_clock::time_point at_;
 };
 
-// The kernels the mock can run, by name; any other kernel found in a source launches as a no-op.
+// The kernels the mock can run, by name; build() refuses a program that declares any other.
 enum class Builtin { none, vector_add, fill_u32 };
 
 class MockKernel final : public plugin::Kernel, Counted<GPURT_MOCK_KERNEL> {
@@ -334,9 +334,17 @@ class MockDevice final : public plugin::Device {
         for (const auto& o : options) f.build_options += o + " ";
         return f;
       }
+      // The portable dialect is how a program names the built-in kernels, the only ones the mock
+      // runs: a program with any other kernel is refused as unsupported, never launched as a no-op.
       std::vector<std::string> names;
-      for (const plugin::KernelDecl& k : plugin::scan_kernels(source.text, {"GPURT_KERNEL"}))
+      for (const plugin::KernelDecl& k : plugin::scan_kernels(source.text, {"GPURT_KERNEL"})) {
+        if (k.name != "vector_add" && k.name != "fill_u32")
+          return Status::failure(ErrorCategory::unsupported,
+                                 "the mock device runs only its built-in kernels vector_add and fill_u32, and " +
+                                     source.name + " declares '" + k.name + "'",
+                                 "mockBuild", -5, "MOCK_NOT_BUILT_IN");
         names.push_back(k.name);
+      }
       out = std::make_unique<MockProgram>(source.text, std::move(names));
       return Status::success();
     });

@@ -1,5 +1,8 @@
-// What every conformance case starts from: the device under test, a queue, and its kernels.
+// What every conformance case starts from: the device under test, a queue, and its kernels; and
+// what a case needs of the device beyond memory, queues and events (GPURT_NEEDS).
 #pragma once
+
+#include <string>
 
 #include "harness.hpp"
 #include "kernels.hpp"
@@ -10,9 +13,57 @@ struct Fixture {
   Device dev = device_under_test();
   Queue q = dev.create_queue();
   Program program() const { return build_for(dev, opencl_kernels, cuda_kernels, "conformance"); }
+  Kernel vector_add() const {
+    return dev.build({SourceLanguage::portable, portable_vector_add, "vector_add.gpurt"}).kernel("vector_add");
+  }
 };
 
 // Sizes that do and do not divide typical group sizes.
 inline const std::size_t odd_sizes[] = {1, 2, 7, 31, 255, 256, 257, 1021, 4099, 65537};
 
+// What a case needs of the device. A case whose need the device does not declare is skipped with
+// the reason (GPURT_NEEDS), never run to fail on what the device never promised, and never passed
+// with nothing checked: every other case runs on every device, the mock backend's included.
+enum class Need {
+  suite_kernels,     // Fixture::program(): the kernels of kernels.hpp, in OpenCL C and CUDA C++
+  portable_dialect,  // Fixture::vector_add(): a program in the portable dialect
+  portable_kernels,  // any kernel of the case's own in the portable dialect (the dialect cases, gpurt::lib)
+};
+
+inline bool builds(const Device& d, SourceLanguage l) {
+  for (SourceLanguage x : d.properties().languages)
+    if (x == l) return true;
+  return false;
+}
+
+// Empty when `d` declares what `need` asks for, else the reason it does not.
+inline std::string missing(const Device& d, Need need) {
+  const std::string who = d.selector() + " (" + d.properties().name + ")";
+  if (need == Need::suite_kernels) {
+    if (builds(d, SourceLanguage::opencl_c) || builds(d, SourceLanguage::cuda_cpp)) return {};
+    return "the suite's kernels (tests/conformance/kernels.hpp) are OpenCL C and CUDA C++, and " + who +
+           " declares neither language";
+  }
+  if (!builds(d, SourceLanguage::portable)) return who + " does not declare the portable dialect";
+  if (need == Need::portable_dialect) return {};
+  // A device may take portable source and still run only kernels of its own (the mock backend runs
+  // two built-in kernels): such a device refuses, as unsupported, a program with any other kernel.
+  try {
+    (void)d.build({SourceLanguage::portable, "GPURT_KERNEL void gpurt_conformance_probe(GPURT_GLOBAL uint32_t* out) {\n"
+                                             "  out[gpurt_global_id(0)] = 1u;\n}\n",
+                   "conformance_probe.gpurt"});
+  } catch (const Error& e) {
+    if (e.category() != ErrorCategory::unsupported) throw;
+    return who + " runs no portable kernel of the suite's own: " + e.what();
+  }
+  return {};
+}
+
 }  // namespace gpurt::test
+
+// Skips the running case, with the reason, unless `device` declares `need` (a test::Need).
+#define GPURT_NEEDS(device, need)                                              \
+  do {                                                                         \
+    const std::string gpurt_missing_ = ::gpurt::test::missing(device, need);   \
+    if (!gpurt_missing_.empty()) GPURT_SKIP(gpurt_missing_);                   \
+  } while (0)

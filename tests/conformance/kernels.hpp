@@ -100,4 +100,14 @@ extern "C" __global__ void axpy_double(double* y, const double* x, double a, uin
 }
 )CU";
 
+// vector_add in the portable dialect, alone in its program: the vector-add cases build it on every
+// device, and it is one of the mock backend's built-in kernels (same name and parameters), so
+// those cases run on the mock too.
+inline const char* portable_vector_add = R"(
+GPURT_KERNEL void vector_add(GPURT_GLOBAL const float* a, GPURT_GLOBAL const float* b, GPURT_GLOBAL float* c, uint64_t n) {
+  const size_t i = gpurt_global_id(0);
+  if (i < n) c[i] = a[i] + b[i];
+}
+)";
+
 }  // namespace gpurt::test

@@ -31,6 +31,7 @@ void check_runs(test::Fixture& f, const Program& p, std::uint32_t constant) {
 
 TEST_CASE("compile cache: a second build loads what the first stored") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   const std::string root = temp_dir() + "/nested/cache";
   set_cache_config({true, root});
   std::uint32_t c = 0;
@@ -58,6 +59,7 @@ TEST_CASE("compile cache: a second build loads what the first stored") {
 
 TEST_CASE("compile cache: a corrupt or truncated entry is detected and rebuilt") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   set_cache_config({true, temp_dir()});
   std::uint32_t c = 0;
   const std::string src = fresh_source(c);
@@ -83,6 +85,7 @@ TEST_CASE("compile cache: a corrupt or truncated entry is detected and rebuilt")
 
 TEST_CASE("compile cache: an unwritable directory means no caching, never a failure") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   const std::string dir = temp_dir();
   const std::string blocker = dir + "/not-a-directory";
   std::ofstream(blocker) << "x";
@@ -99,6 +102,7 @@ TEST_CASE("compile cache: an unwritable directory means no caching, never a fail
 
 TEST_CASE("compile cache: a read-only directory means no caching, never a failure") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   if (::geteuid() == 0) GPURT_SKIP("running as root, which writes to read-only directories anyway");
   const std::string dir = temp_dir();
   REQUIRE(::chmod(dir.c_str(), 0555) == 0);
@@ -112,6 +116,7 @@ TEST_CASE("compile cache: a read-only directory means no caching, never a failur
 
 TEST_CASE("compile cache: off, and sources with includes, are built every time") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   set_cache_config({false, temp_dir()});
   std::uint32_t c = 0;
   const std::string src = fresh_source(c);
@@ -130,6 +135,7 @@ TEST_CASE("compile cache: off, and sources with includes, are built every time")
 
 TEST_CASE("compile cache: many threads building the same program all succeed") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   set_cache_config({true, temp_dir()});
   std::uint32_t c = 0;
   const std::string src = fresh_source(c);
@@ -159,6 +165,7 @@ TEST_CASE("compile cache: relative directories are refused") {
 
 TEST_CASE("compile cache: entries that are links, writable by others or not the user's own are refused") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   set_cache_config({true, temp_dir()});
   std::uint32_t c = 0;
   const std::string src = fresh_source(c);
@@ -190,6 +197,7 @@ TEST_CASE("compile cache: entries that are links, writable by others or not the 
 
 TEST_CASE("compile cache: a directory writable by others is not used at all") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   const std::string dir = temp_dir();
   REQUIRE(::chmod(dir.c_str(), 0777) == 0);
   set_cache_config({true, dir});

@@ -13,6 +13,7 @@ namespace lib = gpurt::lib;
 
 TEST_CASE("concurrency: producer and consumer threads hand buffers over through events") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   const int pairs = 4, rounds = 25;
   const std::size_t n = 100003;
   std::vector<std::thread> threads;
@@ -63,6 +64,7 @@ TEST_CASE("concurrency: producer and consumer threads hand buffers over through 
 
 TEST_CASE("concurrency: threads share one queue and one program") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   const int threads_n = 6, rounds = 20;
   const std::size_t n = 4099;
   Queue shared = f.dev.create_queue();

@@ -14,6 +14,7 @@ Program portable(const Device& d, const std::string& src, const std::string& nam
 
 TEST_CASE("dialect: ids, sizes, static local memory and barriers in three dimensions") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   const char* src = R"(
 GPURT_KERNEL void ids(GPURT_GLOBAL uint32_t* out, uint32_t nx, uint32_t ny, uint32_t nz) {
   GPURT_LOCAL uint32_t tile[64];
@@ -45,6 +46,7 @@ GPURT_KERNEL void ids(GPURT_GLOBAL uint32_t* out, uint32_t nx, uint32_t ny, uint
 
 TEST_CASE("dialect: 32-bit integer atomics and float atomic add") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   const char* src = R"(
 GPURT_KERNEL void atomics(GPURT_GLOBAL int32_t* c, GPURT_GLOBAL float* fsum, uint32_t n) {
   const size_t i = gpurt_global_id(0);
@@ -77,6 +79,7 @@ GPURT_KERNEL void atomics(GPURT_GLOBAL int32_t* c, GPURT_GLOBAL float* fsum, uin
 
 TEST_CASE("dialect: dynamic local memory declared in the signature") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   const char* src = R"(
 GPURT_KERNEL void rotate_in_group(GPURT_GLOBAL const int32_t* in, GPURT_GLOBAL int32_t* out, uint32_t n,
                          GPURT_DYNAMIC_LOCAL(int32_t, tmp)) {
@@ -105,6 +108,7 @@ GPURT_KERNEL void rotate_in_group(GPURT_GLOBAL const int32_t* in, GPURT_GLOBAL i
 
 TEST_CASE("dialect: fixed-width integers and math functions") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   const char* src = R"(
 GPURT_KERNEL void widths(GPURT_GLOBAL int64_t* out, int8_t a, uint8_t b, int16_t c, uint16_t d, uint32_t e, uint64_t g) {
   out[0] = a; out[1] = b; out[2] = c; out[3] = d; out[4] = e; out[5] = (int64_t)(g >> 1);
@@ -137,6 +141,7 @@ GPURT_KERNEL void math(GPURT_GLOBAL const float* GPURT_RESTRICT x, GPURT_GLOBAL 
 
 TEST_CASE("dialect: double precision where the device has it") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   if (!f.dev.properties().fp64) GPURT_SKIP(f.dev.description() + " has no fp64");
   const char* src = R"(
 #ifndef GPURT_HAS_FP64
@@ -158,6 +163,7 @@ GPURT_KERNEL void dot_terms(GPURT_GLOBAL const double* a, GPURT_GLOBAL double* o
 
 TEST_CASE("dialect: compiler errors point at the user's own line") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   const char* src = "GPURT_KERNEL void broken(GPURT_GLOBAL float* x) {\n  x[0] = 1.0f;\n  x[1] = not_declared;\n}\n";
   try {
     portable(f.dev, src, "lines.gpurt");

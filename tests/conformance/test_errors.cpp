@@ -52,6 +52,7 @@ TEST_CASE("allocation beyond device memory fails cleanly and the device keeps wo
 
 TEST_CASE("launch configurations the device cannot run are rejected with distinct messages") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::suite_kernels);
   Kernel k = f.program().kernel("empty_kernel");
   const DeviceProperties& p = f.dev.properties();
   GPURT_REQUIRE_ERROR(f.q.launch(k, LaunchConfig(Dim3(0), Dim3(64))), ErrorCategory::invalid_argument,
@@ -74,6 +75,7 @@ TEST_CASE("launch configurations the device cannot run are rejected with distinc
 
 TEST_CASE("wrong kernel arguments are rejected before the launch") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::suite_kernels);
   Program p = f.program();
   Kernel add = p.kernel("vector_add");
   auto a = f.dev.alloc<float>(10);
@@ -101,6 +103,7 @@ TEST_CASE("wrong kernel arguments are rejected before the launch") {
 
 TEST_CASE("dynamic local memory needs a kernel that can receive it") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::suite_kernels);
   Kernel add = f.program().kernel("vector_add");
   auto a = f.dev.alloc<float>(10);
   if (f.dev.backend() == "opencl")

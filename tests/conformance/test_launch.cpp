@@ -7,14 +7,15 @@ using namespace gpurt;
 
 TEST_CASE("vector add pipeline matches the CPU at sizes that do not divide the group") {
   test::Fixture f;
-  Kernel add = f.program().kernel("vector_add");
+  GPURT_NEEDS(f.dev, test::Need::portable_dialect);
+  Kernel add = f.vector_add();
   for (std::size_t n : test::odd_sizes) {
     INFO("n = " << n);
     const auto a = test::random_vector<float>(n), b = test::random_vector<float>(n);
     auto da = f.dev.alloc<float>(n), db = f.dev.alloc<float>(n), dc = f.dev.alloc<float>(n);
     f.q.copy(a, da);
     f.q.copy(b, db);
-    f.q.launch(add, LaunchConfig::cover(Dim3(n), Dim3(128)), da, db, dc, static_cast<std::uint32_t>(n));
+    f.q.launch(add, LaunchConfig::cover(Dim3(n), Dim3(128)), da, db, dc, static_cast<std::uint64_t>(n));
     const auto c = f.q.read(dc);
     std::size_t wrong = 0;
     for (std::size_t i = 0; i < n; ++i) wrong += c[i] != a[i] + b[i];
@@ -24,7 +25,8 @@ TEST_CASE("vector add pipeline matches the CPU at sizes that do not divide the g
 
 TEST_CASE("vector add on a large input with the suggested group size") {
   test::Fixture f;
-  Kernel add = f.program().kernel("vector_add");
+  GPURT_NEEDS(f.dev, test::Need::portable_dialect);
+  Kernel add = f.vector_add();
   const std::size_t n = (1u << 24) + 13;
   const auto a = test::random_vector<float>(n), b = test::random_vector<float>(n);
   auto da = f.dev.alloc<float>(n), db = f.dev.alloc<float>(n), dc = f.dev.alloc<float>(n);
@@ -33,7 +35,7 @@ TEST_CASE("vector add on a large input with the suggested group size") {
   const LaunchConfig cfg = LaunchConfig::cover(add, n);
   CHECK(cfg.group_size.x == add.suggested_group_size());
   CHECK(cfg.global_size().x >= n);
-  f.q.launch(add, cfg, da, db, dc, static_cast<std::uint32_t>(n));
+  f.q.launch(add, cfg, da, db, dc, static_cast<std::uint64_t>(n));
   const auto c = f.q.read(dc);
   std::size_t wrong = 0;
   for (std::size_t i = 0; i < n; ++i) wrong += c[i] != a[i] + b[i];
@@ -42,6 +44,7 @@ TEST_CASE("vector add on a large input with the suggested group size") {
 
 TEST_CASE("kernels take views of buffers as arguments") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::suite_kernels);
   Kernel scale = f.program().kernel("scale");
   const std::size_t n = 4096;
   const auto x = test::random_vector<float>(n);
@@ -61,6 +64,7 @@ TEST_CASE("kernels take views of buffers as arguments") {
 
 TEST_CASE("2D and 3D launches cover shapes that do not divide the group") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::suite_kernels);
   Kernel k = f.program().kernel("index3d");
   for (Dim3 shape : {Dim3(37, 19, 1), Dim3(5, 3, 7), Dim3(64, 1, 3), Dim3(1, 1, 1)}) {
     INFO("shape " << to_string(shape));
@@ -81,6 +85,7 @@ TEST_CASE("2D and 3D launches cover shapes that do not divide the group") {
 
 TEST_CASE("the launch shape reaches the kernel unchanged") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::suite_kernels);
   Kernel k = f.program().kernel("group_shape");
   auto out = f.dev.alloc<std::uint32_t>(6);
   f.q.launch(k, LaunchConfig(Dim3(5, 3, 2), Dim3(4, 2, 2)), out);
@@ -89,6 +94,7 @@ TEST_CASE("the launch shape reaches the kernel unchanged") {
 
 TEST_CASE("every work-item runs exactly once") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::suite_kernels);
   Kernel k = f.program().kernel("count_items");
   auto counter = f.dev.alloc<std::uint32_t>(1);
   f.q.fill(counter, 0u);
@@ -98,6 +104,7 @@ TEST_CASE("every work-item runs exactly once") {
 
 TEST_CASE("dynamic local memory is sized at launch") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::suite_kernels);
   Kernel k = f.program().kernel("reverse_in_group");
   for (std::size_t group : {std::size_t(32), std::size_t(64)}) {
     const std::size_t n = group * 9;
@@ -118,6 +125,7 @@ TEST_CASE("dynamic local memory is sized at launch") {
 
 TEST_CASE("scalar arguments of every width arrive intact") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::suite_kernels);
   Kernel k = f.program().kernel("scalars");
   auto out = f.dev.alloc<std::int64_t>(6);
   const std::int8_t c = -5;
@@ -132,6 +140,7 @@ TEST_CASE("scalar arguments of every width arrive intact") {
 
 TEST_CASE("double precision where the device has it") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::suite_kernels);
   if (!f.dev.properties().fp64) GPURT_SKIP(f.dev.description() + " has no fp64");
   Program p = test::build_for(f.dev, test::opencl_fp64_kernels, test::cuda_kernels, "fp64");
   Kernel k = p.kernel("axpy_double");
@@ -147,6 +156,7 @@ TEST_CASE("double precision where the device has it") {
 
 TEST_CASE("zero-sized buffers are valid kernel arguments") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::suite_kernels);
   Kernel add = f.program().kernel("vector_add");
   auto a = f.dev.alloc<float>(0), b = f.dev.alloc<float>(0), c = f.dev.alloc<float>(0);
   CHECK(a.empty());

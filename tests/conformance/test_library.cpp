@@ -41,6 +41,7 @@ bool has_type(const Device& d) {
 
 TEMPLATE_TEST_CASE("library: fill, copy and axpy", "", std::int32_t, float, double) {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   if (!has_type<TestType>(f.dev)) GPURT_SKIP(f.dev.description() + " has no fp64");
   for (std::size_t n : lib_sizes) {
     INFO("n = " << n);
@@ -65,6 +66,7 @@ TEMPLATE_TEST_CASE("library: fill, copy and axpy", "", std::int32_t, float, doub
 
 TEMPLATE_TEST_CASE("library: element-wise binary operations", "", std::int32_t, float, double) {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   if (!has_type<TestType>(f.dev)) GPURT_SKIP(f.dev.description() + " has no fp64");
   for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(257), std::size_t(100003)}) {
     auto ha = test::random_vector<TestType>(n), hb = test::random_vector<TestType>(n, TestType(1), TestType(50));
@@ -100,6 +102,7 @@ TEMPLATE_TEST_CASE("library: element-wise binary operations", "", std::int32_t, 
 
 TEMPLATE_TEST_CASE("library: reductions", "", std::int32_t, float, double) {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   if (!has_type<TestType>(f.dev)) GPURT_SKIP(f.dev.description() + " has no fp64");
   for (std::size_t n : lib_sizes) {
     INFO("n = " << n);
@@ -130,6 +133,7 @@ TEMPLATE_TEST_CASE("library: reductions", "", std::int32_t, float, double) {
 
 TEMPLATE_TEST_CASE("library: reduction into a device buffer, without waiting", "", std::int32_t, float) {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(4099), std::size_t(1000003)}) {
     INFO("n = " << n);
     const auto h = test::random_vector<TestType>(n);
@@ -148,6 +152,7 @@ TEMPLATE_TEST_CASE("library: reduction into a device buffer, without waiting", "
 
 TEMPLATE_TEST_CASE("library: inclusive and exclusive scans", "", std::int32_t, float, double) {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   if (!has_type<TestType>(f.dev)) GPURT_SKIP(f.dev.description() + " has no fp64");
   // 5000011 needs more tiles than one look-back window covers.
   for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(2), std::size_t(31), std::size_t(257),
@@ -181,6 +186,7 @@ TEMPLATE_TEST_CASE("library: inclusive and exclusive scans", "", std::int32_t, f
 // queues at once, each checked against the CPU.
 TEST_CASE("library: back-to-back reductions and scans share the queue's scratch correctly") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   Queue other = f.dev.create_queue();
   const std::size_t sizes[] = {5000011, 1, 4099, 0, 1000003, 257, 5000011, 2};
   struct Call {
@@ -229,6 +235,7 @@ TEST_CASE("library: back-to-back reductions and scans share the queue's scratch 
 
 TEST_CASE("library: transpose of non-square matrices") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   for (auto shape : {std::make_pair(1, 1), std::make_pair(1, 37), std::make_pair(37, 1), std::make_pair(33, 65),
                      std::make_pair(1000, 517), std::make_pair(0, 5)}) {
     const std::size_t rows = shape.first, cols = shape.second;
@@ -247,6 +254,7 @@ TEST_CASE("library: transpose of non-square matrices") {
 
 TEST_CASE("library: fp32 matrix multiply against a double-precision reference") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   for (auto s : {std::array<std::size_t, 3>{1, 1, 1}, std::array<std::size_t, 3>{17, 33, 9},
                  std::array<std::size_t, 3>{64, 64, 64}, std::array<std::size_t, 3>{129, 65, 257},
                  std::array<std::size_t, 3>{300, 200, 100}, std::array<std::size_t, 3>{5, 7, 0},
@@ -268,6 +276,7 @@ TEST_CASE("library: fp32 matrix multiply against a double-precision reference") 
 
 TEST_CASE("library: 2D convolution with small square filters") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   struct Case { std::size_t w, h, fs; };
   // Sizes large enough for groups whose tile and halo lie inside the image (the kernel's
   // bounds-free path) next to edge groups: 389 x 131 and 257 x 97 (primes), 300 x 200.
@@ -307,6 +316,7 @@ TEST_CASE("library: 2D convolution with small square filters") {
 
 TEST_CASE("library: histogram with atomics") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   for (std::size_t n : lib_sizes) {
     for (std::size_t bins : {std::size_t(1), std::size_t(7), std::size_t(256)}) {
       INFO("n = " << n << ", bins = " << bins);
@@ -334,6 +344,7 @@ TEST_CASE("library: size mismatches are rejected before anything runs") {
 
 TEST_CASE("library: tensor-core matrix multiply (TF32, bf16) against a double-precision reference") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   const DeviceProperties& p = f.dev.properties();
   const bool capable = p.backend == "cuda" && p.architecture.rfind("sm_", 0) == 0 && std::atoi(p.architecture.c_str() + 3) >= 80;
   auto a1 = f.dev.alloc<float>(4), b1 = f.dev.alloc<float>(4), c1 = f.dev.alloc<float>(4);

@@ -7,6 +7,7 @@ using namespace gpurt;
 
 TEST_CASE("a program lists its kernels and finds them by name") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::suite_kernels);
   Program p = f.program();
   const auto names = p.kernel_names();
   for (const char* k : {"vector_add", "empty_kernel", "scale", "index3d"})
@@ -25,6 +26,7 @@ TEST_CASE("a program lists its kernels and finds them by name") {
 
 TEST_CASE("a kernel says how many groups a compute unit runs at once") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::suite_kernels);
   Kernel k = f.program().kernel("vector_add");
   const std::size_t largest = k.max_group_size();
   const std::size_t small = std::min<std::size_t>(32, largest);
@@ -46,6 +48,7 @@ TEST_CASE("a kernel says how many groups a compute unit runs at once") {
 
 TEST_CASE("an unknown kernel name lists the kernels the program has") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::suite_kernels);
   Program p = f.program();
   GPURT_REQUIRE_ERROR(p.kernel("vector_ad"), ErrorCategory::invalid_argument, "vector_add");
   CHECK(p.kernel("scale").name() == "scale");
@@ -53,6 +56,7 @@ TEST_CASE("an unknown kernel name lists the kernels the program has") {
 
 TEST_CASE("a build failure carries the compiler log and options") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::suite_kernels);
   const std::string bad_cl = "__kernel void broken(__global float* x) { x[0] = undefined_name; }\n";
   const std::string bad_cu = "extern \"C\" __global__ void broken(float* x) { x[0] = undefined_name; }\n";
   BuildOptions opts;
@@ -75,6 +79,7 @@ TEST_CASE("a build failure carries the compiler log and options") {
 
 TEST_CASE("defines and flags reach the compiler") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::suite_kernels);
   const std::string cl = "__kernel void k(__global int* o) { o[0] = VALUE * 2; }";
   const std::string cu = "extern \"C\" __global__ void k(int* o) { o[0] = VALUE * 2; }";
   BuildOptions opts;

@@ -36,6 +36,7 @@ const nlohmann::json* find(const nlohmann::json& list, const std::string& name) 
 
 TEST_CASE("trace: host and device spans of a pipeline, on one clock") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   const std::string path = trace_path();
   const std::size_t n = 1000003;
   const auto h = test::random_vector<float>(n);

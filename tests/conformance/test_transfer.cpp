@@ -43,6 +43,7 @@ TEST_CASE("transfer engine: staged copies round trip at awkward sizes and offset
 
 TEST_CASE("transfer engine: staged copies keep the queue's order") {
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   StagingMode always(Staging::always);
   const std::size_t n = (9u << 20) / 4 + 3;
   const auto in = test::random_vector<float>(n);
