@@ -216,7 +216,6 @@ class CuDevice final : public plugin::Device {
   std::string compiler_id() const noexcept override { return compiler_id_; }
   Status load_binary(const plugin::ProgramSource& source, const std::vector<std::string>& options,
                      const std::string& binary, std::unique_ptr<plugin::Program>& out) noexcept override;
-  Status raw_baseline(std::unique_ptr<plugin::RawBaseline>& out) noexcept override;
 
   CUcontext context() const { return ctx_; }
   int compute_capability() const { return cc_major_ * 10 + cc_minor_; }

@@ -355,10 +355,6 @@ class MockDevice final : public plugin::Device {
     s.text = binary.substr(8);
     return build(s, options, out);
   }
-  Status raw_baseline(std::unique_ptr<plugin::RawBaseline>&) noexcept override {
-    return Status::failure(ErrorCategory::unsupported, "the mock backend has no native API to measure",
-                           "mockRawBaseline");
-  }
 
  private:
   DeviceProperties p_;

@@ -205,7 +205,6 @@ class ClDevice final : public plugin::Device {
   std::string compiler_id() const noexcept override { return compiler_id_; }
   Status load_binary(const plugin::ProgramSource& source, const std::vector<std::string>& options,
                      const std::string& binary, std::unique_ptr<plugin::Program>& out) noexcept override;
-  Status raw_baseline(std::unique_ptr<plugin::RawBaseline>& out) noexcept override;
 
   const cl::Device& native() const { return device_; }
   const cl::Context& context() const { return context_; }

@@ -195,30 +195,6 @@ struct ProgramSource {
   std::string name;  // shown in build logs ("vector_add.cl")
 };
 
-// The vendor API measured directly, for `gpurt bench` to compare gpurt against in the same run.
-// It lives in the plugin because only the plugin may use vendor headers. Times are host wall
-// time unless stated; each call sets up what it needs and releases it before returning.
-class RawBaseline {
- public:
-  virtual ~RawBaseline() = default;
-  virtual std::string api() const noexcept = 0;  // "CUDA driver API", "OpenCL"
-  // Mean microseconds per launch of an empty kernel over `launches` launches and one wait.
-  virtual Status launch_async(std::size_t launches, double& us) noexcept = 0;
-  // Mean microseconds of a launch followed by a wait for it.
-  virtual Status launch_sync(std::size_t reps, double& us) noexcept = 0;
-  // Mean host microseconds to enqueue one launch of a kernel with four arguments (two buffers,
-  // an integer and a float), the queue drained outside the timed loop.
-  virtual Status enqueue_four_args(std::size_t launches, double& us) noexcept = 0;
-  // Seconds for `reps` back-to-back copies of `bytes` and one wait. direction: 0 host to device,
-  // 1 device to host, 2 device to device; `pinned` chooses page-locked host memory.
-  virtual Status copy(int direction, bool pinned, std::size_t bytes, std::size_t reps, double& seconds) noexcept = 0;
-  // Milliseconds to compile and load three tiny kernels natively (cold, no cache of gpurt's).
-  virtual Status build_tiny(double& ms) noexcept = 0;
-  // GFLOP/s of the vendor BLAS GEMM for n x n x n with fp32 output and accumulation; inputs
-  // `precision` 0 fp32, 1 TF32 (fp32 in memory, tensor cores), 2 bf16. Unsupported without a BLAS.
-  virtual Status gemm(int precision, std::size_t n, std::size_t reps, double& gflops) noexcept = 0;
-};
-
 class Device {
  public:
   virtual ~Device() = default;
@@ -235,7 +211,6 @@ class Device {
   // Recreates a program from Program::binary() output of the same source and options.
   virtual Status load_binary(const ProgramSource& source, const std::vector<std::string>& options,
                              const std::string& binary, std::unique_ptr<Program>& out) noexcept = 0;
-  virtual Status raw_baseline(std::unique_ptr<RawBaseline>& out) noexcept = 0;
 };
 
 class Backend {
