@@ -1,9 +1,10 @@
 // gpurt::bench::RawBaseline: the vendor API (CUDA driver API with NVRTC and cuBLAS, plain OpenCL)
 // measured directly on the physical device a gpurt Device stands for, so that `gpurt bench` can
 // report gpurt as a ratio against it in the same run. It is part of the bench tool only: it loads
-// the vendor libraries itself (raw/cuda_api.cpp, raw/opencl_api.cpp) and shares nothing with
-// libgpurt or its plugins but the process. Each call blocks, sets up what it measures and releases
-// it before returning; times are host wall time unless stated; failures throw gpurt::Error.
+// the vendor libraries itself (raw/cuda_api.cpp, raw/opencl_api.cpp) and never goes through gpurt's
+// plugins; of gpurt it uses the public API alone (device properties, gpurt::Error). Each call
+// blocks, sets up what it measures and releases it before returning; times are host wall time
+// unless stated; failures throw gpurt::Error.
 #pragma once
 
 #include <cstddef>

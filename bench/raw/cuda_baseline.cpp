@@ -3,7 +3,9 @@
 // primary context, one non-blocking stream), and cuBLAS for the GEMM figures.
 #include <dlfcn.h>
 
+#include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include <cublas_api.h>  // enum values only: cuBLAS itself is dlopen()ed
