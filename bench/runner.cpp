@@ -11,9 +11,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <memory>
 #include <thread>
 #include <vector>
 
+#include "raw/baseline.hpp"
 #include "tiny3.hpp"
 
 namespace gpurt::bench {
@@ -64,7 +66,7 @@ std::string host_name() {
 struct Context {
   const Device& dev;
   const Options& opt;
-  RawBaseline raw;
+  std::unique_ptr<RawBaseline> raw;  // the vendor API on the same device (raw/baseline.hpp)
   Queue q;        // untimed, like the raw queue
   Queue timed;    // for device-time events
   int trials;
@@ -88,7 +90,7 @@ nlohmann::json measure_launch(Context& c) {
     for (std::size_t i = 0; i < launches; ++i) c.q.launch(empty, one);
     c.q.finish();
     g_async.push_back(seconds_since(t0) * 1e6 / static_cast<double>(launches));
-    r_async.push_back(c.raw.launch_async_us(launches));
+    r_async.push_back(c.raw->launch_async_us(launches));
 
     t0 = clock_type::now();
     for (std::size_t i = 0; i < syncs; ++i) {
@@ -96,13 +98,13 @@ nlohmann::json measure_launch(Context& c) {
       c.q.finish();
     }
     g_sync.push_back(seconds_since(t0) * 1e6 / static_cast<double>(syncs));
-    r_sync.push_back(c.raw.launch_sync_us(syncs));
+    r_sync.push_back(c.raw->launch_sync_us(syncs));
 
     t0 = clock_type::now();
     for (std::size_t i = 0; i < launches; ++i) c.q.launch(four, four_cfg, a, b, 1024u, 2.0f);
     g_four.push_back(seconds_since(t0) * 1e6 / static_cast<double>(launches));
     c.q.finish();
-    r_four.push_back(c.raw.enqueue_four_args_us(launches));
+    r_four.push_back(c.raw->enqueue_four_args_us(launches));
   }
   // The same asynchronous launches with a trace running (the figure above is with tracing off,
   // where each call pays one atomic load for it): what turning GPURT_TRACE on costs.
@@ -177,7 +179,7 @@ nlohmann::json measure_transfers(Context& c) {
       std::vector<double> g, r;
       for (int t = 0; t < c.trials; ++t) {
         g.push_back(static_cast<double>(bytes) * reps / gpurt_copy_seconds(c, dir, mem, bytes, reps) * 1e-9);
-        r.push_back(static_cast<double>(bytes) * reps / c.raw.copy_seconds(dir, mem, bytes, reps) * 1e-9);
+        r.push_back(static_cast<double>(bytes) * reps / c.raw->copy_seconds(dir, mem, bytes, reps) * 1e-9);
       }
       nlohmann::json row = pair(median(g), median(r));
       row["direction"] = direction_name(dir);
@@ -221,7 +223,7 @@ nlohmann::json measure_staging_threads(Context& c) {
 
 nlohmann::json measure_build(Context& c) {
   c.say("program build");
-  const double raw_ms = c.raw.build_tiny_ms();
+  const double raw_ms = c.raw->build_tiny_ms();
   const CacheConfig saved = cache_config();
   char tmpl[] = "/tmp/gpurt-bench-cache-XXXXXX";
   const char* dir = ::mkdtemp(tmpl);
@@ -265,7 +267,7 @@ nlohmann::json measure_kernels(Context& c, double& copy_gbps) {
     const std::size_t r = c.opt.quick ? 5 : 20;
     std::vector<double> v;
     for (int t = 0; t < c.trials; ++t)
-      v.push_back(2.0 * bytes * r / c.raw.copy_seconds(CopyDirection::device_to_device, HostMemory::pinned, bytes, r) * 1e-9);
+      v.push_back(2.0 * bytes * r / c.raw->copy_seconds(CopyDirection::device_to_device, HostMemory::pinned, bytes, r) * 1e-9);
     copy_gbps = median(v);
   }
   auto x = c.dev.alloc<float>(n), y = c.dev.alloc<float>(n), z = c.dev.alloc<float>(n);
@@ -366,7 +368,7 @@ nlohmann::json measure_matmul(Context& c) {
   const double gflops = 2.0 * n * n * n / (ms * 1e-3) * 1e-9;
   nlohmann::json j{{"n", n}, {"milliseconds", ms}, {"gflops", gflops}, {"vendor_blas_gflops", nullptr}};
   try {
-    const double blas = c.raw.gemm_gflops(RawBaseline::GemmPrecision::fp32, n, c.opt.quick ? 2 : 10);
+    const double blas = c.raw->gemm_gflops(RawBaseline::GemmPrecision::fp32, n, c.opt.quick ? 2 : 10);
     j["vendor_blas_gflops"] = blas;
     j["ratio_to_vendor_blas"] = gflops / blas;
   } catch (const Error& e) {
@@ -389,7 +391,7 @@ nlohmann::json measure_matmul(Context& c) {
       nlohmann::json row{{"precision", precision}, {"n", n}, {"milliseconds", t},
                          {"gflops", 2.0 * n * n * n / (t * 1e-3) * 1e-9}, {"max_error", matmul_error(c, precision)}};
       try {
-        const double blas = c.raw.gemm_gflops(tf32 ? RawBaseline::GemmPrecision::tf32 : RawBaseline::GemmPrecision::bf16,
+        const double blas = c.raw->gemm_gflops(tf32 ? RawBaseline::GemmPrecision::tf32 : RawBaseline::GemmPrecision::bf16,
                                               n, c.opt.quick ? 2 : 10);
         row["vendor_blas_gflops"] = blas;
         row["ratio_to_vendor_blas"] = row["gflops"].get<double>() / blas;
@@ -408,7 +410,7 @@ nlohmann::json measure_matmul(Context& c) {
 }  // namespace
 
 nlohmann::json run(const Device& device, const Options& options) {
-  Context c{device, options, RawBaseline(device), device.create_queue({QueueOptions::Timing::disabled}),
+  Context c{device, options, open_raw_baseline(device), device.create_queue({QueueOptions::Timing::disabled}),
             device.create_queue(), options.quick ? 3 : 5};
   const DeviceProperties& p = device.properties();
   nlohmann::json j;
@@ -418,7 +420,7 @@ nlohmann::json run(const Device& device, const Options& options) {
   j["quick"] = options.quick;
   j["device"] = {{"selector", device.selector()}, {"name", p.name}, {"backend", p.backend},
                  {"driver", p.driver_version}, {"platform", p.platform_version},
-                 {"backend_version", gpurt::backend(p.backend).version}, {"raw_api", c.raw.api()}};
+                 {"backend_version", gpurt::backend(p.backend).version}, {"raw_api", c.raw->api()}};
   j["launch"] = measure_launch(c);
   j["transfers"] = measure_transfers(c);
   j["staging_threads"] = measure_staging_threads(c);

@@ -7,7 +7,6 @@
 #error "gpurt needs C++17 or newer: compile with -std=c++17 (or -std=c++20, ...); gpurt.pc leaves the standard to you"
 #endif
 
-#include "gpurt/baseline.hpp"
 #include "gpurt/buffer.hpp"
 #include "gpurt/cache.hpp"
 #include "gpurt/device.hpp"

@@ -1,0 +1,50 @@
+// gpurt::bench::RawBaseline: the vendor API (CUDA driver API with NVRTC and cuBLAS, plain OpenCL)
+// measured directly on the physical device a gpurt Device stands for, so that `gpurt bench` can
+// report gpurt as a ratio against it in the same run. It is part of the bench tool only: it loads
+// the vendor libraries itself (raw/cuda_api.cpp, raw/opencl_api.cpp) and never goes through gpurt's
+// plugins; of gpurt it uses the public API alone (device properties, gpurt::Error). Each call
+// blocks, sets up what it measures and releases it before returning; times are host wall time
+// unless stated; failures throw gpurt::Error.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "gpurt/gpurt.hpp"
+
+namespace gpurt::bench {
+
+enum class HostMemory { pageable, pinned };
+
+class RawBaseline {
+ public:
+  virtual ~RawBaseline() = default;
+  virtual std::string api() const = 0;  // "CUDA driver API", "OpenCL"
+  // Mean microseconds per launch of an empty kernel (one group of one item) over `launches`
+  // launches and one wait, after 100 untimed launches and a wait.
+  virtual double launch_async_us(std::size_t launches) = 0;
+  // Mean microseconds of a launch of the empty kernel followed by a wait for it.
+  virtual double launch_sync_us(std::size_t reps) = 0;
+  // Mean host microseconds to enqueue one launch (4 groups of 256) of a kernel with four arguments
+  // (two buffers, an integer and a float), the queue drained outside the timed loop.
+  virtual double enqueue_four_args_us(std::size_t launches) = 0;
+  // Seconds for `reps` back-to-back copies of `bytes` and one wait, after one untimed copy;
+  // `mem` chooses page-locked or ordinary host memory (ignored device to device).
+  virtual double copy_seconds(CopyDirection dir, HostMemory mem, std::size_t bytes, std::size_t reps) = 0;
+  // Milliseconds to compile and load three tiny kernels natively (cold, no cache of gpurt's).
+  virtual double build_tiny_ms() = 0;
+  enum class GemmPrecision { fp32 = 0, tf32 = 1, bf16 = 2 };
+  // GFLOP/s of the vendor BLAS GEMM (cuBLAS) for n x n x n with fp32 output and accumulation;
+  // inputs fp32, TF32 (fp32 in memory, tensor cores) or bf16. Throws unsupported without one.
+  virtual double gemm_gflops(GemmPrecision precision, std::size_t n, std::size_t reps) = 0;
+};
+
+// The baseline for `device`, on the same physical device: CUDA matches the driver's device by
+// uuid, else PCI bus id, else ordinal; OpenCL by platform name and device name, the n-th such
+// device for the n-th gpurt device of that name. Throws gpurt::Error: unsupported for a backend
+// without a raw baseline (mock) or one this tool was built without, backend_unavailable when the
+// vendor library cannot be loaded, internal when no native device matches.
+std::unique_ptr<RawBaseline> open_raw_baseline(const Device& device);
+
+}  // namespace gpurt::bench

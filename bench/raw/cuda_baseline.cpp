@@ -1,0 +1,319 @@
+// The CUDA driver API measured directly, for `gpurt bench`: the operations gpurt performs, written
+// the way a careful user of the raw API would write them (NVRTC for the kernels, the device's
+// primary context, one non-blocking stream), and cuBLAS for the GEMM figures.
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <cublas_api.h>  // enum values only: cuBLAS itself is dlopen()ed
+
+#include "raw/baseline.hpp"
+#include "raw/common.hpp"
+#include "raw/cuda_api.hpp"
+
+namespace gpurt::bench::raw {
+
+namespace {
+
+const char* raw_kernels = R"(
+extern "C" __global__ void empty_kernel() {}
+extern "C" __global__ void four_args(float* a, const float* b, unsigned n, float s) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) a[i] = b[i] * s;
+}
+)";
+
+const char* tiny_kernels = R"(
+extern "C" __global__ void tiny_scale(float* x, float a, unsigned n) { unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= a; }
+extern "C" __global__ void tiny_add(const float* a, const float* b, float* c, unsigned n) { unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) c[i] = a[i] + b[i]; }
+extern "C" __global__ void tiny_iota(unsigned* x, unsigned n) { unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = i; }
+)";
+
+[[noreturn]] __attribute__((noinline)) void cuda_fail(CUresult r, const char* call) {
+  const char* name = nullptr;
+  CudaApi::get().cuGetErrorName(r, &name);
+  const std::string code = name ? name : "CUresult " + std::to_string(static_cast<int>(r));
+  fail(r == CUDA_ERROR_OUT_OF_MEMORY ? ErrorCategory::out_of_device_memory : ErrorCategory::internal, "cuda",
+       std::string(call) + " failed with " + code + " in the raw CUDA baseline", call, r, code);
+}
+
+[[noreturn]] __attribute__((noinline)) void nvrtc_fail(nvrtcResult r, const char* call) {
+  const char* name = CudaApi::get().nvrtcGetErrorString(r);
+  const std::string code = name ? name : "nvrtcResult " + std::to_string(static_cast<int>(r));
+  fail(r == NVRTC_ERROR_COMPILATION ? ErrorCategory::build_failed : ErrorCategory::internal, "cuda",
+       std::string(call) + " failed with " + code + " in the raw CUDA baseline", call, r, code);
+}
+
+#define GPURT_RAW_CHECK(call)                       \
+  do {                                              \
+    const CUresult r_ = (call);                     \
+    if (r_ != CUDA_SUCCESS) cuda_fail(r_, #call);   \
+  } while (0)
+
+#define GPURT_RAW_NVRTC_CHECK(call)                 \
+  do {                                              \
+    const nvrtcResult n_ = (call);                  \
+    if (n_ != NVRTC_SUCCESS) nvrtc_fail(n_, #call); \
+  } while (0)
+
+using Module = Owned<CUmodule, CUresult>;
+
+// NVRTC + module load of `source` for `arch` ("sm_90").
+Module compile(const CudaApi& cu, const char* source, const std::string& arch) {
+  nvrtcProgram prog = nullptr;
+  GPURT_RAW_NVRTC_CHECK(cu.nvrtcCreateProgram(&prog, source, "raw.cu", 0, nullptr, nullptr));
+  struct Destroy {
+    const CudaApi& cu;
+    nvrtcProgram& p;
+    ~Destroy() { cu.nvrtcDestroyProgram(&p); }
+  } destroy{cu, prog};
+  const std::string opt = "--gpu-architecture=" + arch;
+  const char* opts[] = {opt.c_str()};
+  GPURT_RAW_NVRTC_CHECK(cu.nvrtcCompileProgram(prog, 1, opts));
+  size_t size = 0;
+  GPURT_RAW_NVRTC_CHECK(cu.nvrtcGetCUBINSize(prog, &size));
+  std::string cubin(size, '\0');
+  GPURT_RAW_NVRTC_CHECK(cu.nvrtcGetCUBIN(prog, &cubin[0]));
+  CUmodule m = nullptr;
+  GPURT_RAW_CHECK(cu.cuModuleLoadData(&m, cubin.data()));
+  return own(m, cu.cuModuleUnload);
+}
+
+std::string uuid_text(const CudaApi& cu, CUdevice dev) {
+  CUuuid uuid{};
+  if (cu.cuDeviceGetUuid(&uuid, dev) != CUDA_SUCCESS) return {};
+  std::string out;
+  char hex[3];
+  for (char b : uuid.bytes) {
+    std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned char>(b));
+    out += hex;
+  }
+  return out;
+}
+
+std::string pci_text(const CudaApi& cu, CUdevice dev) {
+  int domain = 0, bus = 0, slot = 0;
+  if (cu.cuDeviceGetAttribute(&domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, dev) != CUDA_SUCCESS ||
+      cu.cuDeviceGetAttribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev) != CUDA_SUCCESS ||
+      cu.cuDeviceGetAttribute(&slot, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, dev) != CUDA_SUCCESS)
+    return {};
+  char pci[32];
+  std::snprintf(pci, sizeof pci, "%04x:%02x:%02x.0", domain, bus, slot);
+  return pci;
+}
+
+// The driver's device that `p` describes: the same uuid where both sides know one, else the same
+// PCI bus id (as gpurt::same_physical_device decides), else the same ordinal.
+CUdevice find_device(const CudaApi& cu, const DeviceProperties& p, const std::string& selector) {
+  int count = 0;
+  GPURT_RAW_CHECK(cu.cuDeviceGetCount(&count));
+  for (int i = 0; i < count; ++i) {
+    CUdevice dev = 0;
+    GPURT_RAW_CHECK(cu.cuDeviceGet(&dev, i));
+    const std::string uuid = uuid_text(cu, dev), pci = pci_text(cu, dev);
+    const bool same = !p.uuid.empty() && !uuid.empty()         ? p.uuid == uuid
+                      : !p.pci_bus_id.empty() && !pci.empty() ? p.pci_bus_id == pci
+                                                              : static_cast<std::size_t>(i) == p.index;
+    if (same) return dev;
+  }
+  fail(ErrorCategory::internal, "cuda",
+       "the raw CUDA baseline found no driver device matching " + selector + " (uuid '" + p.uuid + "', pci '" +
+           p.pci_bus_id + "') among " + std::to_string(count) + "; run gpurt info to compare",
+       "cuDeviceGet");
+}
+
+// The device's primary context, the one gpurt's CUDA backend uses too, held for the baseline's life.
+class PrimaryContext {
+ public:
+  PrimaryContext(const CudaApi& cu, CUdevice dev) : cu_(cu), dev_(dev) {
+    GPURT_RAW_CHECK(cu_.cuDevicePrimaryCtxRetain(&ctx_, dev_));
+  }
+  ~PrimaryContext() { (void)cu_.cuDevicePrimaryCtxRelease(dev_); }
+  PrimaryContext(const PrimaryContext&) = delete;
+  PrimaryContext& operator=(const PrimaryContext&) = delete;
+  void make_current() const {
+    CUcontext cur = nullptr;
+    if (cu_.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == ctx_) return;
+    GPURT_RAW_CHECK(cu_.cuCtxSetCurrent(ctx_));
+  }
+
+ private:
+  const CudaApi& cu_;
+  CUdevice dev_;
+  CUcontext ctx_ = nullptr;
+};
+
+class CudaBaseline final : public RawBaseline {
+ public:
+  CudaBaseline(const CudaApi& cu, CUdevice dev, std::string arch) : cu_(cu), ctx_(cu, dev), arch_(std::move(arch)) {
+    ctx_.make_current();
+    CUstream st = nullptr;
+    GPURT_RAW_CHECK(cu_.cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
+    stream_ = own(st, cu_.cuStreamDestroy);
+    module_ = compile(cu_, raw_kernels, arch_);
+    GPURT_RAW_CHECK(cu_.cuModuleGetFunction(&empty_, module_.get(), "empty_kernel"));
+    GPURT_RAW_CHECK(cu_.cuModuleGetFunction(&four_, module_.get(), "four_args"));
+  }
+
+  std::string api() const override { return "CUDA driver API"; }
+
+  double launch_async_us(std::size_t launches) override {
+    ctx_.make_current();
+    for (int i = 0; i < 100; ++i) GPURT_RAW_CHECK(cu_.cuLaunchKernel(empty_, 1, 1, 1, 1, 1, 1, 0, stream_.get(), nullptr, nullptr));
+    GPURT_RAW_CHECK(cu_.cuStreamSynchronize(stream_.get()));
+    const auto t0 = clock_type::now();
+    for (std::size_t i = 0; i < launches; ++i)
+      GPURT_RAW_CHECK(cu_.cuLaunchKernel(empty_, 1, 1, 1, 1, 1, 1, 0, stream_.get(), nullptr, nullptr));
+    GPURT_RAW_CHECK(cu_.cuStreamSynchronize(stream_.get()));
+    return since_us(t0) / static_cast<double>(launches);
+  }
+
+  double launch_sync_us(std::size_t reps) override {
+    ctx_.make_current();
+    const auto t0 = clock_type::now();
+    for (std::size_t i = 0; i < reps; ++i) {
+      GPURT_RAW_CHECK(cu_.cuLaunchKernel(empty_, 1, 1, 1, 1, 1, 1, 0, stream_.get(), nullptr, nullptr));
+      GPURT_RAW_CHECK(cu_.cuStreamSynchronize(stream_.get()));
+    }
+    return since_us(t0) / static_cast<double>(reps);
+  }
+
+  double enqueue_four_args_us(std::size_t launches) override {
+    ctx_.make_current();
+    CUdeviceptr a = 0, b = 0;
+    GPURT_RAW_CHECK(cu_.cuMemAlloc(&a, 4096));
+    const auto oa = own(a, cu_.cuMemFree);
+    GPURT_RAW_CHECK(cu_.cuMemAlloc(&b, 4096));
+    const auto ob = own(b, cu_.cuMemFree);
+    unsigned n = 1024;
+    float scale = 2.0f;
+    void* params[] = {&a, &b, &n, &scale};
+    for (int i = 0; i < 100; ++i) GPURT_RAW_CHECK(cu_.cuLaunchKernel(four_, 4, 1, 1, 256, 1, 1, 0, stream_.get(), params, nullptr));
+    GPURT_RAW_CHECK(cu_.cuStreamSynchronize(stream_.get()));
+    const auto t0 = clock_type::now();
+    for (std::size_t i = 0; i < launches; ++i)
+      GPURT_RAW_CHECK(cu_.cuLaunchKernel(four_, 4, 1, 1, 256, 1, 1, 0, stream_.get(), params, nullptr));
+    const double us = since_us(t0) / static_cast<double>(launches);
+    GPURT_RAW_CHECK(cu_.cuStreamSynchronize(stream_.get()));
+    return us;
+  }
+
+  double copy_seconds(CopyDirection dir, HostMemory mem, std::size_t bytes, std::size_t reps) override {
+    ctx_.make_current();
+    CUdeviceptr d0 = 0, d1 = 0;
+    GPURT_RAW_CHECK(cu_.cuMemAlloc(&d0, bytes));
+    const auto o0 = own(d0, cu_.cuMemFree);
+    Owned<CUdeviceptr, CUresult> o1;
+    std::vector<char> pageable;
+    Owned<void*, CUresult> pinned;
+    void* host = nullptr;
+    if (dir == CopyDirection::device_to_device) {
+      GPURT_RAW_CHECK(cu_.cuMemAlloc(&d1, bytes));
+      o1 = own(d1, cu_.cuMemFree);
+    } else if (mem == HostMemory::pinned) {
+      GPURT_RAW_CHECK(cu_.cuMemHostAlloc(&host, bytes, CU_MEMHOSTALLOC_PORTABLE));
+      pinned = own(host, cu_.cuMemFreeHost);
+      std::memset(host, 1, bytes);
+    } else {
+      pageable.assign(bytes, 1);
+      host = pageable.data();
+    }
+    auto one = [&]() -> CUresult {
+      if (dir == CopyDirection::host_to_device) return cu_.cuMemcpyHtoDAsync(d0, host, bytes, stream_.get());
+      if (dir == CopyDirection::device_to_host) return cu_.cuMemcpyDtoHAsync(host, d0, bytes, stream_.get());
+      return cu_.cuMemcpyDtoDAsync(d1, d0, bytes, stream_.get());
+    };
+    GPURT_RAW_CHECK(one());
+    GPURT_RAW_CHECK(cu_.cuStreamSynchronize(stream_.get()));
+    const auto t0 = clock_type::now();
+    for (std::size_t i = 0; i < reps; ++i) GPURT_RAW_CHECK(one());
+    GPURT_RAW_CHECK(cu_.cuStreamSynchronize(stream_.get()));
+    return since_us(t0) * 1e-6;
+  }
+
+  double build_tiny_ms() override {
+    ctx_.make_current();
+    const auto t0 = clock_type::now();
+    const Module m = compile(cu_, tiny_kernels, arch_);
+    return since_us(t0) * 1e-3;
+  }
+
+  double gemm_gflops(GemmPrecision precision, std::size_t n, std::size_t reps) override {
+    void* lib = CudaApi::cublas();
+    if (!lib) fail(ErrorCategory::unsupported, "cuda", "cuBLAS is not installed", "dlopen(libcublas)");
+    using create_fn = int (*)(void**);
+    using destroy_fn = int (*)(void*);
+    using stream_fn = int (*)(void*, CUstream);
+    using sgemm_fn = int (*)(void*, int, int, int, int, int, const float*, const float*, int, const float*, int,
+                             const float*, float*, int);
+    using gemm_ex_fn = int (*)(void*, int, int, int, int, int, const void*, const void*, int, int, const void*, int,
+                               int, const void*, void*, int, int, int, int);
+    using math_fn = int (*)(void*, int);
+    auto create = reinterpret_cast<create_fn>(::dlsym(lib, "cublasCreate_v2"));
+    auto destroy = reinterpret_cast<destroy_fn>(::dlsym(lib, "cublasDestroy_v2"));
+    auto set_stream = reinterpret_cast<stream_fn>(::dlsym(lib, "cublasSetStream_v2"));
+    auto sgemm = reinterpret_cast<sgemm_fn>(::dlsym(lib, "cublasSgemm_v2"));
+    auto gemm_ex = reinterpret_cast<gemm_ex_fn>(::dlsym(lib, "cublasGemmEx"));
+    auto set_math = reinterpret_cast<math_fn>(::dlsym(lib, "cublasSetMathMode"));
+    if (!create || !destroy || !set_stream || !sgemm || !gemm_ex || !set_math)
+      fail(ErrorCategory::unsupported, "cuda", "cuBLAS lacks the GEMM entry points", "dlsym");
+    ctx_.make_current();
+    void* handle = nullptr;
+    if (create(&handle) != 0) fail(ErrorCategory::internal, "cuda", "cublasCreate failed", "cublasCreate_v2");
+    struct Destroy {
+      destroy_fn fn;
+      void* h;
+      ~Destroy() { fn(h); }
+    } destroy_handle{destroy, handle};
+    set_stream(handle, stream_.get());
+    if (precision == GemmPrecision::tf32) set_math(handle, CUBLAS_TF32_TENSOR_OP_MATH);
+    const std::size_t bytes = n * n * sizeof(float);  // bf16 inputs use half of it
+    CUdeviceptr a = 0, b = 0, c = 0;
+    GPURT_RAW_CHECK(cu_.cuMemAlloc(&a, bytes));
+    const auto oa = own(a, cu_.cuMemFree);
+    GPURT_RAW_CHECK(cu_.cuMemAlloc(&b, bytes));
+    const auto ob = own(b, cu_.cuMemFree);
+    GPURT_RAW_CHECK(cu_.cuMemAlloc(&c, bytes));
+    const auto oc = own(c, cu_.cuMemFree);
+    GPURT_RAW_CHECK(cu_.cuMemsetD32Async(a, 0x3c000000u, n * n, stream_.get()));  // 0.0078125f
+    GPURT_RAW_CHECK(cu_.cuMemsetD32Async(b, 0x3c000000u, n * n, stream_.get()));
+    const float alpha = 1.0f, beta = 0.0f;
+    const int ni = static_cast<int>(n);
+    auto run = [&] {
+      if (precision == GemmPrecision::bf16)
+        return gemm_ex(handle, CUBLAS_OP_N, CUBLAS_OP_N, ni, ni, ni, &alpha, reinterpret_cast<const void*>(a),
+                       CUDA_R_16BF, ni, reinterpret_cast<const void*>(b), CUDA_R_16BF, ni, &beta,
+                       reinterpret_cast<void*>(c), CUDA_R_32F, ni, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+      return sgemm(handle, 0, 0, ni, ni, ni, &alpha, reinterpret_cast<const float*>(a), ni,
+                   reinterpret_cast<const float*>(b), ni, &beta, reinterpret_cast<float*>(c), ni);
+    };
+    run();
+    cu_.cuStreamSynchronize(stream_.get());
+    const auto t0 = clock_type::now();
+    for (std::size_t i = 0; i < reps; ++i) run();
+    GPURT_RAW_CHECK(cu_.cuStreamSynchronize(stream_.get()));
+    const double secs = since_us(t0) * 1e-6;
+    return 2.0 * static_cast<double>(n) * n * n * static_cast<double>(reps) / secs * 1e-9;
+  }
+
+ private:
+  const CudaApi& cu_;
+  PrimaryContext ctx_;  // first in, last out: the stream and module below go before it
+  std::string arch_;
+  Owned<CUstream, CUresult> stream_;
+  Module module_;
+  CUfunction empty_ = nullptr, four_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<RawBaseline> open_cuda_baseline(const Device& device) {
+  const CudaApi& cu = CudaApi::get();
+  const DeviceProperties& p = device.properties();
+  return std::make_unique<CudaBaseline>(cu, find_device(cu, p, device.selector()), p.architecture);
+}
+
+}  // namespace gpurt::bench::raw
