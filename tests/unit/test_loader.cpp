@@ -58,7 +58,7 @@ TEST_CASE("loader reports a plugin of an older major ABI with both versions") {
 // abi.h: "a plugin built for an older minor version loads in a newer core (functions past its
 // table's size count as absent) and the reverse. Optional functions may be NULL; the core then
 // reports `unsupported`." The plugin is plain C, of minor version 9, with a longer table.
-TEST_CASE("loader: a C plugin of another minor version loads; its missing optional functions are unsupported") {
+TEST_CASE("loader: a C plugin of another minor version loads, and its missing optional functions are unsupported") {
   const auto r = load_backend("fake", {dir("newer_minor")});
   INFO(r->info.reason << " " << r->info.native_text);
   REQUIRE(r->info.status == BackendStatus::available);

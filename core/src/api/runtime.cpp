@@ -43,7 +43,7 @@ Device select(std::string_view text, const char* origin) {
 }
 
 // Default-device order: GPUs, then accelerators, CPUs and others; within a type, the backend
-// whose plugin declares the higher priority (all_backends() is in that order), then device index.
+// whose plugin declares the higher priority, then the lower device index.
 int type_rank(DeviceType t) {
   switch (t) {
     case DeviceType::gpu: return 0;
@@ -95,13 +95,14 @@ Device default_device() {
   const detail::Registry& reg = detail::registry();
   if (reg.env.device) return select(*reg.env.device, "GPURT_DEVICE");
   Device best;
-  int best_rank = 100;
+  int best_rank = 100, best_priority = 0;
   for (const auto& b : detail::all_backends())
     for (const auto& d : b->devices) {
       const int rank = type_rank(d->props.type);
-      if (rank < best_rank) {
+      if (rank < best_rank || (rank == best_rank && b->info.priority > best_priority)) {
         best = detail::Access::make<Device>(d.get());
         best_rank = rank;
+        best_priority = b->info.priority;
       }
     }
   if (!best.valid())

@@ -440,8 +440,6 @@ std::vector<BackendRecord*> all_backends() {
     ensure_loaded(reg, *rec);
     if (!rec->hidden) out.push_back(rec.get());
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const BackendRecord* a, const BackendRecord* b) { return a->info.priority > b->info.priority; });
   return out;
 }
 

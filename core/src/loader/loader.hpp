@@ -41,8 +41,7 @@ Registry& registry();
 // The named backend's record, loading its plugin on first use; null for a name no plugin has
 // (or a test-only plugin while GPURT_ENABLE_MOCK is not 1).
 BackendRecord* backend_record(const std::string& name);
-// Every backend's record, all loaded (test-only ones left out unless enabled), in default-device
-// preference order of their plugins' declared priority, then by name.
+// Every backend's record, all loaded (test-only ones left out unless enabled), by name.
 std::vector<BackendRecord*> all_backends();
 // The names of the backends this process knows, for messages ("cuda, opencl").
 std::string known_backend_list();
