@@ -24,9 +24,8 @@
 #include <cstdlib>
 #include <mutex>
 
-#include "gpurt/transfer.hpp"
 #include "services/log.hpp"
-#include "services/trace.hpp"
+#include "startup/startup.hpp"
 
 namespace gpurt::detail {
 
@@ -214,13 +213,8 @@ Registry& registry() {
   std::lock_guard<std::mutex> lock(mutex);
   if (instance) return *instance;
   auto reg = std::make_unique<Registry>();
-  reg->env = read_environment();  // throws on malformed variables; nothing is cached then
-  set_log_level(reg->env.log_level);
-  update_observing();
-  if (!reg->env.trace.empty()) start_trace_from_environment(reg->env.trace);
-  if (reg->env.staging >= 0) set_staging(static_cast<Staging>(reg->env.staging));
-  if (reg->env.staging_threads > 0) set_staging_threads(static_cast<unsigned>(reg->env.staging_threads));
-  reg->dirs = reg->env.plugin_path;
+  reg->settings = startup::settings().loader;  // throws on malformed variables; nothing is cached then
+  reg->dirs = reg->settings.plugin_path;
   const std::string own = library_directory();
   if (!own.empty()) reg->dirs.push_back(own);
   for (const std::string& name : known_backends()) {
@@ -237,7 +231,7 @@ void ensure_loaded(Registry& reg, BackendRecord& rec) {
     static const plugin::Host host{plugin::abi_version, &plugin_log};
     const std::string name = rec.info.name;
     bool disabled = false;
-    for (const auto& d : reg.env.disabled_backends) disabled = disabled || d == name;
+    for (const auto& d : reg.settings.disabled_backends) disabled = disabled || d == name;
     if (disabled) {
       rec.info.status = BackendStatus::disabled_by_environment;
       rec.info.reason = "GPURT_DISABLE_BACKENDS lists " + name + "; unset it to use this backend";

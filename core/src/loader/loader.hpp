@@ -24,13 +24,13 @@ struct BackendRecord {
 // plugin is loaded the first time that backend is asked for, so a program that only uses
 // "opencl:0" never initialises CUDA.
 struct Registry {
-  Environment env;
+  LoaderSettings settings;  // from start-up (startup/startup.hpp)
   std::vector<std::string> dirs;  // plugin search path
   std::vector<std::unique_ptr<BackendRecord>> backends;
 };
 
-// The registry. Throws Error(invalid_argument) when a GPURT_* variable is malformed (and reads
-// the environment again on the next call).
+// The registry. Throws Error(invalid_argument) when a GPURT_* variable is malformed (start-up
+// reads the environment again on the next call).
 Registry& registry();
 // The named backend's record, loading its plugin on first use; null for an unknown name.
 BackendRecord* backend_record(const std::string& name);
