@@ -5,13 +5,14 @@
 #include "harness.hpp"
 
 using gpurt::ErrorCategory;
+using gpurt::detail::LogThreshold;
 using gpurt::detail::parse_environment;
 
 namespace {
 // Parses as start-up does where the plugin directories hold libgpurt_cuda.so and libgpurt_opencl.so:
 // the variables' form first, then the backend names against the plugins found.
-gpurt::detail::Environment parse(const std::map<std::string, std::string>& vars) {
-  gpurt::detail::Environment env = parse_environment([&](const char* name) -> const char* {
+gpurt::detail::Settings parse(const std::map<std::string, std::string>& vars) {
+  gpurt::detail::Settings env = parse_environment([&](const char* name) -> const char* {
     auto it = vars.find(name);
     return it == vars.end() ? nullptr : it->second.c_str();
   });
@@ -23,9 +24,9 @@ gpurt::detail::Environment parse(const std::map<std::string, std::string>& vars)
 TEST_CASE("environment defaults when nothing is set") {
   const auto env = parse({});
   CHECK_FALSE(env.device.has_value());
-  CHECK(env.plugin_path.empty());
-  CHECK(env.disabled_backends.empty());
-  CHECK(env.log_level == 1);
+  CHECK(env.loader.plugin_path.empty());
+  CHECK(env.loader.disabled_backends.empty());
+  CHECK(env.log == LogThreshold::error);
 }
 
 TEST_CASE("environment accepts well-formed values") {
@@ -35,9 +36,9 @@ TEST_CASE("environment accepts well-formed values") {
                           {"GPURT_LOG", "debug"}});
   REQUIRE(env.device.has_value());
   CHECK(*env.device == "opencl:pocl");
-  CHECK(env.plugin_path == std::vector<std::string>{"/opt/a", "/opt/b"});
-  CHECK(env.disabled_backends == std::vector<std::string>{"cuda", "opencl"});
-  CHECK(env.log_level == 4);
+  CHECK(env.loader.plugin_path == std::vector<std::string>{"/opt/a", "/opt/b"});
+  CHECK(env.loader.disabled_backends == std::vector<std::string>{"cuda", "opencl"});
+  CHECK(env.log == LogThreshold::debug);
 }
 
 TEST_CASE("environment rejects a relative plugin directory") {
@@ -63,9 +64,9 @@ TEST_CASE("environment rejects unknown backends and log levels") {
 
 TEST_CASE("environment: staging threads and the trace file") {
   const auto env = parse({{"GPURT_STAGING_THREADS", " 12 "}, {"GPURT_TRACE", " /tmp/run trace.json "}});
-  CHECK(env.staging_threads == 12);
+  CHECK(env.transfer.threads == 12u);
   CHECK(env.trace == "/tmp/run trace.json");
-  CHECK(parse({}).staging_threads == -1);
+  CHECK_FALSE(parse({}).transfer.threads.has_value());
   CHECK(parse({}).trace.empty());
   for (const char* bad : {"0", "257", "-3", "8x", "1e3", "99999999999999999999"}) {
     INFO("GPURT_STAGING_THREADS=" << bad);
@@ -96,15 +97,35 @@ TEST_CASE("environment: a malformed GPURT_DEVICE names the variable and the sele
 // README: "`GPURT_LOG` | `off`, `error` (default), `warn`, `info`, `debug`" (issue 17: levels are
 // case-insensitive, and so are the other keywords).
 TEST_CASE("environment: GPURT_LOG, GPURT_CACHE and GPURT_STAGING keywords are case-insensitive") {
-  CHECK(parse({{"GPURT_LOG", "INFO"}}).log_level == 3);
-  CHECK(parse({{"GPURT_LOG", " Debug "}}).log_level == 4);
-  CHECK(parse({{"GPURT_LOG", "OFF"}}).log_level == 0);
-  CHECK(parse({{"GPURT_LOG", "Warn"}}).log_level == 2);
-  CHECK(parse({{"GPURT_LOG", "error"}}).log_level == 1);
-  CHECK_FALSE(parse({{"GPURT_CACHE", "OFF"}}).cache_enabled);
-  CHECK(parse({{"GPURT_CACHE", "On"}}).cache_enabled);
-  CHECK(parse({{"GPURT_STAGING", "AUTO"}}).staging == 0);
-  CHECK(parse({{"GPURT_STAGING", "Off"}}).staging == 2);
+  CHECK(parse({{"GPURT_LOG", "INFO"}}).log == LogThreshold::info);
+  CHECK(parse({{"GPURT_LOG", " Debug "}}).log == LogThreshold::debug);
+  CHECK(parse({{"GPURT_LOG", "OFF"}}).log == LogThreshold::off);
+  CHECK(parse({{"GPURT_LOG", "Warn"}}).log == LogThreshold::warn);
+  CHECK(parse({{"GPURT_LOG", "error"}}).log == LogThreshold::error);
+  CHECK_FALSE(parse({{"GPURT_CACHE", "OFF"}}).cache.enabled);
+  CHECK(parse({{"GPURT_CACHE", "On"}}).cache.enabled);
+  CHECK(parse({{"GPURT_STAGING", "AUTO"}}).transfer.staging == gpurt::Staging::automatic);
+  CHECK(parse({{"GPURT_STAGING", "Off"}}).transfer.staging == gpurt::Staging::never);
   GPURT_REQUIRE_ERROR(parse({{"GPURT_LOG", "INFOS"}}), ErrorCategory::invalid_argument,
                       "GPURT_LOG='INFOS' is malformed: expected one of off, error, warn, info, debug");
+}
+
+// README: "`GPURT_CACHE_DIR` | absolute directory of the compile cache (default
+// `$XDG_CACHE_HOME/gpurt`, else `~/.cache/gpurt`)"; "`GPURT_CACHE` | `on` (default) or `off`";
+// "`GPURT_STAGING` | `auto` (default), `on` or `off`". Each lands in its component's settings.
+TEST_CASE("environment: the cache directory, the cache switch and staging") {
+  CHECK(parse({{"GPURT_CACHE_DIR", "/var/tmp/c"}, {"XDG_CACHE_HOME", "/x"}}).cache.directory == "/var/tmp/c");
+  CHECK(parse({{"XDG_CACHE_HOME", "/x"}, {"HOME", "/home/u"}}).cache.directory == "/x/gpurt");
+  CHECK(parse({{"XDG_CACHE_HOME", "relative"}, {"HOME", "/home/u"}}).cache.directory == "/home/u/.cache/gpurt");
+  CHECK(parse({{"HOME", "relative"}}).cache.directory.empty());
+  CHECK(parse({}).cache.enabled);
+  CHECK_FALSE(parse({{"GPURT_CACHE", "0"}}).cache.enabled);
+  CHECK_FALSE(parse({}).transfer.staging.has_value());
+  CHECK(parse({{"GPURT_STAGING", " on "}}).transfer.staging == gpurt::Staging::always);
+  GPURT_REQUIRE_ERROR(parse({{"GPURT_CACHE_DIR", "cache"}}), ErrorCategory::invalid_argument,
+                      "GPURT_CACHE_DIR='cache' is malformed: expected an absolute directory");
+  GPURT_REQUIRE_ERROR(parse({{"GPURT_CACHE", "maybe"}}), ErrorCategory::invalid_argument,
+                      "GPURT_CACHE='maybe' is malformed: expected on or off");
+  GPURT_REQUIRE_ERROR(parse({{"GPURT_STAGING", "sometimes"}}), ErrorCategory::invalid_argument,
+                      "GPURT_STAGING='sometimes' is malformed: expected auto, on or off");
 }

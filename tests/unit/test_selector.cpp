@@ -28,7 +28,13 @@ TEST_CASE("selector rejects malformed text with the syntax") {
   GPURT_REQUIRE_ERROR(parse_selector("cuda:"), ErrorCategory::invalid_argument, "nothing follows");
   GPURT_REQUIRE_ERROR(parse_selector("cuda:0:1"), ErrorCategory::invalid_argument, "more than one");
   GPURT_REQUIRE_ERROR(parse_selector("cuda:99999999999"), ErrorCategory::invalid_argument, "too large");
-  GPURT_REQUIRE_ERROR(parse_selector("cuda:"), ErrorCategory::invalid_argument, "opencl:pocl");
+  // The syntax names no backend (the core knows none): it says where the names come from.
+  GPURT_REQUIRE_ERROR(parse_selector("cuda:"), ErrorCategory::invalid_argument,
+                      "BACKEND names a plugin (libgpurt_BACKEND.so)");
+  GPURT_REQUIRE_ERROR(parse_selector("cuda:"), ErrorCategory::invalid_argument, "`gpurt info` lists them all");
+  // A well-formed name for which no plugin was found is not a backend; the message lists those found.
+  GPURT_REQUIRE_ERROR(parse_selector("vulkan"), ErrorCategory::invalid_argument, "not a backend gpurt knows (cuda");
+  GPURT_REQUIRE_ERROR(parse_selector("Vulkan!"), ErrorCategory::invalid_argument, "'vulkan!' is not a backend name");
 }
 
 TEST_CASE("selector matches index and case-insensitive name substrings") {

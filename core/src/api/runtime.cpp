@@ -4,6 +4,7 @@
 #include "gpurt/error.hpp"
 #include "loader/loader.hpp"
 #include "api/selector.hpp"
+#include "startup/startup.hpp"
 
 namespace gpurt {
 
@@ -92,8 +93,7 @@ BackendInfo backend(std::string_view name) {
 }
 
 Device default_device() {
-  const detail::Registry& reg = detail::registry();
-  if (reg.env.device) return select(*reg.env.device, "GPURT_DEVICE");
+  if (const auto& sel = detail::startup::settings().device) return select(*sel, "GPURT_DEVICE");
   Device best;
   int best_rank = 100, best_priority = 0;
   for (const auto& b : detail::all_backends())

@@ -30,9 +30,8 @@
 #include <cstring>
 #include <mutex>
 
-#include "gpurt/transfer.hpp"
 #include "services/log.hpp"
-#include "services/trace.hpp"
+#include "startup/startup.hpp"
 
 namespace gpurt::detail {
 
@@ -324,6 +323,13 @@ std::unique_ptr<BackendRecord> load_backend(const std::string& name, const std::
   return r;
 }
 
+std::vector<std::string> plugin_directories(const LoaderSettings& settings) {
+  std::vector<std::string> dirs = settings.plugin_path;
+  const std::string own = library_directory();
+  if (!own.empty()) dirs.push_back(own);
+  return dirs;
+}
+
 std::vector<std::string> discover_backends(const std::vector<std::string>& dirs) {
   std::vector<std::string> names;
   for (const std::string& dir : dirs) {
@@ -353,13 +359,13 @@ void ensure_loaded(Registry& reg, BackendRecord& rec) {
   std::call_once(rec.loaded, [&] {
     const std::string name = rec.info.name;
     bool disabled = false;
-    for (const auto& d : reg.env.disabled_backends) disabled = disabled || d == name;
+    for (const auto& d : reg.settings.disabled_backends) disabled = disabled || d == name;
     if (disabled) {
       rec.info.status = BackendStatus::disabled_by_environment;
       rec.info.reason = "GPURT_DISABLE_BACKENDS lists " + name + "; unset it to use this backend";
     } else {
       std::unique_ptr<BackendRecord> loaded =
-          load_backend(name, reg.dirs, library_directory(), reg.env.enable_test_backends);
+          load_backend(name, reg.dirs, library_directory(), reg.settings.enable_test_backends);
       rec.info = std::move(loaded->info);
       rec.test_only = loaded->test_only;
       rec.hidden = loaded->hidden;
@@ -388,28 +394,13 @@ Registry& registry() {
   std::lock_guard<std::mutex> lock(g_registry_mutex);
   if (g_registry) return *g_registry;
   auto reg = std::make_unique<Registry>();
-  reg->env = read_environment();  // throws on malformed variables; nothing is cached then
-  set_log_level(reg->env.log_level);
-  update_observing();
-  reg->dirs = reg->env.plugin_path;
-  const std::string own = library_directory();
-  if (!own.empty()) reg->dirs.push_back(own);
-  const std::vector<std::string> names = discover_backends(reg->dirs);
-  for (const std::string& name : names) {
+  reg->settings = startup::settings().loader;  // throws on malformed variables; nothing is cached then
+  reg->dirs = plugin_directories(reg->settings);
+  for (const std::string& name : discover_backends(reg->dirs)) {
     reg->backends.push_back(std::make_unique<BackendRecord>());
     reg->backends.back()->info.name = name;
     reg->backends.back()->info.searched = reg->dirs;
   }
-  bool names_ok = true;
-  try {
-    check_backend_names(reg->env, names, "");
-  } catch (const Error&) {
-    names_ok = false;
-  }
-  if (!names_ok) check_backend_names(reg->env, names, name_list(*reg));  // throws, naming what exists
-  if (!reg->env.trace.empty()) start_trace_from_environment(reg->env.trace);
-  if (reg->env.staging >= 0) set_staging(static_cast<Staging>(reg->env.staging));
-  if (reg->env.staging_threads > 0) set_staging_threads(static_cast<unsigned>(reg->env.staging_threads));
   g_registry = reg.release();
   return *g_registry;
 }

@@ -30,13 +30,13 @@ struct BackendRecord {
 
 // Created on first use; never destroyed (plugins stay loaded for the process).
 struct Registry {
-  Environment env;
+  LoaderSettings settings;  // from start-up (startup/startup.hpp)
   std::vector<std::string> dirs;  // plugin search path
   std::vector<std::unique_ptr<BackendRecord>> backends;  // every discovered name, sorted by name
 };
 
 // The registry. Throws Error(invalid_argument) when a GPURT_* variable is malformed, including a
-// backend name no plugin directory holds (and reads the environment again on the next call).
+// backend name no plugin directory holds (start-up reads the environment again on the next call).
 Registry& registry();
 // The named backend's record, loading its plugin on first use; null for a name no plugin has
 // (or a test-only plugin while GPURT_ENABLE_MOCK is not 1).
@@ -48,6 +48,8 @@ std::string known_backend_list();
 // True when a plugin file for `name` was discovered.
 bool backend_discovered(const std::string& name);
 
+// The plugin directories: GPURT_PLUGIN_PATH's, then the one holding libgpurt.
+std::vector<std::string> plugin_directories(const LoaderSettings& settings);
 // libgpurt_<name>.so files in `dirs` (absolute directories only), first directory of a name
 // wins: the names, sorted. Never throws.
 std::vector<std::string> discover_backends(const std::vector<std::string>& dirs);

@@ -22,11 +22,11 @@
 #include <mutex>
 #include <random>
 
-#include "services/build_text.hpp"
-#include "startup/env.hpp"
 #include "gpurt/version.hpp"
-#include "loader/loader.hpp"
+#include "loader/loader.hpp"  // BackendRecord: the plugin file that builds for a device is in the key
+#include "services/build_text.hpp"
 #include "services/log.hpp"
+#include "startup/startup.hpp"
 
 namespace gpurt {
 
@@ -53,9 +53,9 @@ CacheConfig current() {
   Config& c = config_state();
   std::lock_guard<std::mutex> lock(c.mutex);
   if (!c.initialised) {
-    const Environment& env = registry().env;
-    c.config.enabled = env.cache_enabled && !env.cache_dir.empty();
-    c.config.directory = env.cache_dir;
+    const CacheSettings& s = startup::settings().cache;  // GPURT_CACHE, GPURT_CACHE_DIR
+    c.config.enabled = s.enabled && !s.directory.empty();
+    c.config.directory = s.directory;
     c.initialised = true;
   }
   return c.config;
@@ -371,7 +371,7 @@ void set_cache_config(const CacheConfig& config) {
   detail::Config& c = detail::config_state();
   std::lock_guard<std::mutex> lock(c.mutex);
   c.config = config;
-  if (c.config.directory.empty()) c.config.directory = detail::registry().env.cache_dir;
+  if (c.config.directory.empty()) c.config.directory = detail::startup::settings().cache.directory;
   c.config.enabled = config.enabled && !c.config.directory.empty();
 }
 

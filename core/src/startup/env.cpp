@@ -55,7 +55,7 @@ bool backend_name_ok(const std::string& name) {
   return true;
 }
 
-void check_backend_names(const Environment& env, const std::vector<std::string>& known, const std::string& list) {
+void check_backend_names(const Settings& env, const std::vector<std::string>& known, const std::string& list) {
   auto is_known = [&](const std::string& n) { return std::find(known.begin(), known.end(), n) != known.end(); };
   if (env.device) {
     const Selector sel = parse_selector_syntax(*env.device);
@@ -63,14 +63,14 @@ void check_backend_names(const Environment& env, const std::vector<std::string>&
       malformed("GPURT_DEVICE", *env.device,
                 "'" + sel.backend + "' is not a backend gpurt knows (" + list + "); " + selector_syntax());
   }
-  for (const std::string& name : env.disabled_backends)
+  for (const std::string& name : env.loader.disabled_backends)
     if (!is_known(name))
-      malformed("GPURT_DISABLE_BACKENDS", env.disabled_backends_text,
+      malformed("GPURT_DISABLE_BACKENDS", env.loader.disabled_backends_text,
                 "'" + name + "' is not a backend; expected a comma-separated list of " + list);
 }
 
-Environment parse_environment(const std::function<const char*(const char*)>& get) {
-  Environment env;
+Settings parse_environment(const std::function<const char*(const char*)>& get) {
+  Settings env;
   if (const char* v = get("GPURT_DEVICE"); v && *v) {
     const std::string s = trim(v);
     if (s.empty()) malformed("GPURT_DEVICE", v, "expected a device selector, BACKEND or BACKEND:INDEX or BACKEND:NAME");
@@ -92,7 +92,7 @@ Environment parse_environment(const std::function<const char*(const char*)>& get
                   "entry '" + dir +
                       "' is not an absolute directory; gpurt loads plugins only from absolute "
                       "directories (never the current one). Use e.g. /opt/gpurt/lib");
-      env.plugin_path.push_back(dir);
+      env.loader.plugin_path.push_back(dir);
     }
   }
   if (const char* v = get("GPURT_DISABLE_BACKENDS"); v && *v) {
@@ -103,33 +103,33 @@ Environment parse_environment(const std::function<const char*(const char*)>& get
         malformed("GPURT_DISABLE_BACKENDS", v,
                   "'" + name + "' is not a backend name; expected a comma-separated list of backend names "
                   "(lower-case letters, digits and '_', as in libgpurt_<name>.so)");
-      env.disabled_backends.push_back(name);
+      env.loader.disabled_backends.push_back(name);
     }
-    env.disabled_backends_text = v;
+    env.loader.disabled_backends_text = v;
   }
-  if (const char* v = get("GPURT_ENABLE_MOCK"); v && std::string(v) == "1") env.enable_test_backends = true;
+  if (const char* v = get("GPURT_ENABLE_MOCK"); v && std::string(v) == "1") env.loader.enable_test_backends = true;
   if (const char* v = get("GPURT_LOG"); v && *v) {
     const std::string s = keyword(v);
     static const char* levels[] = {"off", "error", "warn", "info", "debug"};
     bool found = false;
     for (int i = 0; i < 5; ++i)
       if (s == levels[i]) {
-        env.log_level = i;
+        env.log = static_cast<LogThreshold>(i);
         found = true;
       }
     if (!found) malformed("GPURT_LOG", v, "expected one of off, error, warn, info, debug (in any case)");
   }
   if (const char* v = get("GPURT_CACHE"); v && *v) {
     const std::string s = keyword(v);
-    if (s == "off" || s == "0") env.cache_enabled = false;
-    else if (s == "on" || s == "1") env.cache_enabled = true;
+    if (s == "off" || s == "0") env.cache.enabled = false;
+    else if (s == "on" || s == "1") env.cache.enabled = true;
     else malformed("GPURT_CACHE", v, "expected on or off");
   }
   if (const char* v = get("GPURT_STAGING"); v && *v) {
     const std::string s = keyword(v);
-    if (s == "auto") env.staging = 0;
-    else if (s == "on") env.staging = 1;
-    else if (s == "off") env.staging = 2;
+    if (s == "auto") env.transfer.staging = Staging::automatic;
+    else if (s == "on") env.transfer.staging = Staging::always;
+    else if (s == "off") env.transfer.staging = Staging::never;
     else malformed("GPURT_STAGING", v, "expected auto, on or off");
   }
   if (const char* v = get("GPURT_TRACE"); v && *v) {
@@ -145,13 +145,13 @@ Environment parse_environment(const std::function<const char*(const char*)>& get
     if (ok) n = std::stoi(s);
     if (!ok || n < 1 || n > 256)
       malformed("GPURT_STAGING_THREADS", v, "expected a number of host threads from 1 to 256");
-    env.staging_threads = n;
+    env.transfer.threads = static_cast<unsigned>(n);
   }
   if (const char* v = get("GPURT_CACHE_DIR"); v && *v) {
     if (v[0] != '/') malformed("GPURT_CACHE_DIR", v, "expected an absolute directory such as /var/tmp/gpurt-cache");
-    env.cache_dir = v;
+    env.cache.directory = v;
   } else {
-    env.cache_dir = default_cache_dir(get);
+    env.cache.directory = default_cache_dir(get);
   }
   return env;
 }
@@ -162,7 +162,7 @@ std::string default_cache_dir(const std::function<const char*(const char*)>& get
   return {};
 }
 
-Environment read_environment() {
+Settings read_environment() {
   return parse_environment([](const char* name) { return std::getenv(name); });
 }
 
