@@ -31,7 +31,7 @@ export GPURT_ENABLE_MOCK=1
 unset GPURT_PLUGIN_PATH GPURT_DEVICE GPURT_DISABLE_BACKENDS
 # Without GPURT_PLUGIN_PATH the installed gpurt has no mock to load...
 "$python" "$run_cli" --exit 0 --json any \
-  --check "[b['status'] for b in doc['backends'] if b['name'] == 'mock'] == ['plugin_not_found']" \
+  --check "not [b for b in doc['backends'] if b['name'] == 'mock']" \
   -- "$prefix/bin/gpurt" info --json
 # ...and with it, it loads the one built here (README: GPURT_PLUGIN_PATH is "searched for plugins
 # before gpurt's own library directory").

@@ -359,9 +359,10 @@ template <class Declare, class Open>
 struct TableOf {
   static void describe(gpurt_plugin_info* info) {
     try {
-      static const Declaration d = [] {
-        Declaration x;
-        Declare::call(x);
+      // Never destroyed: the strings handed out stay valid for the process, exit included.
+      static const Declaration& d = *[] {
+        auto* x = new Declaration;
+        Declare::call(*x);
         return x;
       }();
       gpurt_plugin_info out{};
@@ -381,7 +382,9 @@ struct TableOf {
 
   static void open(const gpurt_host* host, gpurt_open_result* out) {
     cxx_detail::host() = host;
-    static EntryResult r;  // the backend lives for the process
+    // The backend lives for the process and is never destroyed: at exit the vendor library may
+    // already be shutting down, and releasing native objects then can crash.
+    static EntryResult& r = *new EntryResult;
     try {
       Open::call(r);
     } catch (const std::exception& e) {
