@@ -12,7 +12,10 @@ namespace gpurt::test {
 struct Fixture {
   Device dev = device_under_test();
   Queue q = dev.create_queue();
-  Program program() const { return build_for(dev, opencl_kernels, cuda_kernels, "conformance"); }
+  // Every kernel of kernels.hpp, in one portable program (Need::portable_kernels).
+  Program program() const { return dev.build({SourceLanguage::portable, portable_suite, "conformance.gpurt"}); }
+  // vector_add alone (Need::portable_dialect): the kernel a device that runs no kernel of the
+  // suite's own may still run (the mock backend's built-in one).
   Kernel vector_add() const {
     return dev.build({SourceLanguage::portable, portable_vector_add, "vector_add.gpurt"}).kernel("vector_add");
   }
@@ -24,10 +27,11 @@ inline const std::size_t odd_sizes[] = {1, 2, 7, 31, 255, 256, 257, 1021, 4099, 
 // What a case needs of the device. A case whose need the device does not declare is skipped with
 // the reason (GPURT_NEEDS), never run to fail on what the device never promised, and never passed
 // with nothing checked: every other case runs on every device, the mock backend's included.
+// A case that tests one native language's support (OpenCL C, CUDA C++, PTX) names that language
+// instead: GPURT_NEEDS(f.dev, SourceLanguage::ptx). No case asks for a backend by name.
 enum class Need {
-  suite_kernels,     // Fixture::program(): the kernels of kernels.hpp, in OpenCL C and CUDA C++
   portable_dialect,  // Fixture::vector_add(): a program in the portable dialect
-  portable_kernels,  // any kernel of the case's own in the portable dialect (the dialect cases, gpurt::lib)
+  portable_kernels,  // Fixture::program(), or any kernel of the case's own in the portable dialect
 };
 
 inline bool builds(const Device& d, SourceLanguage l) {
@@ -39,11 +43,6 @@ inline bool builds(const Device& d, SourceLanguage l) {
 // Empty when `d` declares what `need` asks for, else the reason it does not.
 inline std::string missing(const Device& d, Need need) {
   const std::string who = d.selector() + " (" + d.properties().name + ")";
-  if (need == Need::suite_kernels) {
-    if (builds(d, SourceLanguage::opencl_c) || builds(d, SourceLanguage::cuda_cpp)) return {};
-    return "the suite's kernels (tests/conformance/kernels.hpp) are OpenCL C and CUDA C++, and " + who +
-           " declares neither language";
-  }
   if (!builds(d, SourceLanguage::portable)) return who + " does not declare the portable dialect";
   if (need == Need::portable_dialect) return {};
   // A device may take portable source and still run only kernels of its own (the mock backend runs
@@ -59,9 +58,16 @@ inline std::string missing(const Device& d, Need need) {
   return {};
 }
 
+// Empty when `d` declares that it builds `language`, else the reason it does not.
+inline std::string missing(const Device& d, SourceLanguage language) {
+  if (builds(d, language)) return {};
+  return d.selector() + " (" + d.properties().name + ") does not build " + to_string(language) + " programs";
+}
+
 }  // namespace gpurt::test
 
-// Skips the running case, with the reason, unless `device` declares `need` (a test::Need).
+// Skips the running case, with the reason, unless `device` declares `need` (a test::Need or a
+// SourceLanguage).
 #define GPURT_NEEDS(device, need)                                              \
   do {                                                                         \
     const std::string gpurt_missing_ = ::gpurt::test::missing(device, need);   \

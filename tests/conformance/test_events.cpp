@@ -13,7 +13,7 @@ std::vector<std::uint32_t> lcg(std::vector<std::uint32_t> v, std::uint32_t round
 
 TEST_CASE("work on one queue runs in order") {
   test::Fixture f;
-  GPURT_NEEDS(f.dev, test::Need::suite_kernels);
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   Kernel busy = f.program().kernel("busy_add");
   const std::size_t n = 100003;
   const auto in = test::random_vector<std::uint32_t>(n, 0, 1u << 30);
@@ -29,7 +29,7 @@ TEST_CASE("work on one queue runs in order") {
 
 TEST_CASE("a second queue waits for an event of the first") {
   test::Fixture f;
-  GPURT_NEEDS(f.dev, test::Need::suite_kernels);
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   Queue q2 = f.dev.create_queue();
   Kernel busy = f.program().kernel("busy_add");
   const std::size_t n = 200003;
@@ -60,7 +60,7 @@ TEST_CASE("events complete, and the host can wait for them") {
 
 TEST_CASE("event timing is positive and ordered") {
   test::Fixture f;
-  GPURT_NEEDS(f.dev, test::Need::suite_kernels);
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   Kernel busy = f.program().kernel("busy_add");
   const std::size_t n = 1 << 20;
   auto d = f.dev.alloc<std::uint32_t>(n);
@@ -87,7 +87,7 @@ TEST_CASE("events of an untimed queue cannot be timed") {
 
 TEST_CASE("several queues on one device work independently") {
   test::Fixture f;
-  GPURT_NEEDS(f.dev, test::Need::suite_kernels);
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   Kernel scale = f.program().kernel("scale");
   std::vector<Queue> queues;
   std::vector<Buffer<float>> bufs;

@@ -5,12 +5,74 @@
 
 using namespace gpurt;
 
+namespace {
+// The same small programs in each native language a device may build: for the cases that test
+// that a native language's builds get the same treatment as the portable dialect's.
+struct NativeSources {
+  SourceLanguage language;
+  const char* file;        // ProgramSource::name
+  const char* broken;      // kernel `broken` using an undefined name
+  const char* times_two;   // kernel `k` writing VALUE * 2 to its one int
+};
+const NativeSources native_sources[] = {
+    {SourceLanguage::opencl_c, "native.cl", "__kernel void broken(__global float* x) { x[0] = undefined_name; }\n",
+     "__kernel void k(__global int* o) { o[0] = VALUE * 2; }\n"},
+    {SourceLanguage::cuda_cpp, "native.cu", "extern \"C\" __global__ void broken(float* x) { x[0] = undefined_name; }\n",
+     "extern \"C\" __global__ void k(int* o) { o[0] = VALUE * 2; }\n"},
+};
+
+// Builds `source` with a define, expecting build_failed with the compiler's log, the options and
+// the program's name (errors.md: "build error | build_failed | the compiler's log, once, with the
+// user's own file name ... and the options used").
+void check_build_failure(test::Fixture& f, const ProgramSource& source) {
+  INFO(to_string(source.language) << " program " << source.name);
+  BuildOptions opts;
+  opts.defines.push_back({"GPURT_TEST_DEFINE", "1"});
+  bool threw = false;
+  try {
+    f.dev.build(source, opts);
+  } catch (const Error& e) {
+    threw = true;
+    INFO(e.what());
+    CHECK(e.category() == ErrorCategory::build_failed);
+    CHECK(e.build_log().find("undefined_name") != std::string::npos);
+    CHECK(e.build_options().find("-DGPURT_TEST_DEFINE=1") != std::string::npos);
+    CHECK(std::string(e.what()).find(source.name) != std::string::npos);
+  }
+  CHECK(threw);
+}
+
+// Builds `source` (kernel `k(int* o)` writing VALUE * 2) with VALUE=21 and checks it wrote 42.
+void check_define_reaches_compiler(test::Fixture& f, const ProgramSource& source) {
+  INFO(to_string(source.language) << " program " << source.name);
+  BuildOptions opts;
+  opts.defines.push_back({"VALUE", "21"});
+  Program q = f.dev.build(source, opts);
+  auto out = f.dev.alloc<int>(1);
+  f.q.launch(q.kernel("k"), LaunchConfig(Dim3(1), Dim3(1)), out);
+  CHECK(f.q.read(out)[0] == 42);
+}
+
+// Runs `check` on each native language's program that the device builds; false when it builds none.
+template <class Check>
+bool for_each_native_language(test::Fixture& f, const char* NativeSources::*text, Check check) {
+  bool any = false;
+  for (const NativeSources& n : native_sources) {
+    if (!test::builds(f.dev, n.language)) continue;
+    any = true;
+    check(f, ProgramSource{n.language, n.*text, n.file});
+  }
+  return any;
+}
+}  // namespace
+
 TEST_CASE("a program lists its kernels and finds them by name") {
   test::Fixture f;
-  GPURT_NEEDS(f.dev, test::Need::suite_kernels);
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   Program p = f.program();
   const auto names = p.kernel_names();
-  for (const char* k : {"vector_add", "empty_kernel", "scale", "index3d"})
+  for (const char* k : {"vector_add", "empty_kernel", "scale", "index3d", "group_shape", "count_items",
+                        "reverse_in_group", "scalars", "busy_add"})
     CHECK(std::find(names.begin(), names.end(), k) != names.end());
   Kernel k = p.kernel("vector_add");
   CHECK(k.name() == "vector_add");
@@ -26,8 +88,8 @@ TEST_CASE("a program lists its kernels and finds them by name") {
 
 TEST_CASE("a kernel says how many groups a compute unit runs at once") {
   test::Fixture f;
-  GPURT_NEEDS(f.dev, test::Need::suite_kernels);
-  Kernel k = f.program().kernel("vector_add");
+  GPURT_NEEDS(f.dev, test::Need::portable_dialect);
+  Kernel k = f.vector_add();
   const std::size_t largest = k.max_group_size();
   const std::size_t small = std::min<std::size_t>(32, largest);
   const std::size_t at_small = k.resident_groups_per_unit(small), at_largest = k.resident_groups_per_unit(largest);
@@ -48,61 +110,63 @@ TEST_CASE("a kernel says how many groups a compute unit runs at once") {
 
 TEST_CASE("an unknown kernel name lists the kernels the program has") {
   test::Fixture f;
-  GPURT_NEEDS(f.dev, test::Need::suite_kernels);
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   Program p = f.program();
   GPURT_REQUIRE_ERROR(p.kernel("vector_ad"), ErrorCategory::invalid_argument, "vector_add");
+  GPURT_REQUIRE_ERROR(p.kernel("vector_ad"), ErrorCategory::invalid_argument, "busy_add");
   CHECK(p.kernel("scale").name() == "scale");
 }
 
 TEST_CASE("a build failure carries the compiler log and options") {
   test::Fixture f;
-  GPURT_NEEDS(f.dev, test::Need::suite_kernels);
-  const std::string bad_cl = "__kernel void broken(__global float* x) { x[0] = undefined_name; }\n";
-  const std::string bad_cu = "extern \"C\" __global__ void broken(float* x) { x[0] = undefined_name; }\n";
-  BuildOptions opts;
-  opts.defines.push_back({"GPURT_TEST_DEFINE", "1"});
-  bool threw = false;
-  try {
-    if (f.dev.backend() == "cuda") f.dev.build({SourceLanguage::cuda_cpp, bad_cu, "broken.cu"}, opts);
-    else f.dev.build({SourceLanguage::opencl_c, bad_cl, "broken.cl"}, opts);
-  } catch (const Error& e) {
-    threw = true;
-    INFO(e.what());
-    CHECK(e.category() == ErrorCategory::build_failed);
-    CHECK(e.build_log().find("undefined_name") != std::string::npos);
-    CHECK(e.build_options().find("-DGPURT_TEST_DEFINE=1") != std::string::npos);
-    CHECK(std::string(e.what()).find("broken") != std::string::npos);
-  }
-  CHECK(threw);
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  check_build_failure(f, {SourceLanguage::portable,
+                          "GPURT_KERNEL void broken(GPURT_GLOBAL float* x) { x[0] = undefined_name; }\n",
+                          "broken.gpurt"});
   CHECK(f.program().kernel("empty_kernel").name() == "empty_kernel");
+}
+
+TEST_CASE("native languages: a build failure carries the compiler log and options") {
+  test::Fixture f;
+  if (!for_each_native_language(f, &NativeSources::broken, check_build_failure))
+    GPURT_SKIP(f.dev.description() + " builds neither OpenCL C nor CUDA C++");
+  for_each_native_language(f, &NativeSources::times_two, check_define_reaches_compiler);  // still builds
 }
 
 TEST_CASE("defines and flags reach the compiler") {
   test::Fixture f;
-  GPURT_NEEDS(f.dev, test::Need::suite_kernels);
-  const std::string cl = "__kernel void k(__global int* o) { o[0] = VALUE * 2; }";
-  const std::string cu = "extern \"C\" __global__ void k(int* o) { o[0] = VALUE * 2; }";
-  BuildOptions opts;
-  opts.defines.push_back({"VALUE", "21"});
-  Program q = f.dev.backend() == "cuda" ? f.dev.build({SourceLanguage::cuda_cpp, cu, "d.cu"}, opts)
-                                        : f.dev.build({SourceLanguage::opencl_c, cl, "d.cl"}, opts);
-  auto out = f.dev.alloc<int>(1);
-  f.q.launch(q.kernel("k"), LaunchConfig(Dim3(1), Dim3(1)), out);
-  CHECK(f.q.read(out)[0] == 42);
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  check_define_reaches_compiler(f, {SourceLanguage::portable,
+                                    "GPURT_KERNEL void k(GPURT_GLOBAL int32_t* o) { o[0] = VALUE * 2; }\n",
+                                    "defines.gpurt"});
+}
+
+TEST_CASE("native languages: defines reach the compiler") {
+  test::Fixture f;
+  if (!for_each_native_language(f, &NativeSources::times_two, check_define_reaches_compiler))
+    GPURT_SKIP(f.dev.description() + " builds neither OpenCL C nor CUDA C++");
 }
 
 TEST_CASE("a language the backend does not take is unsupported") {
+  // types.hpp: DeviceProperties::languages is "what Device::build accepts": every other language is
+  // refused as unsupported, whatever the source.
   test::Fixture f;
-  const SourceLanguage foreign =
-      f.dev.backend() == "cuda" ? SourceLanguage::opencl_c : SourceLanguage::cuda_cpp;
-  GPURT_REQUIRE_ERROR(f.dev.build({foreign, "int x;", "foreign"}), ErrorCategory::unsupported, "cannot build");
+  bool any = false;
+  for (SourceLanguage l : {SourceLanguage::portable, SourceLanguage::opencl_c, SourceLanguage::cuda_cpp,
+                           SourceLanguage::ptx, SourceLanguage::cubin}) {
+    if (test::builds(f.dev, l)) continue;
+    any = true;
+    INFO(to_string(l));
+    GPURT_REQUIRE_ERROR(f.dev.build({l, "int x;", "foreign"}), ErrorCategory::unsupported, "cannot build");
+  }
   GPURT_REQUIRE_ERROR(f.dev.build({f.dev.properties().languages[0], "", "empty"}),
                       ErrorCategory::invalid_argument, "is empty");
+  if (!any) GPURT_SKIP(f.dev.description() + " builds every language gpurt has");
 }
 
-TEST_CASE("PTX input builds on CUDA devices") {
+TEST_CASE("PTX input builds where the device takes PTX") {
   test::Fixture f;
-  if (f.dev.backend() != "cuda") GPURT_SKIP("PTX is a CUDA input");
+  GPURT_NEEDS(f.dev, SourceLanguage::ptx);
   const std::string ptx = R"(
 .version 7.0
 .target sm_52

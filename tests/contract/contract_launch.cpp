@@ -32,6 +32,26 @@ GPURT_KERNEL void local_sum(GPURT_GLOBAL uint32_t* out, GPURT_DYNAMIC_LOCAL(uint
 
 Program typed_program(const Device& d) { return d.build({SourceLanguage::portable, typed_source, "typed.gpurt"}); }
 
+// scale(float* x, float factor, uint n) in each native language a device may build: the cases on
+// native kernels run it in every one the device under test declares.
+struct NativeScale {
+  SourceLanguage language;
+  const char* file;
+  const char* source;
+};
+const NativeScale native_scales[] = {
+    {SourceLanguage::opencl_c, "scale.cl",
+     "__kernel void scale(__global float* x, float factor, uint n) {\n"
+     "  size_t i = get_global_id(0);\n"
+     "  if (i < n) x[i] *= factor;\n"
+     "}\n"},
+    {SourceLanguage::cuda_cpp, "scale.cu",
+     "extern \"C\" __global__ void scale(float* x, float factor, unsigned int n) {\n"
+     "  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;\n"
+     "  if (i < n) x[i] *= factor;\n"
+     "}\n"},
+};
+
 }  // namespace
 
 TEST_CASE("kernel-language.md: scalars of the parameter's type are checked by kind, sign and width") {
@@ -77,19 +97,26 @@ TEST_CASE("errors.md: native kernels' scalars are checked by type on every backe
   // errors.md: "wrong argument kind or size | invalid_argument" - for a native kernel too (OpenCL C
   // with the driver's argument info, CUDA C++ from its declaration).
   test::Fixture f;
-  Kernel scale = f.program().kernel("scale");  // (float* x, float factor, uint n)
-  auto x = f.dev.alloc<float>(64);
-  const LaunchConfig cfg = LaunchConfig::cover(Dim3(64), Dim3(64));
-  GPURT_REQUIRE_ERROR(f.q.launch(scale, cfg, x, 2, 64u), ErrorCategory::invalid_argument, "float");
-  GPURT_REQUIRE_ERROR(f.q.launch(scale, cfg, x, 2.0f, 64.0f), ErrorCategory::invalid_argument, "argument 2");
-  GPURT_REQUIRE_ERROR(f.q.launch(scale, cfg, x, 2.0f, x), ErrorCategory::invalid_argument, "argument 2");
-  GPURT_REQUIRE_ERROR(f.q.launch(scale, cfg, f.dev.alloc<int>(64), 2.0f, 64u), ErrorCategory::invalid_argument,
-                      "argument 0");
-  const std::vector<float> v = test::random_vector<float>(64);
-  f.q.write(v, x);
-  f.q.launch(scale, cfg, x, 2.0f, 64u);
-  const std::vector<float> r = f.q.read(x);
-  for (std::size_t i = 0; i < 64; ++i) CHECK(r[i] == v[i] * 2.0f);
+  bool any = false;
+  for (const NativeScale& native : native_scales) {
+    if (!test::builds(f.dev, native.language)) continue;
+    any = true;
+    INFO(native.file);
+    Kernel scale = f.dev.build({native.language, native.source, native.file}).kernel("scale");
+    auto x = f.dev.alloc<float>(64);
+    const LaunchConfig cfg = LaunchConfig::cover(Dim3(64), Dim3(64));
+    GPURT_REQUIRE_ERROR(f.q.launch(scale, cfg, x, 2, 64u), ErrorCategory::invalid_argument, "float");
+    GPURT_REQUIRE_ERROR(f.q.launch(scale, cfg, x, 2.0f, 64.0f), ErrorCategory::invalid_argument, "argument 2");
+    GPURT_REQUIRE_ERROR(f.q.launch(scale, cfg, x, 2.0f, x), ErrorCategory::invalid_argument, "argument 2");
+    GPURT_REQUIRE_ERROR(f.q.launch(scale, cfg, f.dev.alloc<int>(64), 2.0f, 64u), ErrorCategory::invalid_argument,
+                        "argument 0");
+    const std::vector<float> v = test::random_vector<float>(64);
+    f.q.write(v, x);
+    f.q.launch(scale, cfg, x, 2.0f, 64u);
+    const std::vector<float> r = f.q.read(x);
+    for (std::size_t i = 0; i < 64; ++i) CHECK(r[i] == v[i] * 2.0f);
+  }
+  if (!any) GPURT_SKIP(f.dev.description() + " builds neither OpenCL C nor CUDA C++");
 }
 
 TEST_CASE("buffer.hpp: portable kernels take views at any element offset on every backend") {
@@ -122,21 +149,29 @@ TEST_CASE("buffer.hpp: portable kernels take views at any element offset on ever
 }
 
 TEST_CASE("errors.md: a view at an odd offset for an OpenCL C kernel says why and what to do") {
-  // errors.md: "a view offset the device cannot pass" is an invalid_argument; only native OpenCL C
-  // kernels may refuse a view, with a message that says why and what to do.
+  // errors.md: "a view offset an OpenCL C kernel cannot take (sub-buffers must start on
+  // `view_alignment`; portable and CUDA kernels take any element offset)" is an invalid_argument,
+  // with a message that says why and what to do.
   test::Fixture f;
-  Kernel scale = f.program().kernel("scale");
-  auto x = f.dev.alloc<float>(1024);
-  const std::vector<float> v = test::random_vector<float>(1024);
-  f.q.write(v, x);
-  if (f.dev.backend() == "opencl" && f.dev.properties().view_alignment > sizeof(float)) {
-    GPURT_REQUIRE_ERROR(f.q.launch(scale, LaunchConfig::cover(Dim3(10), Dim3(16)), x.view(3, 10), 2.0f, 10u),
-                        ErrorCategory::invalid_argument, "portable dialect");
-  } else {
-    f.q.launch(scale, LaunchConfig::cover(Dim3(10), Dim3(16)), x.view(3, 10), 2.0f, 10u);
-    const std::vector<float> r = f.q.read(x);
-    for (std::size_t i = 0; i < 1024; ++i) CHECK(r[i] == ((i >= 3 && i < 13) ? v[i] * 2.0f : v[i]));
+  bool any = false;
+  for (const NativeScale& native : native_scales) {
+    if (!test::builds(f.dev, native.language)) continue;
+    any = true;
+    INFO(native.file);
+    Kernel scale = f.dev.build({native.language, native.source, native.file}).kernel("scale");
+    auto x = f.dev.alloc<float>(1024);
+    const std::vector<float> v = test::random_vector<float>(1024);
+    f.q.write(v, x);
+    if (native.language == SourceLanguage::opencl_c && f.dev.properties().view_alignment > sizeof(float)) {
+      GPURT_REQUIRE_ERROR(f.q.launch(scale, LaunchConfig::cover(Dim3(10), Dim3(16)), x.view(3, 10), 2.0f, 10u),
+                          ErrorCategory::invalid_argument, "portable dialect");
+    } else {
+      f.q.launch(scale, LaunchConfig::cover(Dim3(10), Dim3(16)), x.view(3, 10), 2.0f, 10u);
+      const std::vector<float> r = f.q.read(x);
+      for (std::size_t i = 0; i < 1024; ++i) CHECK(r[i] == ((i >= 3 && i < 13) ? v[i] * 2.0f : v[i]));
+    }
   }
+  if (!any) GPURT_SKIP(f.dev.description() + " builds neither OpenCL C nor CUDA C++");
 }
 
 TEST_CASE("errors.md: local memory sizes that wrap around are refused before the driver sees them") {
@@ -154,11 +189,16 @@ TEST_CASE("errors.md: local memory sizes that wrap around are refused before the
         std::numeric_limits<std::size_t>::max());  // saturates instead of wrapping
   f.q.launch(k, LaunchConfig(Dim3(4), Dim3(64), 64 * sizeof(std::uint32_t)), out);
   CHECK(f.q.read(out) == std::vector<std::uint32_t>(4, 3u));
-  if (f.dev.backend() == "opencl") {
-    Kernel r = f.program().kernel("reverse_in_group");  // (__global int*, uint, __local int*)
+  if (test::builds(f.dev, SourceLanguage::opencl_c)) {  // gpurt::Local: OpenCL C __local pointer parameters
+    const char* takes_local = "__kernel void takes_local(__global int* data, uint n, __local int* tmp) {\n"
+                              "  if (get_global_id(0) < n) data[get_global_id(0)] = 1;\n"
+                              "}\n";
+    Kernel r = f.dev.build({SourceLanguage::opencl_c, takes_local, "takes_local.cl"}).kernel("takes_local");
     auto data = f.dev.alloc<int>(64);
     GPURT_REQUIRE_ERROR(f.q.launch(r, LaunchConfig(Dim3(1), Dim3(64)), data, 64u, Local{huge}),
                         ErrorCategory::invalid_argument, "too much local memory");
+    f.q.launch(r, LaunchConfig(Dim3(1), Dim3(64)), data, 64u, Local{64});
+    CHECK(f.q.read(data) == std::vector<int>(64, 1));
   }
 }
 

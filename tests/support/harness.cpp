@@ -90,12 +90,6 @@ std::string temp_dir(const std::string& tag) {
   return tmpl;
 }
 
-Program build_for(const Device& d, const std::string& opencl_c, const std::string& cuda_cpp,
-                  const std::string& name) {
-  if (d.backend() == "cuda") return d.build({SourceLanguage::cuda_cpp, cuda_cpp, name + ".cu"});
-  return d.build({SourceLanguage::opencl_c, opencl_c, name + ".cl"});
-}
-
 void matmul_reference(const std::vector<float>& a, const std::vector<float>& b, std::size_t m, std::size_t n,
                       std::size_t k, std::vector<double>& ref, std::vector<double>& magnitude) {
   ref.assign(m * n, 0.0);

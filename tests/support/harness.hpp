@@ -51,10 +51,6 @@ bool device_matches(const Device& d, const std::string& pattern);
 void matmul_reference(const std::vector<float>& a, const std::vector<float>& b, std::size_t m, std::size_t n,
                       std::size_t k, std::vector<double>& ref, std::vector<double>& magnitude);
 
-// Builds the program for the device's backend from the OpenCL C or the CUDA C++ source.
-Program build_for(const Device& d, const std::string& opencl_c, const std::string& cuda_cpp,
-                  const std::string& name = "test");
-
 }  // namespace gpurt::test
 
 #define GPURT_SKIP(reason)                     \
