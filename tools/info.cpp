@@ -106,6 +106,10 @@ int run_info(bool json) {
       std::cout << " (" << b.device_count << " device" << (b.device_count == 1 ? "" : "s") << "; "
                 << b.version << ")\n      plugin: " << b.plugin_path << "\n";
       if (!b.description.empty()) std::cout << "      " << b.description << "\n";
+      std::string langs;
+      for (SourceLanguage l : b.languages) langs += (langs.empty() ? "" : ", ") + std::string(to_string(l));
+      std::cout << "      languages: " << (langs.empty() ? "none" : langs) << "; default-device priority "
+                << b.priority << "\n";
       for (const auto& n : b.notes) std::cout << "      note: " << n << "\n";
     } else {
       std::cout << "\n      reason: " << b.reason << "\n";

@@ -1,6 +1,7 @@
 // Soak: many launches and allocate/free cycles on the device under test, with no growth in host
 // memory (resident set) or device memory. The short form runs in CI on the mock backend; the long
 // form is the same binary with GPURT_SOAK_ITERATIONS set (scripts/soak.sh runs it per device).
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -34,6 +35,9 @@ GPURT_KERNEL void fill_u32(GPURT_GLOBAL uint32_t* out, uint32_t value, uint64_t 
 
 TEST_CASE("soak: launches, copies and allocate/free cycles hold host and device memory flat") {
   const Device dev = test::device_under_test();
+  const auto& langs = dev.properties().languages;
+  if (std::find(langs.begin(), langs.end(), SourceLanguage::portable) == langs.end())
+    GPURT_SKIP(dev.description() + " does not declare the portable dialect");
   const std::size_t total = iterations();
   Queue q = dev.create_queue();
   Kernel k = dev.build({SourceLanguage::portable, soak_source, "soak.gpurt"}).kernel("fill_u32");

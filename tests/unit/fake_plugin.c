@@ -6,7 +6,7 @@
 
 #include "gpurt/plugin/abi.h"
 
-#define EXPORT __attribute__((visibility("default")))
+#define EXPORT GPURT_PLUGIN_EXPORT
 
 #if FAKE_MODE == 4
 int gpurt_fake_vendor_function(void);

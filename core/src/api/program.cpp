@@ -30,8 +30,8 @@ Program Device::build(const ProgramSource& source, const BuildOptions& options) 
   if (!accepted)
     throw Error(ErrorCategory::unsupported,
                 std::string("the ") + d->props.backend + " backend cannot build " +
-                    to_string(source.language) + " programs; " + d->selector + " accepts " +
-                    names,
+                    to_string(source.language) + " programs; " + d->selector +
+                    (names.empty() ? " builds no program (its backend declares no language)" : " accepts " + names),
                 ErrorDetails{d->props.backend, 0, {}, "Device::build", d->description, {}, {}});
   if (source.text.empty())
     detail::invalid("the program source '" + source.name + "' is empty", "Device::build", d);

@@ -198,8 +198,9 @@ std::unique_ptr<BackendRecord> load_backend(const std::string& name, const std::
   auto table_fn = reinterpret_cast<gpurt_plugin_table_get_fn>(::dlsym(handle, GPURT_PLUGIN_TABLE_SYMBOL));
   if (!version_fn) {
     invalid(std::string("missing symbol ") + GPURT_PLUGIN_ABI_VERSION_SYMBOL,
-            "is not a gpurt plugin (it does not export " GPURT_PLUGIN_ABI_VERSION_SYMBOL "); rebuild it against "
-            "gpurt/plugin/abi.h");
+            "is not a gpurt plugin: it does not export " GPURT_PLUGIN_ABI_VERSION_SYMBOL " (a plugin defines it and "
+            GPURT_PLUGIN_TABLE_SYMBOL " with GPURT_PLUGIN_EXPORT from gpurt/plugin/abi.h, which keeps them visible "
+            "under -fvisibility=hidden)");
     ::dlclose(handle);
     return r;
   }
@@ -215,6 +216,13 @@ std::unique_ptr<BackendRecord> load_backend(const std::string& name, const std::
     return r;
   }
   const gpurt_plugin_table* t = table_fn ? table_fn(GPURT_ABI_VERSION) : nullptr;
+  if (table_fn && !t) {
+    invalid(GPURT_PLUGIN_TABLE_SYMBOL " returned no table",
+            "declares plugin ABI " + theirs + " but gives no function table to this gpurt (ABI " + ours +
+                "): it cannot work with this version; rebuild it against this gpurt's gpurt/plugin/abi.h");
+    ::dlclose(handle);
+    return r;
+  }
   if (!t || t->size < offsetof(gpurt_plugin_table, event_release) + sizeof t->event_release) {
     invalid(!table_fn ? std::string("missing symbol ") + GPURT_PLUGIN_TABLE_SYMBOL
                       : !t ? std::string(GPURT_PLUGIN_TABLE_SYMBOL " returned no table")

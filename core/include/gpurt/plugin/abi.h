@@ -54,6 +54,19 @@ extern "C" {
 #define GPURT_ABI_VERSION_MAJOR(v) (((uint32_t)(v)) < 0x10000u ? ((uint32_t)(v)) : ((uint32_t)(v)) >> 16)
 #define GPURT_ABI_VERSION_MINOR(v) (((uint32_t)(v)) < 0x10000u ? 0u : ((uint32_t)(v)) & 0xffffu)
 
+/* Put before the two exported functions' definitions: default visibility (a plugin is built with
+ * -fvisibility=hidden, which would hide them too) and, in C++, C linkage. */
+#if defined(__cplusplus)
+#define GPURT_PLUGIN_EXPORT extern "C" __attribute__((visibility("default")))
+#else
+#define GPURT_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* True when the struct at `s` (which starts with `size`) has room for `field`: a plugin writes a
+ * field of a struct the core hands it (gpurt_plugin_info, gpurt_open_result,
+ * gpurt_device_properties) only if it fits, since an older core passes a smaller struct. */
+#define GPURT_FITS(s, type, field) ((s)->size >= offsetof(type, field) + sizeof(((type*)0)->field))
+
 #define GPURT_PLUGIN_ABI_VERSION_SYMBOL "gpurt_plugin_abi_version"
 #define GPURT_PLUGIN_TABLE_SYMBOL "gpurt_plugin_table_get"
 
@@ -117,7 +130,8 @@ typedef struct gpurt_host {
   uint32_t abi_version; /* the core's GPURT_ABI_VERSION */
   /* A line for gpurt's log (GPURT_LOG); the core filters by level. */
   void (*log)(gpurt_log_level level, const char* backend, const char* message);
-  /* Sets one text field of a failure's status (the text is copied). */
+  /* Sets one text field of a failure's status: `length` bytes of `text`, no terminating NUL needed
+   * (the text is copied; a later call for the same field replaces it). */
   void (*status_text)(gpurt_status* status, gpurt_status_field field, const char* text, size_t length);
 } gpurt_host;
 

@@ -683,12 +683,6 @@ inline void log(LogLevel level, const char* backend, const char* message) noexce
 
 }  // namespace gpurt::plugin
 
-#if defined(__GNUC__)
-#define GPURT_PLUGIN_EXPORT extern "C" __attribute__((visibility("default")))
-#else
-#define GPURT_PLUGIN_EXPORT extern "C"
-#endif
-
 // Defines the plugin's two exported C functions from `declare_fn` (void(gpurt::plugin::Declaration&))
 // and `open_fn` (void(gpurt::plugin::EntryResult&)). Use once, at namespace scope, in one file.
 #define GPURT_PLUGIN_DEFINE(declare_fn, open_fn)                                                        \
