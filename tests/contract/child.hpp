@@ -2,8 +2,10 @@
 // process (a fault that poisons the device, the environment read once, which plugins are loaded).
 #pragma once
 
+#include <limits.h>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <string>
 
@@ -15,7 +17,11 @@ namespace gpurt::test {
 // (default: this process's, so the same device) and returns its exit status, or 128 + the signal
 // that ended it.
 inline int run_case_in_child(const char* name, char* const* envp = environ) {
-  char exe[] = "/proc/self/exe";
+  // The binary by its real path, also as argv[0]: some drivers (NVIDIA's OpenCL among the suspects)
+  // look at the program's name, and "/proc/self/exe" is not one.
+  char exe[PATH_MAX] = "/proc/self/exe";
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) exe[n] = '\0';
   std::string arg(name);
 #if GPURT_CATCH2_MAJOR >= 3  // Catch2 3 fails a run whose filter matches nothing by itself
   char* argv[] = {exe, &arg[0], nullptr};
