@@ -83,19 +83,8 @@ void declare(plugin::Declaration& d) {
   d.priority = 100;  // the native API first where the same GPU is also an OpenCL device
 }
 
-void open(plugin::EntryResult& out) {
-  try {
-    enumerate(out);
-  } catch (const std::exception& e) {
-    out.backend.reset();
-    out.status = BackendStatus::init_failed;
-    out.reason = "the CUDA plugin failed while enumerating devices";
-    out.native_text = e.what();
-  }
-}
-
 }  // namespace
 }  // namespace gpurt::cuda
 
-GPURT_PLUGIN_DEFINE(gpurt::cuda::declare, gpurt::cuda::open)
+GPURT_PLUGIN_DEFINE(gpurt::cuda::declare, gpurt::cuda::enumerate)
 

@@ -84,19 +84,8 @@ void declare(plugin::Declaration& d) {
   d.priority = 50;
 }
 
-void open(plugin::EntryResult& out) {
-  try {
-    enumerate(out);
-  } catch (const std::exception& e) {
-    out.backend.reset();
-    out.status = BackendStatus::init_failed;
-    out.reason = "the OpenCL plugin failed while enumerating devices";
-    out.native_text = e.what();
-  }
-}
-
 }  // namespace
 }  // namespace gpurt::opencl
 
-GPURT_PLUGIN_DEFINE(gpurt::opencl::declare, gpurt::opencl::open)
+GPURT_PLUGIN_DEFINE(gpurt::opencl::declare, gpurt::opencl::enumerate)
 

@@ -357,14 +357,27 @@ static_assert(static_cast<int>(SourceLanguage::portable) == GPURT_LANGUAGE_PORTA
 // instantiation per plugin (Declare and Open are the plugin's two functions).
 template <class Declare, class Open>
 struct TableOf {
+  // The plugin's declaration, made once and never destroyed: the strings handed out stay valid
+  // for the process, exit included.
+  static const Declaration& declaration() {
+    static const Declaration& d = *[] {
+      auto* x = new Declaration;
+      Declare::call(*x);
+      return x;
+    }();
+    return d;
+  }
+  static std::string declared_name() {
+    try {
+      return declaration().name;
+    } catch (...) {
+      return "backend";
+    }
+  }
+
   static void describe(gpurt_plugin_info* info) {
     try {
-      // Never destroyed: the strings handed out stay valid for the process, exit included.
-      static const Declaration& d = *[] {
-        auto* x = new Declaration;
-        Declare::call(*x);
-        return x;
-      }();
+      const Declaration& d = declaration();
       gpurt_plugin_info out{};
       out.size = sizeof out;
       out.name = d.name.c_str();
@@ -390,12 +403,12 @@ struct TableOf {
     } catch (const std::exception& e) {
       r.backend.reset();
       r.status = BackendStatus::init_failed;
-      r.reason = "the plugin failed while starting";
+      r.reason = "the " + declared_name() + " plugin failed while enumerating devices";
       r.native_text = e.what();
     } catch (...) {
       r.backend.reset();
       r.status = BackendStatus::init_failed;
-      r.reason = "the plugin failed while starting";
+      r.reason = "the " + declared_name() + " plugin failed while enumerating devices";
       r.native_text = "unknown exception";
     }
     gpurt_open_status st = GPURT_OPEN_INIT_FAILED;
