@@ -72,7 +72,7 @@ static void properties(gpurt_device d, gpurt_device_properties* p) {
   p->compiler_id = "fake compiler 1";
   p->type = GPURT_DEVICE_CPU;
   p->compute_units = 1;
-  p->global_memory = p->max_allocation = 1u << 20;
+  p->global_memory = p->max_allocation = 4u << 20; /* more than allocate gives: its failure is the plugin's */
   p->max_group_size = 64;
   p->max_group_dims[0] = 64;
   p->max_group_dims[1] = p->max_group_dims[2] = 1;

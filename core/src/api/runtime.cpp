@@ -28,16 +28,16 @@ Device select(std::string_view text, const char* origin) {
   ErrorDetails details;
   details.call = origin;
   details.backend = sel.backend;
-  if (detail::BackendRecord* b = detail::backend_record(sel.backend)) {
-    for (const auto& d : b->devices)
-      if (detail::selector_matches(sel, d->props)) return detail::Access::make<Device>(d.get());
-    if (!b->info.available())  // the backend itself is the problem: say why, not "no match"
-      throw Error(ErrorCategory::backend_unavailable,
-                  "'" + std::string(text) + "' names the " + b->info.name + " backend, which is unavailable (" +
-                      to_string(b->info.status) + "): " + b->info.reason +
-                      (b->info.native_text.empty() ? "" : " [" + b->info.native_text + "]"),
-                  std::move(details));
-  }
+  detail::BackendRecord* b = detail::backend_record(sel.backend);
+  if (!b) detail::unknown_backend(text, sel.backend);  // a test-only plugin left out
+  for (const auto& d : b->devices)
+    if (detail::selector_matches(sel, d->props)) return detail::Access::make<Device>(d.get());
+  if (!b->info.available())  // the backend itself is the problem: say why, not "no match"
+    throw Error(ErrorCategory::backend_unavailable,
+                "'" + std::string(text) + "' names the " + b->info.name + " backend, which is unavailable (" +
+                    to_string(b->info.status) + "): " + b->info.reason +
+                    (b->info.native_text.empty() ? "" : " [" + b->info.native_text + "]"),
+                std::move(details));
   throw Error(ErrorCategory::invalid_argument,
               "no device matches '" + std::string(text) + "'; these exist:" + list_devices(),
               std::move(details));

@@ -34,10 +34,13 @@ std::string lower(std::string_view s) {
 
 std::string selector_syntax() { return syntax; }
 
+void unknown_backend(std::string_view text, const std::string& backend) {
+  bad(text, "'" + backend + "' is not a backend gpurt knows (" + known_backend_list() + ")");
+}
+
 Selector parse_selector(std::string_view text) {
   Selector sel = parse_selector_syntax(text);
-  if (!backend_discovered(sel.backend))
-    bad(text, "'" + sel.backend + "' is not a backend gpurt knows (" + known_backend_list() + ")");
+  if (!backend_discovered(sel.backend)) unknown_backend(text, sel.backend);
   return sel;
 }
 

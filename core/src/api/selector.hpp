@@ -22,6 +22,9 @@ struct Selector {
 // Throws Error(invalid_argument) saying what is wrong with `text` and what the syntax is,
 // including a backend name for which no plugin was found.
 Selector parse_selector(std::string_view text);
+// Throws what parse_selector does for a backend gpurt does not know (also for a test-only plugin
+// found but left out: GPURT_ENABLE_MOCK).
+[[noreturn]] void unknown_backend(std::string_view text, const std::string& backend);
 // The syntax alone (any well-formed backend name).
 Selector parse_selector_syntax(std::string_view text);
 // "a selector is BACKEND or ...": the syntax, for messages.
