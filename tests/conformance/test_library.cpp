@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "fixture.hpp"
+#include "gpurt/library.hpp"
 
 using namespace gpurt;
 namespace lib = gpurt::lib;
@@ -335,7 +336,8 @@ TEST_CASE("library: size mismatches are rejected before anything runs") {
 TEST_CASE("library: tensor-core matrix multiply (TF32, bf16) against a double-precision reference") {
   test::Fixture f;
   const DeviceProperties& p = f.dev.properties();
-  const bool capable = p.backend == "cuda" && p.architecture.rfind("sm_", 0) == 0 && std::atoi(p.architecture.c_str() + 3) >= 80;
+  const bool capable = p.tensor_cores && std::find(p.languages.begin(), p.languages.end(), SourceLanguage::cubin) !=
+                                             p.languages.end();
   auto a1 = f.dev.alloc<float>(4), b1 = f.dev.alloc<float>(4), c1 = f.dev.alloc<float>(4);
   if (!capable) {
     GPURT_REQUIRE_ERROR(lib::matmul_tf32(f.q, a1, b1, c1, 2, 2, 2), ErrorCategory::unsupported, "compute capability 8.0");
