@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpurt/gpurt.hpp"
+#include "gpurt/library.hpp"
 
 namespace gpurt::bench {
 

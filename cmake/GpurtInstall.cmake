@@ -1,9 +1,10 @@
-# `cmake --install`: headers, libgpurt, the backend plugins beside it (where the loader looks
-# without any environment variable), the gpurt tool, the conformance suite that `gpurt
-# conformance` runs (under libexec/gpurt, when the tests were built), gpurtConfig.cmake
-# (+ version) exporting gpurt::gpurt and the backend SDK gpurt::plugin_sdk (the plugin headers,
-# installed with the others, and the static support library every plugin links), the guide
-# docs/writing-a-backend.md under share/doc/gpurt, and gpurt.pc for pkg-config. Every installed path is
+# `cmake --install`: headers, libgpurt, the kernel library libgpurt-lib, the backend plugins beside
+# them (where the loader looks without any environment variable), the gpurt tool, the conformance
+# suite that `gpurt conformance` runs (under libexec/gpurt, when the tests were built),
+# gpurtConfig.cmake (+ version) exporting gpurt::gpurt, gpurt::lib (also as the component `lib`) and
+# the backend SDK gpurt::plugin_sdk (the plugin headers, installed with the others, the static
+# support library every plugin links, GpurtPlugin.cmake and gpurt_plugin.map), the guide
+# docs/writing-a-backend.md under share/doc/gpurt, and gpurt.pc and gpurt-lib.pc for pkg-config. Every installed path is
 # relative to the prefix, so a prefix works wherever it is installed or moved to.
 include(CMakePackageConfigHelpers)
 
@@ -14,7 +15,7 @@ foreach(dir LIBDIR INCLUDEDIR BINDIR LIBEXECDIR DOCDIR)
   endif()
 endforeach()
 
-install(TARGETS gpurt EXPORT gpurtTargets
+install(TARGETS gpurt gpurt_lib EXPORT gpurtTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -22,6 +23,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/gpurt DESTINATION ${CMAKE_I
 install(TARGETS gpurt_plugin_support gpurt_plugin_api EXPORT gpurtTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/docs/writing-a-backend.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/kernels/include/gpurt DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})  # library.hpp
 add_custom_target(gpurt_plugins)  # every plugin that is built (and installed): scripts/run.sh builds it
 foreach(plugin gpurt_opencl gpurt_cuda)
   if(TARGET ${plugin})
@@ -59,4 +61,6 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/gpurtConfig.cmake ${CMAKE_CURRENT_BINA
 # gpurt.pc: prefix=${pcfiledir}/<this many ..>, so pkg-config answers for wherever it was installed.
 file(RELATIVE_PATH GPURT_PC_TO_PREFIX /p/${CMAKE_INSTALL_LIBDIR}/pkgconfig /p)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/gpurt.pc.in ${CMAKE_CURRENT_BINARY_DIR}/gpurt.pc @ONLY)
-install(FILES ${CMAKE_CURRENT_BINARY_DIR}/gpurt.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+configure_file(${PROJECT_SOURCE_DIR}/cmake/gpurt-lib.pc.in ${CMAKE_CURRENT_BINARY_DIR}/gpurt-lib.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/gpurt.pc ${CMAKE_CURRENT_BINARY_DIR}/gpurt-lib.pc
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

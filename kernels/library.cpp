@@ -1,14 +1,16 @@
 // Host side of the kernel library: size checks, program builds (once per device and type), and
-// launch shapes. The kernels themselves are kernels/*.gpurt, embedded at build time.
+// launch shapes. The kernels themselves are kernels/*.gpurt, embedded at build time. Written
+// against gpurt's public API alone, as any application would be (no core/src header).
 #include "gpurt/library.hpp"
 
 #include <algorithm>
 #include <array>
 #include <initializer_list>
-#include <cstdlib>
+#include <iterator>
 #include <cstring>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -18,8 +20,10 @@
 
 #include "cuda/matmul_tensor.h"
 #include "embedded_kernels.hpp"
+#include "gpurt/device.hpp"
+#include "gpurt/error.hpp"
+#include "gpurt/launch.hpp"
 #include "gpurt/program.hpp"
-#include "api/state.hpp"
 
 namespace gpurt::lib {
 
@@ -51,10 +55,10 @@ constexpr std::size_t max_defines = 4;
 Program library_program(const Device& dev, const char* source_name, std::string_view source, const char* type,
                         Defines extra = {}, SourceLanguage language = SourceLanguage::portable) {
   static std::mutex mutex;
-  static std::map<std::tuple<detail::DeviceState*, std::string, std::string>, Program> programs;
+  static std::map<std::tuple<Device, std::string, std::string>, Program> programs;
   std::string variant = type ? type : "";
   for (const Define& d : extra) variant += std::string(" ") + d.name + "=" + d.value();
-  const auto key = std::make_tuple(detail::Access::state(dev), std::string(source_name), variant);
+  const auto key = std::make_tuple(dev, std::string(source_name), variant);
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = programs.find(key);
@@ -94,14 +98,14 @@ ShapedKernel shaped_kernel(const Device& dev, const char* source_name, std::stri
                            const char* name, std::size_t local_per_item, Defines extra = {},
                            SourceLanguage language = SourceLanguage::portable, std::size_t local_per_group = 0) {
   using DefineKey = std::tuple<std::string_view, long long, std::string_view>;
-  using Key = std::tuple<detail::DeviceState*, std::string_view, std::string_view, std::string_view, std::size_t,
+  using Key = std::tuple<Device, std::string_view, std::string_view, std::string_view, std::size_t,
                          std::array<DefineKey, max_defines>>;
   static std::mutex mutex;
   static std::map<Key, ShapedKernel> kernels;
   std::array<DefineKey, max_defines> defines{};
   std::size_t i = 0;
   for (const Define& d : extra) defines.at(i++) = {d.name, d.number, d.text ? d.text : ""};
-  const Key key(detail::Access::state(dev), source_name, name, type ? type : "", local_per_group, defines);
+  const Key key(dev, source_name, name, type ? type : "", local_per_group, defines);
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = kernels.find(key);
@@ -128,9 +132,14 @@ LaunchConfig stride_config(const Queue& q, const ShapedKernel& k, std::size_t n,
                       Dim3(k.group), local_bytes);
 }
 
-// The library's scratch on one queue (detail::QueueState::library_scratch), used under the
-// queue's library_mutex (held by a ScratchLease).
+// The library's scratch on one queue, so that a call allocates and clears nothing: the queue owns
+// it (Queue::keep_until_destroyed) and frees it when it goes, after its work; the library finds it
+// again through a registry of weak references keyed by Queue::id(), which keeps no queue alive.
+// The queue runs in order, so one call's kernels are done with it before the next call's start;
+// `mutex` is held (by a ScratchLease) while a call enqueues work that uses it, which keeps calls
+// from several threads on one queue whole.
 struct Scratch {
+  std::mutex mutex;
   // Word 0: reduce's ticket counter, zero between calls (the kernel's last group resets it);
   // then the groups' partial results.
   Buffer<std::uint64_t> reduce;
@@ -140,18 +149,31 @@ struct Scratch {
   std::uint32_t scan_epoch = 0;    // the last enqueued scan's epoch; 0: none since the buffer was zeroed
 };
 
+// The queue's Scratch, made (and handed to the queue) on its first library call that needs one.
+// Entries of queues that are gone are dropped whenever a new one is added.
+std::shared_ptr<Scratch> scratch_of(Queue& q) {
+  static std::mutex mutex;
+  static std::map<std::uint64_t, std::weak_ptr<Scratch>> registry;
+  const std::uint64_t id = q.id();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = registry.find(id);
+  if (it != registry.end())
+    if (std::shared_ptr<Scratch> s = it->second.lock()) return s;
+  for (auto e = registry.begin(); e != registry.end();) e = e->second.expired() ? registry.erase(e) : std::next(e);
+  auto s = std::make_shared<Scratch>();
+  q.keep_until_destroyed(s);
+  registry[id] = s;
+  return s;
+}
+
 class ScratchLease {
  public:
-  explicit ScratchLease(Queue& q) : queue_(detail::Access::state(q, "gpurt::lib")), lock_(queue_->library_mutex) {
-    if (!queue_->library_scratch) queue_->library_scratch = std::make_shared<Scratch>();
-    scratch_ = static_cast<Scratch*>(queue_->library_scratch.get());
-  }
-  Scratch* operator->() const { return scratch_; }
+  explicit ScratchLease(Queue& q) : scratch_(scratch_of(q)), lock_(scratch_->mutex) {}
+  Scratch* operator->() const { return scratch_.get(); }
 
  private:
-  detail::QueueState* queue_;
+  std::shared_ptr<Scratch> scratch_;
   std::unique_lock<std::mutex> lock_;
-  Scratch* scratch_ = nullptr;
 };
 
 // Makes `b` at least `words` long: a new buffer, zeroed on the queue, when it is shorter (the old
@@ -160,7 +182,7 @@ bool ensure_scratch(Queue& q, Buffer<std::uint64_t>& b, std::size_t words) {
   if (b.size() >= words) return false;
   Buffer<std::uint64_t> fresh = q.device().alloc<std::uint64_t>(std::max(words, 2 * b.size()));
   q.fill(fresh, std::uint64_t{0});
-  if (!b.empty()) detail::retain_until_finish(detail::Access::state(q, "gpurt::lib"), detail::Access::shared_allocation(b));
+  if (!b.empty()) q.keep_until_finished(std::make_shared<const Buffer<std::uint64_t>>(std::move(b)));
   b = std::move(fresh);
   return true;
 }
@@ -182,12 +204,6 @@ void require_size(const Queue& q, const char* call, const char* what, std::size_
 // work-item writes it), and no other overlap.
 enum class InPlace { allowed, rejected };
 
-template <class A, class B>
-bool overlap(const Buffer<A>& x, const Buffer<B>& y) {
-  return !x.empty() && !y.empty() && detail::Access::shared_allocation(x) == detail::Access::shared_allocation(y) &&
-         x.offset_bytes() < y.offset_bytes() + y.size_bytes() && y.offset_bytes() < x.offset_bytes() + x.size_bytes();
-}
-
 std::string byte_range(std::size_t offset, std::size_t bytes) {
   return "[" + std::to_string(offset) + ", " + std::to_string(offset + bytes) + ")";
 }
@@ -195,7 +211,7 @@ std::string byte_range(std::size_t offset, std::size_t bytes) {
 template <class Out, class In>
 void check_overlap(const Queue& q, const char* call, const char* out_name, const Buffer<Out>& out,
                    const char* in_name, const Buffer<In>& in, InPlace in_place) {
-  if (!overlap(out, in)) return;
+  if (!out.overlaps(in)) return;
   const bool same = out.offset_bytes() == in.offset_bytes() && out.size_bytes() == in.size_bytes();
   if (same && in_place == InPlace::allowed) return;
   const std::string where = " (bytes " + byte_range(out.offset_bytes(), out.size_bytes()) + " and " +
@@ -430,15 +446,22 @@ extern const std::size_t matmul_tensor_fatbin_size;
 #endif
 
 namespace {
-// Error(unsupported) saying why, unless the queue's device runs the tensor-core kernels.
+// Error(unsupported) saying why, unless the queue's device runs the tensor-core kernels: it has
+// tensor cores, and its backend loads the prebuilt binary they come in (SourceLanguage::cubin).
+// Asked of the device's capabilities, never of its backend's name.
 void require_tensor_cores(Queue& q, const char* name) {
   const Device dev = q.device();
   const DeviceProperties& p = dev.properties();
-  const int sm = p.backend == "cuda" && p.architecture.rfind("sm_", 0) == 0 ? std::atoi(p.architecture.c_str() + 3) : 0;
-  if (sm < 80)
+  const char* missing = nullptr;
+  if (!p.tensor_cores)
+    missing = " has no tensor cores (DeviceProperties::tensor_cores is false)";
+  else if (std::find(p.languages.begin(), p.languages.end(), SourceLanguage::cubin) == p.languages.end())
+    missing = "'s backend does not load CUDA binaries (SourceLanguage::cubin is not in DeviceProperties::languages)";
+  if (missing)
     fail(ErrorCategory::unsupported, dev, name,
-         std::string("tensor-core matrix multiply needs a CUDA device of compute capability 8.0 or later; ") +
-             dev.description() + " is " + p.backend + " " + p.architecture + "; use lib::matmul");
+         std::string("tensor-core matrix multiply needs a device with tensor cores (a CUDA device of compute "
+                     "capability 8.0 or later) whose backend loads CUDA binaries; ") +
+             dev.description() + missing + "; use lib::matmul");
 }
 
 // The tensor-core kernel `name` for the queue's device.

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include <gpurt/gpurt.hpp>
+#include <gpurt/library.hpp>  // gpurt::lib: link gpurt::lib (CMake) or pkg-config gpurt-lib
 
 int main() try {
   const gpurt::Device dev = gpurt::default_device();

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "fixture.hpp"
+#include "gpurt/library.hpp"
 
 using namespace gpurt;
 namespace lib = gpurt::lib;
@@ -346,8 +347,9 @@ TEST_CASE("library: tensor-core matrix multiply (TF32, bf16) against a double-pr
   test::Fixture f;
   GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   const DeviceProperties& p = f.dev.properties();
-  // types.hpp: tensor_cores - "lib::matmul_tensor needs them"; a device without refuses it.
-  const bool capable = p.tensor_cores;
+  // types.hpp: tensor_cores - "lib::matmul_tf32 / matmul_bf16 need them", as cubin kernels.
+  const bool capable = p.tensor_cores && std::find(p.languages.begin(), p.languages.end(), SourceLanguage::cubin) !=
+                                             p.languages.end();
   auto a1 = f.dev.alloc<float>(4), b1 = f.dev.alloc<float>(4), c1 = f.dev.alloc<float>(4);
   if (!capable) {
     GPURT_REQUIRE_ERROR(lib::matmul_tf32(f.q, a1, b1, c1, 2, 2, 2), ErrorCategory::unsupported, "compute capability 8.0");

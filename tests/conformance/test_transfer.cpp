@@ -2,6 +2,7 @@
 #include <thread>
 
 #include "fixture.hpp"
+#include "gpurt/library.hpp"
 
 using namespace gpurt;
 

@@ -4,8 +4,12 @@
 // checked with static_assert inside the case that states them.
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <memory>
+#include <set>
 #include <type_traits>
 #include <utility>
 
@@ -500,4 +504,158 @@ TEST_CASE("device.hpp: valid() means a non-null handle on every handle type, emp
   q2.launch(k2, LaunchConfig::cover(Dim3(3), Dim3(32)), some2, 2.0f, 3u);
   const std::vector<float> r = q2.read(some2);
   for (std::size_t i = 0; i < 3; ++i) CHECK(r[i] == v[i] * 2.0f);
+}
+
+// ---- identity and lifetimes (queue.hpp, buffer.hpp, device.hpp) ---------------------------------
+
+TEST_CASE("queue.hpp: Queue::id is shared by a queue's copies, differs between queues and is never reused") {
+  // queue.hpp: "every handle to one queue (copies of it) gives the same id, two queues never share
+  // one, and an id is never reused by a later queue of the process"; "Throws invalid_argument on a
+  // queue that is not valid()".
+  test::Fixture f;
+  Queue copy = f.q;
+  CHECK(copy.id() == f.q.id());
+  std::set<std::uint64_t> seen{f.q.id()};
+  Queue kept = f.dev.create_queue();
+  CHECK(seen.insert(kept.id()).second);
+  for (int i = 0; i < 64; ++i) {  // each queue is gone before the next is made: its id must not come back
+    const std::uint64_t id = f.dev.create_queue().id();
+    CHECK(seen.insert(id).second);
+  }
+  Queue moved = std::move(kept);
+  CHECK(moved.id() != f.q.id());
+  GPURT_REQUIRE_ERROR(Queue().id(), ErrorCategory::invalid_argument, "Queue is empty");
+  GPURT_REQUIRE_ERROR(kept.id(), ErrorCategory::invalid_argument, "Queue is empty");  // NOLINT(bugprone-use-after-move)
+  const std::vector<float> v = test::random_vector<float>(7);
+  auto b = f.dev.alloc<float>(7);
+  moved.write(v, b);  // still usable
+  CHECK(moved.read(b) == v);
+}
+
+TEST_CASE("queue.hpp: keep_until_finished releases at the next successful finish, or with the queue") {
+  // queue.hpp: "Keeps `object` alive until the work enqueued so far can no longer use it: it is
+  // released at the next successful finish() (or finish with a timeout that does not time out), or
+  // when the queue is destroyed, after its work has completed - whichever comes first."
+  test::Fixture f;
+  const std::size_t n = 100003;
+  const std::vector<std::int32_t> h = test::random_vector<std::int32_t>(n);
+  auto dst = f.dev.alloc<std::int32_t>(n);
+  {
+    // A temporary of enqueued work: the source of a copy, kept by the queue alone.
+    auto src = std::make_shared<Buffer<std::int32_t>>(f.dev.alloc<std::int32_t>(n));
+    f.q.copy(h, *src);
+    f.q.copy(*src, dst);
+    std::weak_ptr<Buffer<std::int32_t>> watch = src;
+    f.q.keep_until_finished(std::move(src));
+    CHECK_FALSE(watch.expired());
+    f.q.finish();
+    CHECK(watch.expired());
+    CHECK(f.q.read(dst) == h);
+  }
+  {
+    auto obj = std::make_shared<int>(1);
+    std::weak_ptr<int> watch = obj;
+    f.q.keep_until_finished(std::move(obj));
+    f.q.finish(std::chrono::seconds(60));  // the bounded finish releases too
+    CHECK(watch.expired());
+  }
+  {
+    Queue q = f.dev.create_queue();
+    Queue copy = q;
+    auto obj = std::make_shared<int>(2);
+    std::weak_ptr<int> watch = obj;
+    q.keep_until_finished(std::move(obj));
+    q = Queue();
+    CHECK_FALSE(watch.expired());  // a copy of the handle keeps the queue
+    copy = Queue();
+    CHECK(watch.expired());  // the last handle went: released without any finish
+  }
+  f.q.keep_until_finished(nullptr);  // "a null object is ignored"
+  GPURT_REQUIRE_ERROR(Queue().keep_until_finished(std::make_shared<int>(3)), ErrorCategory::invalid_argument,
+                      "Queue is empty");
+  f.q.finish();
+}
+
+TEST_CASE("queue.hpp: keep_until_destroyed outlives every finish and goes with the queue, after its work") {
+  // queue.hpp: "Keeps `object` alive as long as the queue: it is released when the last handle to
+  // the queue goes, after the queue's work has completed (the destructor waits for it, and never
+  // throws), and never before - finish() does not release it."
+  test::Fixture f;
+  const std::size_t n = 1 << 22;
+  auto big = f.dev.alloc<float>(n);
+  Queue q = f.dev.create_queue();
+  auto obj = std::make_shared<int>(4);
+  std::weak_ptr<int> watch = obj;
+  q.keep_until_destroyed(std::move(obj));
+  q.finish();
+  q.finish(std::chrono::seconds(60));
+  CHECK_FALSE(watch.expired());
+  // An object whose destruction looks at the queue's last event: by then the work must be done.
+  for (int round = 0; round < 4; ++round) q.fill(big, static_cast<float>(round));
+  const Event done = q.record();
+  auto seen_complete = std::make_shared<int>(-1);
+  q.keep_until_destroyed(std::shared_ptr<const void>(new int(0), [done, seen_complete](const void* p) {
+    *seen_complete = done.complete() ? 1 : 0;
+    delete static_cast<const int*>(p);
+  }));
+  Queue other = q;
+  q = Queue();
+  CHECK(*seen_complete == -1);
+  CHECK_FALSE(watch.expired());
+  other = Queue();
+  CHECK(watch.expired());
+  CHECK(*seen_complete == 1);
+  GPURT_REQUIRE_ERROR(Queue().keep_until_destroyed(std::make_shared<int>(5)), ErrorCategory::invalid_argument,
+                      "Queue is empty");
+  const std::vector<float> r = f.q.read(big.view(n - 3, 3));
+  CHECK(r == std::vector<float>(3, 3.0f));  // the queue's last fill ran before it went
+}
+
+TEST_CASE("buffer.hpp: overlaps is true exactly for views of one allocation whose bytes intersect") {
+  // buffer.hpp: "true when this view and `other` are views of one allocation (through view() or
+  // as<U>()) whose byte ranges intersect. An empty view (zero elements, or not valid()) overlaps
+  // nothing. Never throws."
+  test::Fixture f;
+  const std::size_t n = 61;
+  auto whole = f.dev.alloc<std::uint32_t>(n);
+  auto other = f.dev.alloc<std::uint32_t>(n);
+  std::mt19937 rng(static_cast<std::uint32_t>(test::seed()));
+  for (int i = 0; i < 500; ++i) {
+    const std::size_t a = rng() % n, b = rng() % n;
+    const std::size_t na = rng() % (n - a + 1), nb = rng() % (n - b + 1);
+    const bool expect = na > 0 && nb > 0 && a < b + nb && b < a + na;
+    INFO("[" << a << ", " << a + na << ") and [" << b << ", " << b + nb << ")");
+    CHECK(whole.view(a, na).overlaps(whole.view(b, nb)) == expect);
+    CHECK(whole.view(b, nb).overlaps(whole.view(a, na)) == expect);
+    CHECK_FALSE(whole.view(a, na).overlaps(other.view(b, nb)));  // same offsets, another allocation
+  }
+  // Through as<U>(): bytes, not elements, decide.
+  const Buffer<std::uint8_t> bytes = whole.view(2, 1).as<std::uint8_t>();  // bytes [8, 12)
+  CHECK(bytes.view(3, 1).overlaps(whole.view(2, 1)));
+  CHECK_FALSE(bytes.view(3, 1).overlaps(whole.view(3, 1)));
+  CHECK(whole.view(1, 2).overlaps(bytes));
+  CHECK_FALSE(Buffer<float>().overlaps(whole));
+  CHECK_FALSE(whole.overlaps(Buffer<float>()));
+  CHECK_FALSE(whole.view(5, 0).overlaps(whole));
+  CHECK(whole.overlaps(whole));
+}
+
+TEST_CASE("device.hpp: operator< orders devices by identity, consistent with ==, so a Device keys a std::map") {
+  // device.hpp: "A strict total order of devices by identity (not by any property), consistent with
+  // ==, so that a Device can key a std::map or std::set."
+  test::Fixture f;
+  const std::vector<Device> all = devices();
+  std::map<Device, std::size_t> index;
+  for (std::size_t i = 0; i < all.size(); ++i) index.emplace(all[i], i);
+  CHECK(index.size() == all.size());
+  for (const Device& a : all)
+    for (const Device& b : all) {
+      CHECK(((a < b) + (b < a) + (a == b)) == 1);
+      CHECK((a == b) == (!(a < b) && !(b < a)));
+    }
+  // Another handle to the device under test finds the same entry.
+  const Device again = device(f.dev.selector());
+  REQUIRE(index.count(again) == 1);
+  CHECK(all[index.at(again)] == f.dev);
+  CHECK(((Device() < f.dev) + (f.dev < Device())) == 1);  // an empty handle orders too, never equal to a device
 }

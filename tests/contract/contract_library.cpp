@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fixture.hpp"
+#include "gpurt/library.hpp"
 
 using namespace gpurt;
 namespace lib = gpurt::lib;
@@ -21,9 +22,13 @@ bool has_type(const Device& d) {
   return !std::is_same<T, double>::value || d.properties().fp64;
 }
 
+// library.hpp: the tensor-core matmuls run on "devices that have tensor cores and whose backend
+// loads CUDA binaries (DeviceProperties::tensor_cores, and SourceLanguage::cubin in
+// properties().languages)".
 bool tensor_capable(const Device& d) {
   const DeviceProperties& p = d.properties();
-  return p.backend == "cuda" && p.architecture.rfind("sm_", 0) == 0 && std::atoi(p.architecture.c_str() + 3) >= 80;
+  return p.tensor_cores &&
+         std::find(p.languages.begin(), p.languages.end(), SourceLanguage::cubin) != p.languages.end();
 }
 
 // `n` elements at element `offset` of a larger buffer whose other elements (`offset` before, 5
@@ -344,7 +349,7 @@ TEST_CASE("library.hpp: histogram takes views at any element offset") {
 TEST_CASE("library.hpp: the tensor-core matrix multiplies take views at any element offset") {
   // library.hpp: "Views: every buffer argument may be a view at any element offset."
   test::Fixture f;
-  if (!tensor_capable(f.dev)) GPURT_SKIP(f.dev.description() + " has no tensor-core matmul (CUDA sm_80+ only)");
+  if (!tensor_capable(f.dev)) GPURT_SKIP(f.dev.description() + " has no tensor cores or does not load CUDA binaries");
   std::size_t round = 0;
   for (auto s : {std::array<std::size_t, 3>{1, 1, 1}, std::array<std::size_t, 3>{17, 33, 9},
                  std::array<std::size_t, 3>{130, 264, 72}}) {
@@ -651,4 +656,107 @@ TEMPLATE_TEST_CASE("library.hpp: reductions of an empty input give the operation
     CHECK(f.q.read(result.view)[0] == op_expect.second);
     CHECK(result.guards_changed(f.q) == 0);
   }
+}
+
+// ---- scratch memory and the queue's lifetime ----------------------------------------------------
+
+TEST_CASE("library.hpp: a queue's scratch is freed with the queue, after its work, and later queues start afresh") {
+  // library.hpp: "reduce and scan keep device memory for each queue they run on ... The queue owns
+  // it (Queue::keep_until_destroyed): it is freed when the queue is destroyed, after the queue's
+  // work has completed, and a queue made later starts with none."
+  test::Fixture f;
+  const std::size_t n = 100003;
+  const std::vector<std::int32_t> h = test::random_vector<std::int32_t>(n);
+  std::int32_t sum = 0, largest = std::numeric_limits<std::int32_t>::lowest();
+  for (std::int32_t x : h) sum += x, largest = std::max(largest, x);
+  std::vector<double> ref, scale;
+  scan_reference(h, lib::ScanKind::inclusive, ref, scale);
+  auto in = f.dev.alloc<std::int32_t>(n), out = f.dev.alloc<std::int32_t>(n), result = f.dev.alloc<std::int32_t>(1);
+  f.q.write(h, in);
+  const std::uint64_t before = f.dev.memory_usage().gpurt_buffers;
+  for (int round = 0; round < 4; ++round) {
+    INFO("round " << round);
+    Queue q = f.dev.create_queue();
+    CHECK(lib::reduce(q, lib::ReduceOp::sum, in) == sum);
+    lib::scan(q, in, out, lib::ScanKind::inclusive);
+    CHECK(count_wrong(q.read(out), ref, scale, 0) == 0);
+    CHECK(f.dev.memory_usage().gpurt_buffers > before);  // the scratch lives as long as the queue
+    // The last call is left running: the queue must finish it before its scratch goes.
+    f.q.fill(result, std::int32_t{0});
+    f.q.finish();
+    lib::reduce(q, lib::ReduceOp::max, in, result);
+    q = Queue();
+    CHECK(f.dev.memory_usage().gpurt_buffers == before);  // nothing of the queue's is left
+    CHECK(f.q.read(result)[0] == largest);
+  }
+  // The fixture's own queue, which never ran the library before, works too.
+  CHECK(lib::reduce(f.q, lib::ReduceOp::sum, in) == sum);
+}
+
+TEST_CASE("library.hpp: reduce and scan of a size already run on a queue allocate nothing, and growing keeps results right") {
+  // library.hpp: "once a call has run on a queue at a size, later calls of that size or smaller
+  // allocate and clear nothing". Sizes grow without a finish in between: the scratch is replaced
+  // while earlier calls may still use the old one, and every result must still be right.
+  test::Fixture f;
+  Queue q = f.dev.create_queue();
+  const std::size_t sizes[] = {1, 31, 257, 4099, 100003, 1000003};
+  std::vector<Buffer<std::int32_t>> ins, outs, results;
+  std::vector<std::vector<std::int32_t>> hosts;
+  for (std::size_t n : sizes) {
+    hosts.push_back(test::random_vector<std::int32_t>(n));
+    ins.push_back(f.dev.alloc<std::int32_t>(n));
+    outs.push_back(f.dev.alloc<std::int32_t>(n));
+    results.push_back(f.dev.alloc<std::int32_t>(1));
+    q.copy(hosts.back(), ins.back());
+  }
+  for (std::size_t i = 0; i < ins.size(); ++i) {
+    lib::reduce(q, lib::ReduceOp::sum, ins[i], results[i]);
+    lib::scan(q, ins[i], outs[i], lib::ScanKind::exclusive);
+  }
+  const MemoryUsage grown = f.dev.memory_usage();
+  for (int again = 0; again < 3; ++again)  // largest first, then smaller: nothing new
+    for (std::size_t i = ins.size(); i-- > 0;) {
+      lib::reduce(q, lib::ReduceOp::sum, ins[i], results[i]);
+      lib::scan(q, ins[i], outs[i], lib::ScanKind::exclusive);
+    }
+  const MemoryUsage after = f.dev.memory_usage();
+  CHECK(after.gpurt_buffers == grown.gpurt_buffers);
+  CHECK(after.gpurt_bytes == grown.gpurt_bytes);
+  for (std::size_t i = 0; i < ins.size(); ++i) {
+    INFO("n = " << sizes[i]);
+    std::vector<double> ref, scale;
+    scan_reference(hosts[i], lib::ScanKind::exclusive, ref, scale);
+    CHECK(count_wrong(q.read(outs[i]), ref, scale, 0.0) == 0);
+    double total = 0, abs_total = 0;
+    for (std::int32_t x : hosts[i]) total += x, abs_total += std::abs(static_cast<double>(x));
+    CHECK(count_wrong(q.read(results[i]), {total}, {abs_total}, 0.0) == 0);
+  }
+}
+
+TEST_CASE("library.hpp: the tensor-core matmuls say which capability the device lacks, and matmul still works") {
+  // library.hpp: "on devices that have tensor cores and whose backend loads CUDA binaries
+  // (DeviceProperties::tensor_cores, and SourceLanguage::cubin in properties().languages ...);
+  // elsewhere Error(unsupported) saying which is missing."
+  test::Fixture f;
+  if (tensor_capable(f.dev)) GPURT_SKIP(f.dev.description() + " runs the tensor-core kernels");
+  const DeviceProperties& p = f.dev.properties();
+  const std::string missing = !p.tensor_cores ? "has no tensor cores" : "does not load CUDA binaries";
+  const std::size_t m = 3, n = 5, k = 7;
+  const std::vector<float> ha = test::random_vector<float>(m * k), hb = test::random_vector<float>(k * n);
+  auto a = f.dev.alloc<float>(m * k), b = f.dev.alloc<float>(k * n), c = f.dev.alloc<float>(m * n);
+  f.q.copy(ha, a);
+  f.q.copy(hb, b);
+  GPURT_REQUIRE_ERROR(lib::matmul_tf32(f.q, a, b, c, m, n, k), ErrorCategory::unsupported, missing);
+  GPURT_REQUIRE_ERROR(lib::matmul_tf32(f.q, a, b, c, m, n, k), ErrorCategory::unsupported, "use lib::matmul");
+  auto a16 = f.dev.alloc<std::uint16_t>(m * k), b16 = f.dev.alloc<std::uint16_t>(k * n);
+  GPURT_REQUIRE_ERROR(lib::matmul_bf16(f.q, a16, b16, c, m, n, k), ErrorCategory::unsupported, missing);
+  lib::matmul(f.q, a, b, c, m, n, k);  // the portable one, as the message says
+  std::vector<double> ref(m * n, 0.0), scale(m * n, 0.0);
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < n; ++j)
+      for (std::size_t l = 0; l < k; ++l) {
+        ref[i * n + j] += static_cast<double>(ha[i * k + l]) * hb[l * n + j];
+        scale[i * n + j] += std::abs(static_cast<double>(ha[i * k + l]) * hb[l * n + j]);
+      }
+  CHECK(count_wrong(f.q.read(c), ref, scale, tolerance<float>()) == 0);
 }

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "differential.hpp"
+#include "gpurt/library.hpp"
 #include "harness.hpp"
 
 using namespace gpurt;

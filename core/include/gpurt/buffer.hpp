@@ -75,6 +75,16 @@ class Buffer {
   // default-constructed or moved-from. Every handle type has valid() with this meaning.
   bool valid() const { return alloc_ != nullptr; }
 
+  // true when this view and `other` are views of one allocation (through view() or as<U>()) whose
+  // byte ranges intersect. An empty view (zero elements, or not valid()) overlaps nothing. Never
+  // throws.
+  template <class U>
+  bool overlaps(const Buffer<U>& other) const {
+    return !empty() && !other.empty() && alloc_ && alloc_ == other.alloc_ &&
+           offset_bytes_ < other.offset_bytes_ + other.size_bytes() &&
+           other.offset_bytes_ < offset_bytes_ + size_bytes();
+  }
+
  private:
   friend struct detail::Access;
   template <class>

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -98,6 +99,12 @@ class Device {
   bool empty() const { return state_ == nullptr; }
   friend bool operator==(const Device& a, const Device& b) { return a.state_ == b.state_; }
   friend bool operator!=(const Device& a, const Device& b) { return a.state_ != b.state_; }
+  // A strict total order of devices by identity (not by any property), consistent with ==, so that
+  // a Device can key a std::map or std::set. Devices live as long as the process, so such a key
+  // never dangles.
+  friend bool operator<(const Device& a, const Device& b) {
+    return std::less<const detail::DeviceState*>()(a.state_, b.state_);
+  }
 
  private:
   friend struct detail::Access;

@@ -1,4 +1,5 @@
-// The one header an application includes.
+// The one header an application includes; the kernel library is not in it: include
+// <gpurt/library.hpp> and link gpurt::lib (CMake) or gpurt-lib (pkg-config) for gpurt::lib.
 #pragma once
 
 // gpurt is C++17 or newer. gpurt::gpurt (CMake) states this itself; with pkg-config, which leaves the
@@ -13,7 +14,6 @@
 #include "gpurt/error.hpp"
 #include "gpurt/event.hpp"
 #include "gpurt/launch.hpp"
-#include "gpurt/library.hpp"
 #include "gpurt/program.hpp"
 #include "gpurt/queue.hpp"
 #include "gpurt/runtime.hpp"

@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <type_traits>
@@ -226,6 +227,25 @@ class Queue {
   // queue stays usable (call finish again later). A zero timeout only checks once, so it may
   // report timeout even for an idle queue (the event it records has not been processed yet).
   void finish(std::chrono::nanoseconds timeout);
+
+  // ---- identity and lifetimes, for code layered on gpurt (gpurt::lib is such code) ----
+  // A number naming this queue: every handle to one queue (copies of it) gives the same id, two
+  // queues never share one, and an id is never reused by a later queue of the process, so it can
+  // key a registry of per-queue data without keeping the queue alive. Throws invalid_argument on
+  // a queue that is not valid().
+  std::uint64_t id() const;
+  // Keeps `object` alive until the work enqueued so far can no longer use it: it is released at the
+  // next successful finish() (or finish with a timeout that does not time out), or when the queue
+  // is destroyed, after its work has completed - whichever comes first. For temporaries of
+  // enqueued work (a buffer replaced by a larger one while kernels may still read it). Never
+  // blocks; a null object is ignored. Thread-safe.
+  void keep_until_finished(std::shared_ptr<const void> object);
+  // Keeps `object` alive as long as the queue: it is released when the last handle to the queue
+  // goes, after the queue's work has completed (the destructor waits for it, and never throws),
+  // and never before - finish() does not release it. For per-queue data owned elsewhere through a
+  // std::weak_ptr, which then expires with the queue. An object that holds a handle to this queue
+  // keeps the queue alive forever. Never blocks; a null object is ignored. Thread-safe.
+  void keep_until_destroyed(std::shared_ptr<const void> object);
 
   // ---- blocking conveniences ----
   // copy(src, dst) and finish(): the same (source, destination) order as copy, for every host

@@ -25,8 +25,10 @@ std::string Device::description() const {
 
 Queue Device::create_queue(QueueOptions options) const {
   detail::DeviceState* d = detail::checked_device(*this, "Device::create_queue");
+  static std::atomic<std::uint64_t> last_id{0};
   auto q = std::make_shared<detail::QueueState>();
   q->device = d;
+  q->id = ++last_id;
   q->timing = options.timing == QueueOptions::Timing::enabled;
   bridge::QueueOptions po;
   po.timing = q->timing;

@@ -225,7 +225,7 @@ void Queue::finish() {
   detail::trace_collect();
   std::vector<std::shared_ptr<const void>> done;
   {
-    std::lock_guard<std::mutex> lock(q->retained_mutex);
+    std::lock_guard<std::mutex> lock(q->kept_mutex);
     done.swap(q->retained);
   }
 }
@@ -243,9 +243,20 @@ void Queue::finish(std::chrono::nanoseconds timeout) {
   finish();  // returns at once now; reports what failed and releases the queue's temporaries
 }
 
-void detail::retain_until_finish(QueueState* q, std::shared_ptr<const void> object) {
-  std::lock_guard<std::mutex> lock(q->retained_mutex);
+std::uint64_t Queue::id() const { return checked("Queue::id")->id; }
+
+void Queue::keep_until_finished(std::shared_ptr<const void> object) {
+  detail::QueueState* q = checked("Queue::keep_until_finished");
+  if (!object) return;
+  std::lock_guard<std::mutex> lock(q->kept_mutex);
   q->retained.push_back(std::move(object));
+}
+
+void Queue::keep_until_destroyed(std::shared_ptr<const void> object) {
+  detail::QueueState* q = checked("Queue::keep_until_destroyed");
+  if (!object) return;
+  std::lock_guard<std::mutex> lock(q->kept_mutex);
+  q->kept.push_back(std::move(object));
 }
 
 // ---- Event ----

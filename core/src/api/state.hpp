@@ -62,23 +62,18 @@ struct QueueState {
   std::unique_ptr<bridge::Queue> impl;
   bool timing = true;
   std::uint64_t trace_id = 0;  // its track in a trace (0: none yet)
-  // Temporaries of enqueued work (the library's scratch buffers), released at the next finish().
-  std::mutex retained_mutex;
+  std::uint64_t id = 0;        // Queue::id(): numbered from 1 in creation order, never reused
+  // Objects kept for the application (Queue::keep_until_finished, keep_until_destroyed), under
+  // kept_mutex: `retained` goes at the next successful finish(), `kept` with the queue.
+  std::mutex kept_mutex;
   std::vector<std::shared_ptr<const void>> retained;
-  // Device memory the kernel library keeps for its calls on this queue (reduce's partial results,
-  // scan's tile status), so that a call allocates and clears nothing. The queue runs in order, so
-  // one call's kernels are done with it before the next call's start; `library_mutex` is held
-  // while a call enqueues work that uses it. What it holds is the library's business.
-  std::mutex library_mutex;
-  std::shared_ptr<void> library_scratch;
-  // Waits for the queue's work before its temporaries and native queue go (never throws).
+  std::vector<std::shared_ptr<const void>> kept;
+  // Waits for the queue's work before the kept objects and the native queue go (never throws);
+  // the members are destroyed in reverse order, so `kept` and `retained` go before `impl`.
   ~QueueState() {
-    if (impl && (!retained.empty() || library_scratch)) (void)impl->finish();
+    if (impl && (!retained.empty() || !kept.empty())) (void)impl->finish();
   }
 };
-
-// Keeps `object` alive until the queue's next successful finish().
-void retain_until_finish(QueueState* q, std::shared_ptr<const void> object);
 
 struct EventState {
   DeviceState* device = nullptr;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <gpurt/gpurt.hpp>
+#include <gpurt/library.hpp>  // gpurt::lib: link gpurt::lib (CMake) or pkg-config gpurt-lib
 
 static_assert(__cplusplus >= 202002L, "this consumer asked for C++20 and must be compiled as C++20");
 

@@ -1,6 +1,12 @@
 // gpurt::lib: the built-in kernel library, written once in the portable dialect (kernels/*.gpurt)
 // and run on every backend.
 //
+// Using it: include this header (gpurt/gpurt.hpp does not) and link the library - in CMake
+// find_package(gpurt CONFIG REQUIRED COMPONENTS lib) (or add_subdirectory(gpurt)) and
+// target_link_libraries(app PRIVATE gpurt::lib), which brings gpurt::gpurt with it; with pkg-config,
+// `pkg-config --cflags --libs gpurt-lib` (libgpurt-lib, then libgpurt). The library is built on
+// gpurt's public API alone, as an application would be.
+//
 // Every call enqueues on `queue` and returns without waiting, except the reduce() that returns the
 // value and therefore blocks. Programs are built on first use per device and element type (and
 // come from the compile cache after that). Sizes are checked first: a mismatch throws
@@ -16,6 +22,13 @@
 // Matrix dimensions (transpose, the matmuls, conv2d) are at most 2^31 each; larger dimensions,
 // products of dimensions beyond 64 bits, and grids of more groups than the device launches throw
 // Error(invalid_argument) and enqueue nothing.
+//
+// Scratch memory: reduce and scan keep device memory for each queue they run on (reduce's partial
+// results, scan's tile states), so that once a call has run on a queue at a size, later calls of
+// that size or smaller allocate and clear nothing. The queue owns it (Queue::keep_until_destroyed):
+// it is freed when the queue is destroyed, after the queue's work has completed, and a queue made
+// later starts with none. Threads: library calls may be made from several threads at once, on one
+// queue or several; each call's work is enqueued whole, in some order.
 #pragma once
 
 #include <cstddef>
@@ -63,8 +76,10 @@ void transpose(Queue& queue, const Buffer<float>& in, const Buffer<float>& out, 
 void matmul(Queue& queue, const Buffer<float>& a, const Buffer<float>& b, const Buffer<float>& c,
             std::size_t m, std::size_t n, std::size_t k);
 
-// Tensor-core matrix multiply on CUDA devices of compute capability 8.0 or later (elsewhere
-// Error(unsupported)): c (m x n) = a (m x k) * b (k x n), row-major, fp32 output and accumulation.
+// Tensor-core matrix multiply on devices that have tensor cores and whose backend loads CUDA
+// binaries (DeviceProperties::tensor_cores, and SourceLanguage::cubin in properties().languages:
+// CUDA devices of compute capability 8.0 or later); elsewhere Error(unsupported) saying which is
+// missing. c (m x n) = a (m x k) * b (k x n), row-major, fp32 output and accumulation.
 // matmul_tf32 reads fp32 and rounds every input to TF32 (10-bit mantissa) on the way in;
 // matmul_bf16 reads bf16 bit patterns (to_bf16). Expect an error up to about 2^-10 (TF32) of
 // sum |a*b| per element, or k * 2^-24 on top of the inputs' own rounding (bf16). c must not
