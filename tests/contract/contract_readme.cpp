@@ -216,6 +216,10 @@ TEST_CASE("README: one Program and one Kernel launched from several threads, eac
   // README.md, "Thread safety": "Every gpurt object may be used from several threads at once:
   // devices, programs and kernels are immutable after creation". The threads share the Program
   // (each also looks its kernel up again) and one Kernel, with different sizes and inputs.
+  GPURT_KNOWN_FAILURE("opencl:pocl 5.0",
+                      "PoCL 5.0 aborts inside the driver (pocl_release_dlhandle_cache: assertion "
+                      "'found->ref_count > 0') when kernels of one program are created and released from several "
+                      "threads (H200 machine, 2 of 3 runs on 2026-11-30); PoCL 3.1 and both H200 backends pass");
   test::Fixture f;
   const Program p = f.dev.build({SourceLanguage::portable, readme_source, "readme.gpurt"});
   const Kernel shared = p.kernel("vector_add");
@@ -307,6 +311,10 @@ TEST_CASE("api-guide.md: device(selector) loads only the plugin of the selector'
   // docs/api-guide.md: "Plugins load lazily: device(\"opencl:0\") never touches the CUDA plugin."
   // (runtime.hpp: "device(\"opencl:0\") loads only the OpenCL plugin".) In a fresh child process
   // the device under test is opened by its selector; no other backend's plugin may be mapped.
+  GPURT_KNOWN_FAILURE("opencl:nvidia",
+                      "a child process of a process that holds an NVIDIA OpenCL context does not see the NVIDIA "
+                      "platform (H200, 2026-11-30: 'no device matches opencl:1' in the child, also with only "
+                      "stdin/stdout/stderr inherited; the same child passes when its parent holds a CUDA context)");
   test::Fixture f;
   CHECK(run_child("contract: a device opened by selector in a fresh process",
                   child_environment({}, {"GPURT_CONTRACT_SELECTOR=" + f.dev.selector(),
@@ -343,6 +351,10 @@ TEST_CASE("api-guide.md: buffers and kernels and events of another device are in
   // moved-from handle are invalid_argument errors naming the call." A second device is needed: the
   // case runs in a child process that also enables the mock backend, so there always is one (the
   // mock for a real device, a real device for the mock).
+  GPURT_KNOWN_FAILURE("opencl:nvidia",
+                      "a child process of a process that holds an NVIDIA OpenCL context does not see the NVIDIA "
+                      "platform (H200, 2026-11-30: 'no device matches opencl:1' in the child, also with only "
+                      "stdin/stdout/stderr inherited; the same child passes when its parent holds a CUDA context)");
   test::Fixture f;
   const int rc = run_child("contract: handles of another device",
                            child_environment({"GPURT_ENABLE_MOCK", "GPURT_MOCK_INIT"},
