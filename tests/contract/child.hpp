@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 extern char** environ;
 
@@ -44,6 +45,19 @@ inline int run_case_in_child(const char* name, char* const* envp = environ) {
   int status = 0;
   if (::waitpid(pid, &status, 0) != pid) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Runs the test case `name` of this binary in a child process whose environment is this one less
+// every GPURT_* variable, plus `add` ("NAME=VALUE"): for promises about what the environment does.
+inline int run_case_with_gpurt_env(const char* name, const std::vector<std::string>& add) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e)
+    if (std::string(*e).rfind("GPURT_", 0) != 0) env.emplace_back(*e);
+  env.insert(env.end(), add.begin(), add.end());
+  std::vector<char*> envp;
+  for (std::string& e : env) envp.push_back(&e[0]);
+  envp.push_back(nullptr);
+  return run_case_in_child(name, envp.data());
 }
 
 }  // namespace gpurt::test

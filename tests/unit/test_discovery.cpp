@@ -18,14 +18,7 @@ const std::string fake_dir = std::string(GPURT_FAKE_PLUGIN_DIR) + "/newer_minor"
 
 // Runs the hidden case `name` with this environment less every GPURT_* variable, plus `add`.
 int run_with(const char* name, const std::vector<std::string>& add) {
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e)
-    if (std::string(*e).rfind("GPURT_", 0) != 0) env.emplace_back(*e);
-  env.insert(env.end(), add.begin(), add.end());
-  std::vector<char*> envp;
-  for (std::string& e : env) envp.push_back(&e[0]);
-  envp.push_back(nullptr);
-  return gpurt::test::run_case_in_child(name, envp.data());
+  return gpurt::test::run_case_with_gpurt_env(name, add);
 }
 
 const gpurt::BackendInfo* find(const std::vector<gpurt::BackendInfo>& bs, const std::string& name) {
