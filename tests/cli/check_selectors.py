@@ -32,7 +32,9 @@ def run(args, env=None):
 info = json.loads(run([gpurt, "info", "--json"]).stdout)
 available = {b["name"]: b["available"] for b in info["backends"]}
 selectors = ["opencl", "OpenCL", "opencl:0", "opencl:pocl", "OpenCL:PoCL", "opencl:portable computing",
-             "opencl:no-such-device", "opencl:7", "cuda", "cuda:0"]
+             "opencl:no-such-device", "opencl:7"]
+if "cuda" in available:  # a backend is a plugin found: a build without the CUDA plugin has no "cuda"
+    selectors += ["cuda", "cuda:0"]
 for d in info["devices"]:
     for field in ("name", "vendor", "platform", "platform_version"):
         text = d[field].strip()

@@ -46,8 +46,10 @@ def check_info(doc, fail):
     if not isinstance(backends, list) or not isinstance(devices, list):
         return fail("backends and devices must be arrays")
     names = [b.get("name") for b in backends]
-    if sorted(names) != ["cuda", "opencl"]:
-        fail(f"backends are {names}, expected cuda and opencl, each once")
+    # The plugins this build made (CTest sets GPURT_TEST_BACKENDS): each backend is a plugin found.
+    expected = sorted(os.environ.get("GPURT_TEST_BACKENDS", "cuda,opencl").split(","))
+    if sorted(names) != expected:
+        fail(f"backends are {names}, expected {', '.join(expected)}, each once")
     for b in backends:
         for key, kind in (("name", str), ("status", str), ("reason", str), ("available", bool),
                           ("searched", list), ("device_count", int), ("version", str), ("notes", list)):
@@ -55,6 +57,9 @@ def check_info(doc, fail):
                 fail(f"backend {b.get('name')}: {key} is {b.get(key)!r}, expected {kind.__name__}")
         if b.get("status") not in INFO_STATUSES:
             fail(f"backend {b.get('name')}: unknown status {b.get('status')!r}")
+        for key, kind in (("description", str), ("install_hint", str), ("languages", list), ("priority", int)):
+            if b.get("plugin_path") and b.get("status") == "available" and not isinstance(b.get(key), kind):
+                fail(f"backend {b.get('name')}: {key} is {b.get(key)!r}, expected {kind.__name__}")
         if b.get("available") != (b.get("status") == "available"):
             fail(f"backend {b.get('name')}: available={b.get('available')} but status={b.get('status')}")
         if b.get("status") != "available" and not b.get("reason"):
