@@ -21,8 +21,10 @@
  * reverse. Optional functions may be NULL (marked below); the core then reports `unsupported`.
  *
  * Rules of the boundary:
- *  - No function lets an exception or a longjmp escape; every one is safe to call from any
- *    thread unless it says otherwise (a queue is used by one thread at a time).
+ *  - No function lets an exception or a longjmp escape. Every function may be called from any
+ *    thread, and from several threads at once on the same object (gpurt's queues, programs and
+ *    kernels may be shared by threads: a plugin serialises what its native API does not), except
+ *    the *_release functions, which the core calls once no other call on that object can run.
  *  - Results: a function that can fail returns a gpurt_result (GPURT_SUCCESS or an error
  *    category) and, on failure only, describes it in the gpurt_status the core passed, writing
  *    text through gpurt_host::status_text. On success the status is left untouched.
