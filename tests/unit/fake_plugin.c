@@ -10,6 +10,8 @@
 
 #if FAKE_MODE == 4
 int gpurt_fake_vendor_function(void);
+/* Read by the core from the file when the plugin cannot be loaded (its vendor library is missing). */
+GPURT_PLUGIN_INSTALL_HINT("install libgpurt_fake_vendor.so, the fake vendor library (a test)");
 #endif
 
 #if FAKE_MODE != 0 /* mode 0 exports no entry point at all */

@@ -143,6 +143,21 @@ TEST_CASE("loader names the vendor library a plugin is missing") {
   CHECK(r->info.native_text.find("cannot open shared object file") != std::string::npos);
 }
 
+// docs/writing-a-backend.md: "If your plugin links its vendor library directly, `dlopen` fails before
+// `describe` can run when that library is missing. Put the same hint in the file as well, so that
+// `gpurt info` can still say what to install" (GPURT_PLUGIN_INSTALL_HINT). Without the section, the
+// reason names the missing library and says to install what provides it.
+TEST_CASE("loader reads the install hint from a plugin whose vendor library is missing, without loading it") {
+  const auto r = load_backend("fake", {dir("vendor_missing")});
+  REQUIRE(r->info.status == BackendStatus::vendor_library_missing);
+  CHECK(r->info.install_hint == "install libgpurt_fake_vendor.so, the fake vendor library (a test)");
+  CHECK(r->info.reason.find("; install libgpurt_fake_vendor.so, the fake vendor library (a test)") != std::string::npos);
+  // A file that is not ELF at all has no hint, and nothing breaks reading it.
+  const auto g = load_backend("fake", {dir("garbage")});
+  CHECK(g->info.status == BackendStatus::plugin_invalid);
+  CHECK(g->info.install_hint.empty());
+}
+
 TEST_CASE("the first directory holding the plugin wins") {
   const auto r = load_backend("fake", {"/nonexistent", dir("no_device"), dir("init_failed")});
   CHECK(r->info.plugin_path == dir("no_device") + "/libgpurt_fake.so");

@@ -189,10 +189,10 @@ std::unique_ptr<BackendRecord> load_backend(const std::string& name, const std::
     classify_dlopen_failure(*r, e ? e : "dlopen failed without a message");
     return r;
   }
-  auto invalid = [&](const std::string& native, const std::string& why) {
+  auto invalid = [&](const std::string& native, const std::string& problem) {
     r->info.status = BackendStatus::plugin_invalid;
     r->info.native_text = native;
-    r->info.reason = r->info.plugin_path + " " + why;
+    r->info.reason = r->info.plugin_path + " " + problem;
   };
   auto version_fn = reinterpret_cast<gpurt_plugin_abi_version_fn>(::dlsym(handle, GPURT_PLUGIN_ABI_VERSION_SYMBOL));
   auto table_fn = reinterpret_cast<gpurt_plugin_table_get_fn>(::dlsym(handle, GPURT_PLUGIN_TABLE_SYMBOL));
