@@ -1,6 +1,8 @@
 /* Test plugins for the loader, written in C99 against gpurt/plugin/abi.h alone: one per FAKE_MODE,
  * each failing in one way a real plugin can, and one (FAKE_MODE 6) that works: a host-memory
- * backend of a newer minor ABI version with the optional functions left out. */
+ * backend of a newer minor ABI version with the optional functions left out. FAKE_MODE 10 works
+ * too but bends every rule the core can survive (NULL strings and text, unknown codes and fields,
+ * bits beyond the known ones, a kernel without info); FAKE_MODE 11 claims SIZE_MAX devices. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +25,10 @@ __attribute__((unused)) static void put(gpurt_sink* sink, const char* text) {
 static const gpurt_host* g_host;
 
 static void describe(gpurt_plugin_info* info) {
-#if FAKE_MODE == 7
+#if FAKE_MODE == 9
+  (void)info; /* writes nothing: the name stays NULL */
+  return;
+#elif FAKE_MODE == 7
   info->name = "other"; /* not what its file name says */
 #else
   info->name = "fake";
@@ -51,7 +56,20 @@ static void open_backend(const gpurt_host* host, gpurt_open_result* out) {
   put(&out->native_text, "FAKE_ERROR_NO_DEVICE (100)");
 #elif FAKE_MODE == 4
   out->status = gpurt_fake_vendor_function() == 42 ? GPURT_OPEN_INIT_FAILED : GPURT_OPEN_NO_DEVICE;
-#elif FAKE_MODE == 6
+#elif FAKE_MODE == 10
+  {
+    static char chunk[1024];
+    int i;
+    memset(chunk, 'v', sizeof chunk);
+    out->status = GPURT_OPEN_AVAILABLE;
+    out->backend = &g_backend;
+    out->notes.write(out->notes.context, NULL, 5); /* NULL data: ignored */
+    out->notes.write(out->notes.context, "", 0);
+    out->reason.write(out->reason.context, NULL, 100);
+    for (i = 0; i < 1024; ++i) out->version.write(out->version.context, chunk, sizeof chunk); /* 1 MiB */
+    out->version.write(out->version.context, NULL, 1);
+  }
+#elif FAKE_MODE == 6 || FAKE_MODE == 11
   out->status = GPURT_OPEN_AVAILABLE;
   out->backend = &g_backend;
   put(&out->version, "fake 4.9");
@@ -64,10 +82,25 @@ static void open_backend(const gpurt_host* host, gpurt_open_result* out) {
 #endif
 }
 
+#if FAKE_MODE == 11
+static size_t device_count(gpurt_backend b) { (void)b; return (size_t)-1; }
+#else
 static size_t device_count(gpurt_backend b) { (void)b; return 1; }
+#endif
 static gpurt_device device(gpurt_backend b, size_t i) { (void)b; (void)i; return &g_device; }
 static void properties(gpurt_device d, gpurt_device_properties* p) {
   (void)d;
+#if FAKE_MODE == 10
+  /* Every string left NULL; a type and bits no core knows. */
+  p->type = 77;
+  p->languages = 0xffffffffu;
+  p->capabilities = 0xffffffffu;
+  p->max_group_size = 64;
+  p->max_group_dims[0] = p->max_group_dims[1] = p->max_group_dims[2] = 64;
+  p->max_groups[0] = p->max_groups[1] = p->max_groups[2] = 1u << 16;
+  p->global_memory = p->max_allocation = 1u << 20;
+  return;
+#endif
   p->name = "fake device";
   p->vendor = p->platform = p->platform_version = p->driver_version = p->architecture = "";
   p->pci_bus_id = p->uuid = "";
@@ -94,12 +127,23 @@ static gpurt_result fail(gpurt_status* st, gpurt_result r, const char* message) 
 }
 static gpurt_result create_queue(gpurt_device d, int32_t timing, gpurt_queue* out, gpurt_status* st) {
   (void)d; (void)timing; (void)st;
+#if FAKE_MODE == 10
+  if (!timing) { /* an untimed queue: an unknown result code, with text the core cannot take */
+    g_host->status_text(st, 99, "a field of the future", 21);
+    g_host->status_text(st, GPURT_STATUS_MESSAGE, NULL, 5);
+    g_host->status_text(NULL, GPURT_STATUS_MESSAGE, "nowhere", 7);
+    return 1234;
+  }
+#endif
   *out = &g_queue;
   return GPURT_SUCCESS;
 }
 static gpurt_result allocate(gpurt_device d, size_t bytes, gpurt_buffer* out, gpurt_status* st) {
   struct gpurt_buffer_o* b;
   (void)d;
+#if FAKE_MODE == 10
+  if (bytes == 3) return GPURT_ERROR_DEVICE_LOST; /* a category with no message */
+#endif
   if (bytes > (1u << 20)) return fail(st, GPURT_ERROR_OUT_OF_DEVICE_MEMORY, "the fake device has 1 MiB");
   b = malloc(sizeof *b);
   if (!b) return fail(st, GPURT_ERROR_OUT_OF_HOST_MEMORY, "malloc failed");
@@ -113,9 +157,19 @@ static gpurt_result allocate_host(gpurt_device d, size_t bytes, gpurt_host_memor
   (void)d; (void)bytes; (void)out; (void)data;
   return fail(st, GPURT_ERROR_UNSUPPORTED, "no pinned memory here");
 }
+#if FAKE_MODE == 10
+struct gpurt_program_o { int unused; };
+struct gpurt_kernel_o { int params_null; };
+static struct gpurt_program_o g_program;
+static struct gpurt_kernel_o g_no_info = {0}, g_null_params = {1};
+#endif
 static gpurt_result build(gpurt_device d, const gpurt_program_source* s, const char* const* o, size_t n,
                           gpurt_program* out, gpurt_status* st) {
   (void)d; (void)s; (void)o; (void)n; (void)out;
+#if FAKE_MODE == 10
+  *out = &g_program;
+  return GPURT_SUCCESS;
+#endif
   g_host->status_text(st, GPURT_STATUS_BUILD_LOG, "fake.cl:1: no compiler here", 27);
   return fail(st, GPURT_ERROR_BUILD_FAILED, "the fake backend compiles nothing");
 }
@@ -123,12 +177,45 @@ static void buffer_release(gpurt_buffer b) { free(b->data); free(b); }
 static void host_memory_release(gpurt_host_memory h) { (void)h; }
 static gpurt_result program_kernel(gpurt_program p, const char* n, gpurt_kernel* out, gpurt_status* st) {
   (void)p; (void)n; (void)out;
+#if FAKE_MODE == 10
+  if (strcmp(n, "no_info") == 0) { *out = &g_no_info; return GPURT_SUCCESS; }
+  if (strcmp(n, "null_params") == 0) { *out = &g_null_params; return GPURT_SUCCESS; }
+#endif
   return fail(st, GPURT_ERROR_INVALID_ARGUMENT, "no kernels");
 }
-static void program_kernel_names(gpurt_program p, gpurt_sink* s) { (void)p; (void)s; }
-static void program_build_log(gpurt_program p, gpurt_sink* s) { (void)p; (void)s; }
+static void program_kernel_names(gpurt_program p, gpurt_sink* s) {
+  (void)p;
+#if FAKE_MODE == 10
+  s->write(s->context, NULL, 3); /* ignored */
+  put(s, "no_info");
+  put(s, "null_params");
+#else
+  (void)s;
+#endif
+}
+static void program_build_log(gpurt_program p, gpurt_sink* s) {
+  (void)p;
+#if FAKE_MODE == 10
+  s->write(s->context, NULL, 7); /* ignored */
+#else
+  (void)s;
+#endif
+}
 static void program_release(gpurt_program p) { (void)p; }
+#if FAKE_MODE == 10
+static const gpurt_kernel_info* kernel_info(gpurt_kernel k) {
+  /* NULL name, parameters said known but NULL with a count of 3 */
+  static gpurt_kernel_info info;
+  info.size = sizeof info;
+  info.params_known = 1;
+  info.param_count = 3;
+  info.params = NULL;
+  info.max_group_size = 64;
+  return k->params_null ? &info : NULL;
+}
+#else
 static const gpurt_kernel_info* kernel_info(gpurt_kernel k) { (void)k; return NULL; }
+#endif
 static void kernel_release(gpurt_kernel k) { (void)k; }
 static gpurt_result copy_from_host(gpurt_queue q, const void* src, gpurt_buffer dst, size_t off, size_t bytes,
                                    int32_t blocking, gpurt_status* st) {
@@ -203,7 +290,7 @@ EXPORT uint32_t gpurt_plugin_abi_version(void) {
   return GPURT_ABI_MAKE_VERSION(999, 0);
 #elif FAKE_MODE == 5
   return 3; /* a plugin of gpurt before ABI 4 */
-#elif FAKE_MODE == 6
+#elif FAKE_MODE == 6 || FAKE_MODE == 10
   return GPURT_ABI_MAKE_VERSION(GPURT_ABI_MAJOR, 9);
 #else
   return GPURT_ABI_VERSION;
@@ -213,7 +300,7 @@ EXPORT uint32_t gpurt_plugin_abi_version(void) {
 EXPORT const gpurt_plugin_table* gpurt_plugin_table_get(uint32_t core_version) {
   gpurt_plugin_table* t = &g_table.base;
   (void)core_version;
-  t->size = FAKE_MODE == 6 ? (uint32_t)sizeof g_table : (uint32_t)sizeof *t;
+  t->size = FAKE_MODE == 6 || FAKE_MODE == 10 ? (uint32_t)sizeof g_table : (uint32_t)sizeof *t;
   t->abi_version = gpurt_plugin_abi_version();
   t->describe = describe;
   t->open = open_backend;

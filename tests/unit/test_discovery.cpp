@@ -3,6 +3,9 @@
 // plugin used here is the loader tests' C plugin (tests/unit/fake_plugin.c, FAKE_MODE 6: a CPU
 // device of host memory, priority 1, written against gpurt/plugin/abi.h alone). The environment is
 // read once per process, so each promise runs in a child process with an environment of its own.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 
@@ -143,4 +146,111 @@ TEST_CASE("discovery: mock shown", "[.]") {
   if (!b) GPURT_SKIP("this build has no mock plugin beside libgpurt");
   CHECK(b->available());
   CHECK(gpurt::device("mock:0").backend() == "mock");
+}
+
+// --- Attacks from the written promises, through the public API -----------------------------------
+namespace {
+const std::string odd_dir = std::string(GPURT_FAKE_PLUGIN_DIR) + "/odd";
+const std::string many_dir = std::string(GPURT_FAKE_PLUGIN_DIR) + "/many_devices";
+}  // namespace
+
+// docs/errors.md: every failure is a typed gpurt::Error with a message; abi.h: an unknown result
+// code is read as GPURT_ERROR_INTERNAL, strings are "never NULL (use "")" (the core reads NULL as
+// ""). The odd C plugin (fake_plugin.c, FAKE_MODE 10) bends each rule; a user still gets typed
+// errors that say what happened, and the runtime stays usable.
+TEST_CASE("README: a plugin returning unknown codes, NULL strings and no kernel info still gives typed errors") {
+  CHECK(run_with("discovery: the odd plugin", {"GPURT_PLUGIN_PATH=" + odd_dir}) == 0);
+}
+
+TEST_CASE("discovery: the odd plugin", "[.]") {
+  const gpurt::Device d = gpurt::device("fake:0");
+  CHECK(d.name().empty());
+  CHECK(d.properties().type == gpurt::DeviceType::other);
+  using Timing = gpurt::QueueOptions::Timing;
+  GPURT_REQUIRE_ERROR(d.create_queue({Timing::disabled}), ErrorCategory::internal,
+                      "the backend reported a failure (result 1234) without saying what went wrong");
+  GPURT_REQUIRE_ERROR(d.alloc<char>(3), ErrorCategory::device_lost, "(result 6) without saying what went wrong");
+  gpurt::Queue q = d.create_queue();
+  const auto host = gpurt::test::random_vector<int>(257, -1000, 1000);
+  auto buf = d.alloc<int>(host.size());
+  q.write(host, buf);
+  CHECK(q.read(buf) == host);
+  const gpurt::Program p = d.build({gpurt::SourceLanguage::opencl_c, "kernel void no_info() {}", "odd.cl"});
+  // kernel_info NULL: the kernel keeps the name it was asked for; its parameters are unknown.
+  const gpurt::Kernel k = p.kernel("no_info");
+  CHECK(k.name() == "no_info");
+  GPURT_REQUIRE_ERROR(k.arg_count(), ErrorCategory::unsupported, "cannot tell the parameters of 'no_info'");
+  GPURT_REQUIRE_ERROR(k.arg_count(), ErrorCategory::unsupported, "cannot tell the parameters of 'no_info'");
+  const gpurt::Kernel n = p.kernel("null_params");  // params NULL with param_count 3
+  CHECK(n.name() == "null_params");
+  GPURT_REQUIRE_ERROR(n.arg_count(), ErrorCategory::unsupported, "cannot tell the parameters of 'null_params'");
+  GPURT_REQUIRE_ERROR(p.kernel("other"), ErrorCategory::invalid_argument,
+                      "the program has no kernel named 'other'; it has: no_info, null_params");
+  CHECK(q.read(buf) == host);
+}
+
+// loader.hpp: load_backend "Never throws"; README: every backend is listed, "available or with a
+// reason". A plugin claiming SIZE_MAX devices is plugin_invalid; asking for it is a typed error,
+// and the other backends still work.
+TEST_CASE("README: a plugin claiming SIZE_MAX devices is listed as plugin_invalid, the others still work") {
+  CHECK(run_with("discovery: the plugin of SIZE_MAX devices", {"GPURT_PLUGIN_PATH=" + many_dir}) == 0);
+}
+
+TEST_CASE("discovery: the plugin of SIZE_MAX devices", "[.]") {
+  const auto bs = gpurt::backends();
+  const gpurt::BackendInfo* b = find(bs, "fake");
+  REQUIRE(b != nullptr);
+  CHECK(b->status == BackendStatus::plugin_invalid);
+  CHECK(b->reason.find("devices could not be read") != std::string::npos);
+  GPURT_REQUIRE_ERROR(gpurt::device("fake:0"), ErrorCategory::backend_unavailable, "plugin_invalid");
+  for (const gpurt::Device& d : gpurt::devices()) CHECK(d.backend() != "fake");
+}
+
+// README (GPURT_PLUGIN_PATH): "A plugin is loaded only from a regular file ... A refused plugin is
+// not loaded and the search stops there: `gpurt info` and `gpurt::backends()` list the backend as
+// `plugin_invalid` with the reason". A FIFO planted as libgpurt_fake.so must not hang discovery.
+TEST_CASE("README: a FIFO planted as a plugin in GPURT_PLUGIN_PATH is listed as plugin_invalid, without hanging") {
+  char tmpl[] = "/tmp/gpurt-discovery-fifo-XXXXXX";
+  REQUIRE(::mkdtemp(tmpl) != nullptr);
+  const std::string d = tmpl, fifo = d + "/libgpurt_fake.so";
+  REQUIRE(::chmod(d.c_str(), 0755) == 0);
+  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  const int rc = run_with("discovery: a FIFO plugin", {"GPURT_PLUGIN_PATH=" + d + ":" + fake_dir,
+                                                        "GPURT_TEST_FIFO_PLUGIN=" + fifo});
+  ::unlink(fifo.c_str());
+  ::rmdir(d.c_str());
+  CHECK(rc == 0);
+}
+
+TEST_CASE("discovery: a FIFO plugin", "[.]") {
+  const char* fifo = std::getenv("GPURT_TEST_FIFO_PLUGIN");
+  REQUIRE(fifo != nullptr);
+  const gpurt::BackendInfo b = gpurt::backend("fake");
+  INFO(b.reason);
+  CHECK(b.status == BackendStatus::plugin_invalid);
+  CHECK(b.plugin_path == fifo);
+  CHECK(b.reason.find(std::string("the plugin ") + fifo + " is not a regular file") != std::string::npos);
+  GPURT_REQUIRE_ERROR(gpurt::device("fake:0"), ErrorCategory::backend_unavailable, "plugin_invalid");
+}
+
+// README: a selector's "NAME is a case-insensitive substring"; the backend part is read in lower
+// case too (GPURT_DEVICE=FAKE:0 selects fake:0). GPURT_DISABLE_BACKENDS takes "backend names"
+// (lower-case letters, digits, '_'): another spelling is a typed, malformed-variable error that says so.
+TEST_CASE("README: backend names in odd case in GPURT_DEVICE and GPURT_DISABLE_BACKENDS") {
+  CHECK(run_with("discovery: GPURT_DEVICE in upper case", {"GPURT_PLUGIN_PATH=" + fake_dir, "GPURT_DEVICE=FAKE:0"}) == 0);
+  CHECK(run_with("discovery: GPURT_DISABLE_BACKENDS in upper case",
+                 {"GPURT_PLUGIN_PATH=" + fake_dir, "GPURT_DISABLE_BACKENDS=Fake"}) == 0);
+}
+
+TEST_CASE("discovery: GPURT_DEVICE in upper case", "[.]") {
+  CHECK(gpurt::default_device().selector() == "fake:0");
+  CHECK(gpurt::device("Fake:DEVICE").selector() == "fake:0");
+}
+
+TEST_CASE("discovery: GPURT_DISABLE_BACKENDS in upper case", "[.]") {
+  GPURT_REQUIRE_ERROR(gpurt::devices(), ErrorCategory::invalid_argument,
+                      "GPURT_DISABLE_BACKENDS='Fake' is malformed: 'Fake' is not a backend name; expected a "
+                      "comma-separated list of backend names (lower-case letters, digits and '_'");
+  ::unsetenv("GPURT_DISABLE_BACKENDS");
+  CHECK(gpurt::device("fake:0").backend() == "fake");
 }

@@ -135,6 +135,7 @@ Kernel Program::kernel(const std::string& name) const {
     detail::raise(s, p->device);
   }
   k->info = k->impl->info();
+  if (k->info.name.empty()) k->info.name = name;  // a plugin without kernel_info (or no name in it)
   const auto sig = p->signatures.find(name);
   const plugin::KernelDecl* decl = sig == p->signatures.end() ? nullptr : &sig->second;
   bridge::KernelInfo& info = k->info;

@@ -35,30 +35,6 @@ void host_log(gpurt_log_level level, const char* backend, const char* message) {
   detail::plugin_log(level, backend, message);
 }
 
-struct StringSink {
-  std::string text;
-  gpurt_sink sink{this, &StringSink::write};
-  static void write(void* context, const void* data, std::size_t size) {
-    if (!context || (!data && size != 0)) return;
-    try {
-      static_cast<StringSink*>(context)->text.append(static_cast<const char*>(data), size);
-    } catch (...) {
-    }
-  }
-};
-
-struct ListSink {
-  std::vector<std::string> items;
-  gpurt_sink sink{this, &ListSink::write};
-  static void write(void* context, const void* data, std::size_t size) {
-    if (!context || (!data && size != 0)) return;
-    try {
-      static_cast<ListSink*>(context)->items.emplace_back(static_cast<const char*>(data), size);
-    } catch (...) {
-    }
-  }
-};
-
 const char* or_empty(const char* s) { return s ? s : ""; }
 
 Status unsupported(const char* what) {
@@ -84,6 +60,22 @@ std::vector<const char*> c_options(const std::vector<std::string>& options) {
 }
 
 }  // namespace
+
+void StringSink::write(void* context, const void* data, std::size_t size) noexcept {
+  if (!context || (!data && size != 0)) return;
+  try {
+    static_cast<StringSink*>(context)->text.append(static_cast<const char*>(data), size);
+  } catch (...) {  // out of host memory: the text is cut short, nothing crosses into the plugin
+  }
+}
+
+void ListSink::write(void* context, const void* data, std::size_t size) noexcept {
+  if (!context || (!data && size != 0)) return;
+  try {
+    static_cast<ListSink*>(context)->items.emplace_back(static_cast<const char*>(data), size);
+  } catch (...) {
+  }
+}
 
 const gpurt_host& host() noexcept {
   static const gpurt_host h{sizeof(gpurt_host), GPURT_ABI_VERSION, &host_log, &status_text};

@@ -43,6 +43,20 @@ struct Status {
 // The host services every plugin gets (log and status text).
 const gpurt_host& host() noexcept;
 
+// Sinks the core hands a plugin (gpurt_sink): text appended, or one item per write. A write with
+// NULL data and a non-zero size is ignored; running out of host memory cuts the text short (no
+// exception reaches the plugin).
+struct StringSink {
+  std::string text;
+  gpurt_sink sink{this, &StringSink::write};
+  static void write(void* context, const void* data, std::size_t size) noexcept;
+};
+struct ListSink {
+  std::vector<std::string> items;
+  gpurt_sink sink{this, &ListSink::write};
+  static void write(void* context, const void* data, std::size_t size) noexcept;
+};
+
 // A Status from a table function's result; `st` is the status the call was given.
 Status finish_status(gpurt_result result, Status&& s, const gpurt_status& st);
 

@@ -6,7 +6,9 @@
 // for: dlopen(RTLD_NOW | RTLD_LOCAL), then gpurt_plugin_abi_version (the major version must be
 // this core's; another is refused naming both), then gpurt_plugin_table_get, describe and open.
 // Every way this can fail becomes a BackendInfo status with the dlerror() or driver text and the
-// directories searched, so a backend never disappears without a reason.
+// directories searched, so a backend never disappears without a reason. The first directory that
+// holds an entry of the plugin's file name decides: a directory, FIFO or link there is refused
+// (plugin_invalid), never skipped for the next directory's file.
 //
 // Trust (README "Environment variables", docs/errors.md): before dlopen, the plugin file must be a
 // regular file (not a symbolic link) owned by you or by root and writable by nobody else, and a
@@ -37,9 +39,11 @@ namespace gpurt::detail {
 
 namespace {
 
-bool is_regular_file(const std::string& path) {
+// True when something (a file, a link, a directory, a FIFO...) is at `path`: the first entry of a
+// plugin's name is the one that counts, and one that is not a regular file is refused, not skipped.
+bool exists(const std::string& path) {
   struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  return ::lstat(path.c_str(), &st) == 0;
 }
 
 // Why `path` may not be trusted to hold code (empty when it may). `directory`: it must be one.
@@ -63,13 +67,17 @@ std::string untrusted(const std::string& path, bool directory) {
 
 std::string plugin_file(const std::string& name) { return "libgpurt_" + name + ".so"; }
 
-// The install hint a plugin stores in its ELF section ".gpurt_install_hint"
-// (GPURT_PLUGIN_INSTALL_HINT in gpurt/plugin/abi.h), read from the file without loading it: when
-// the plugin cannot be loaded because a library it links is missing, this is how it still says
-// what to install. Empty when the file has no such section or is not a well-formed ELF64 file.
+}  // namespace
+
 std::string install_hint_of(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  // O_NONBLOCK: opening a FIFO put in the plugin's place does not wait for a writer.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) return {};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return {};
+  }
   std::string out;
   auto read_at = [&](std::uint64_t off, void* dst, std::size_t n) {
     return ::pread(fd, dst, n, static_cast<off_t>(off)) == static_cast<ssize_t>(n);
@@ -105,6 +113,8 @@ std::string install_hint_of(const std::string& path) {
   ::close(fd);
   return out;
 }
+
+namespace {
 
 // dlopen() failed on an existing file: tell a missing dependency from a broken plugin.
 void classify_dlopen_failure(BackendRecord& r, const std::string& text) {
@@ -153,7 +163,7 @@ std::unique_ptr<BackendRecord> load_backend(const std::string& name, const std::
     // Only absolute directories: a relative one would make the current directory decide which
     // code gets loaded (GPURT_PLUGIN_PATH refuses them already; this keeps every caller honest).
     if (dir.empty() || dir.front() != '/') continue;
-    if (is_regular_file(dir + "/" + file)) {
+    if (exists(dir + "/" + file)) {
       r->info.plugin_path = dir + "/" + file;
       break;
     }
@@ -260,7 +270,13 @@ std::unique_ptr<BackendRecord> load_backend(const std::string& name, const std::
   gpurt_plugin_info decl{};
   decl.size = sizeof decl;
   tb.describe(&decl);
-  const std::string declared = decl.name ? decl.name : "";
+  if (!decl.name) {
+    invalid("declared name NULL",
+            "declares no backend name (its describe left gpurt_plugin_info::name NULL) but its file name says '" +
+                name + "'; a plugin must be named libgpurt_<its name>.so and declare that name");
+    return r;
+  }
+  const std::string declared = decl.name;
   if (declared != name) {
     invalid("declared name '" + declared + "'",
             "declares the backend name '" + declared + "' but its file name says '" + name +
@@ -280,35 +296,37 @@ std::unique_ptr<BackendRecord> load_backend(const std::string& name, const std::
     return r;
   }
 
-  struct Texts {
-    std::string reason, native_text, version;
-    std::vector<std::string> notes;
-    static void append(void* c, const void* d, std::size_t n) {
-      if (c && (d || n == 0)) static_cast<std::string*>(c)->append(static_cast<const char*>(d), n);
-    }
-    static void item(void* c, const void* d, std::size_t n) {
-      if (c && (d || n == 0)) static_cast<std::vector<std::string>*>(c)->emplace_back(static_cast<const char*>(d), n);
-    }
-  } texts;
+  // The sinks never let an exception reach the plugin (bridge::StringSink).
+  bridge::StringSink reason, native_text, version;
+  bridge::ListSink notes;
   gpurt_open_result opened{};
   opened.size = sizeof opened;
   opened.status = GPURT_OPEN_INIT_FAILED;
-  opened.reason = {&texts.reason, &Texts::append};
-  opened.native_text = {&texts.native_text, &Texts::append};
-  opened.notes = {&texts.notes, &Texts::item};
-  opened.version = {&texts.version, &Texts::append};
+  opened.reason = reason.sink;
+  opened.native_text = native_text.sink;
+  opened.notes = notes.sink;
+  opened.version = version.sink;
   tb.open(&bridge::host(), &opened);
-  r->info.notes = std::move(texts.notes);
-  r->info.version = std::move(texts.version);
+  r->info.notes = std::move(notes.items);
+  r->info.version = std::move(version.text);
   if (opened.status != GPURT_OPEN_AVAILABLE || !opened.backend) {
     r->info.status = opened.status == GPURT_OPEN_NO_DEVICE ? BackendStatus::no_device
                      : opened.status == GPURT_OPEN_VENDOR_LIBRARY_MISSING ? BackendStatus::vendor_library_missing
                                                                           : BackendStatus::init_failed;
-    r->info.reason = texts.reason.empty() ? "the plugin reported no backend" : std::move(texts.reason);
-    r->info.native_text = std::move(texts.native_text);
+    r->info.reason = reason.text.empty() ? "the plugin reported no backend" : std::move(reason.text);
+    r->info.native_text = std::move(native_text.text);
     return r;
   }
-  r->backend = std::make_unique<bridge::Backend>(r->table.get(), opened.backend);
+  // load_backend never throws: a device count no memory can hold (or memory running out while the
+  // devices are read) makes the plugin invalid, not the caller's problem.
+  try {
+    r->backend = std::make_unique<bridge::Backend>(r->table.get(), opened.backend);
+  } catch (const std::exception& e) {
+    const std::size_t count = tb.backend_device_count(opened.backend);
+    invalid(e.what(), "started but its " + std::to_string(count) +
+                          " devices could not be read (host memory ran out); fix the plugin's backend_device_count");
+    return r;
+  }
   const std::size_t n = r->backend->device_count();
   if (n == 0) {
     r->info.status = BackendStatus::no_device;

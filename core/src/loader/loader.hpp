@@ -54,13 +54,22 @@ std::vector<std::string> plugin_directories(const LoaderSettings& settings);
 // wins: the names, sorted. Never throws.
 std::vector<std::string> discover_backends(const std::vector<std::string>& dirs);
 
-// Loads the plugin for `name` from `dirs` (first match wins) into a record. Never throws. Before
+// Loads the plugin for `name` from `dirs` (the first entry of that file name wins, whatever it is:
+// one that is not a regular file is refused, not skipped) into a record. Never throws. Before
 // dlopen the plugin file, and the directory holding it unless that is `own_dir` (gpurt's library
 // directory), must pass the trust rule in loader.cpp; a refused plugin is plugin_invalid with the
 // reason (the next directory is not tried: the plugin that would have been used is the problem).
 // `enable_test_only`: start a plugin that declares itself test-only (else it is left hidden).
 std::unique_ptr<BackendRecord> load_backend(const std::string& name, const std::vector<std::string>& dirs,
                                             const std::string& own_dir = {}, bool enable_test_only = true);
+
+// The install hint a plugin stores in its ELF section ".gpurt_install_hint"
+// (GPURT_PLUGIN_INSTALL_HINT in gpurt/plugin/abi.h), read from the file without loading it: when
+// the plugin cannot be loaded because a library it links is missing, this is how it still says
+// what to install. Empty when `path` is not a regular file (a FIFO is not waited on, a link not
+// followed), has no such section or is not a well-formed little-endian ELF64 file; at most 4096
+// sections and 4096 bytes of hint are read, whatever the headers claim. Never throws.
+std::string install_hint_of(const std::string& path);
 
 // The directory holding libgpurt itself (where plugins are installed beside it).
 std::string library_directory();
