@@ -435,7 +435,10 @@ void write_outputs(const BenchCommand& cmd, const nlohmann::json& doc) {
       write_output(per_device_path(cmd.svg, r["device"]["selector"].get<std::string>(), several), "the SVG chart",
                    [&](std::ostream& os) { write_svg(r, os); });
   }
-  if (!cmd.json.empty()) write_output(cmd.json, "the JSON results", [&](std::ostream& os) { os << doc.dump(2) << "\n"; });
+  if (!cmd.json.empty())  // device names need not be UTF-8: invalid bytes become U+FFFD
+    write_output(cmd.json, "the JSON results", [&](std::ostream& os) {
+      os << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    });
   if (!cmd.csv.empty()) write_output(cmd.csv, "the CSV results", [&](std::ostream& os) { write_csv(runs, os); });
   if (!cmd.markdown.empty())
     write_output(cmd.markdown, "the Markdown results", [&](std::ostream& os) {

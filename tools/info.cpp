@@ -96,7 +96,9 @@ int run_info(bool json) {
       out["default_device"] = nullptr;
       out["default_device_error"] = e.what();
     }
-    std::cout << out.dump(2) << "\n";
+    // Plugin texts and directory names need not be UTF-8 (a driver string in Latin-1, a directory
+    // named in another encoding): invalid bytes become U+FFFD instead of failing the whole output.
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
   }
   std::cout << "gpurt " << version_string() << "\n\nBackends\n";
