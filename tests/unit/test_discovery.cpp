@@ -130,6 +130,18 @@ TEST_CASE("discovery: unknown name disabled", "[.]") {
 TEST_CASE("README: a test-only plugin is left out unless GPURT_ENABLE_MOCK=1") {
   CHECK(run_with("discovery: mock hidden", {}) == 0);
   CHECK(run_with("discovery: mock shown", {"GPURT_ENABLE_MOCK=1"}) == 0);
+  // "... except one that `GPURT_DISABLE_BACKENDS` names, which is listed as `disabled_by_environment`
+  // (a disabled plugin is never loaded, so gpurt cannot read that it is test-only)".
+  CHECK(run_with("discovery: mock disabled while hidden", {"GPURT_DISABLE_BACKENDS=mock"}) == 0);
+}
+
+TEST_CASE("discovery: mock disabled while hidden", "[.]") {
+  const auto bs = gpurt::backends();
+  const gpurt::BackendInfo* b = find(bs, "mock");
+  if (!b) GPURT_SKIP("this build has no mock plugin beside libgpurt");
+  CHECK(b->status == BackendStatus::disabled_by_environment);
+  for (const gpurt::Device& d : gpurt::devices()) CHECK(d.backend() != "mock");
+  GPURT_REQUIRE_ERROR(gpurt::device("mock:0"), ErrorCategory::backend_unavailable, "disabled_by_environment");
 }
 
 TEST_CASE("discovery: mock hidden", "[.]") {
