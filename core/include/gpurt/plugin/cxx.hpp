@@ -24,6 +24,7 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <utility>
@@ -146,6 +147,7 @@ class Kernel {
  private:
   template <class, class>
   friend struct TableOf;
+  std::once_flag c_once_;       // kernel_info may be asked from several threads at once
   gpurt_kernel_info c_info_{};  // info() in the ABI's form, made on first request
   std::vector<gpurt_param_info> c_params_;
 };
@@ -561,7 +563,15 @@ struct TableOf {
 
   static const gpurt_kernel_info* kernel_info(gpurt_kernel kh) {
     Kernel* k = cxx_detail::object<Kernel>(kh);
-    if (k->c_info_.size != 0) return &k->c_info_;
+    try {
+      std::call_once(k->c_once_, [k] { fill_kernel_info(*k); });
+    } catch (...) {
+      return nullptr;  // the core then treats the parameters as unknown
+    }
+    return &k->c_info_;
+  }
+  static void fill_kernel_info(Kernel& kernel) {
+    Kernel* k = &kernel;
     const KernelInfo& i = k->info();
     try {
       k->c_params_.clear();
@@ -583,7 +593,6 @@ struct TableOf {
     c.local_arguments = i.local_arguments ? 1 : 0;
     c.view_alignment = i.view_alignment;
     c.size = sizeof c;
-    return &c;
   }
   static gpurt_result resident_groups(gpurt_kernel k, std::size_t group_size, std::size_t local_bytes,
                                       std::size_t* out, gpurt_status* st) {
