@@ -20,6 +20,10 @@ install(TARGETS gpurt gpurt_lib EXPORT gpurtTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/gpurt DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The interop headers <gpurt/cuda.hpp> and <gpurt/opencl.hpp> (they include the vendor's header, so
+# only applications that call CUDA or OpenCL themselves include them; docs/interop.md).
+install(FILES ${PROJECT_SOURCE_DIR}/backends/cuda/include/gpurt/cuda.hpp
+  ${PROJECT_SOURCE_DIR}/backends/opencl/include/gpurt/opencl.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gpurt)
 install(TARGETS gpurt_plugin_support gpurt_plugin_api EXPORT gpurtTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/docs/writing-a-backend.md DESTINATION ${CMAKE_INSTALL_DOCDIR})

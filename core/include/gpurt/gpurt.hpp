@@ -14,6 +14,7 @@
 #include "gpurt/error.hpp"
 #include "gpurt/event.hpp"
 #include "gpurt/launch.hpp"
+#include "gpurt/native.hpp"
 #include "gpurt/program.hpp"
 #include "gpurt/queue.hpp"
 #include "gpurt/runtime.hpp"

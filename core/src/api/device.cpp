@@ -23,12 +23,16 @@ std::string Device::description() const {
   return detail::checked_device(*this, "Device::description")->description;
 }
 
+std::uint64_t detail::next_queue_id() {
+  static std::atomic<std::uint64_t> last_id{0};
+  return ++last_id;
+}
+
 Queue Device::create_queue(QueueOptions options) const {
   detail::DeviceState* d = detail::checked_device(*this, "Device::create_queue");
-  static std::atomic<std::uint64_t> last_id{0};
   auto q = std::make_shared<detail::QueueState>();
   q->device = d;
-  q->id = ++last_id;
+  q->id = detail::next_queue_id();
   q->timing = options.timing == QueueOptions::Timing::enabled;
   bridge::QueueOptions po;
   po.timing = q->timing;

@@ -40,11 +40,12 @@ struct Allocation {
   DeviceState* device = nullptr;
   std::unique_ptr<bridge::Buffer> impl;  // null for zero-byte allocations
   std::size_t bytes = 0;
+  bool counted = true;  // in the device's live_bytes (false for imported native buffers)
   Allocation() = default;
   Allocation(const Allocation&) = delete;
   Allocation& operator=(const Allocation&) = delete;
   ~Allocation() {
-    if (impl && device) {
+    if (impl && device && counted) {
       device->live_bytes -= bytes;
       --device->live_buffers;
     }
@@ -110,6 +111,8 @@ inline void check(const bridge::Status& status, const DeviceState* device) {
                           const DeviceState* device = nullptr);
 
 DeviceState* checked_device(const Device& d, const char* call);
+// The next Queue::id (from 1, never reused).
+std::uint64_t next_queue_id();
 // Throws invalid_argument unless [offset, offset + bytes) lies inside `a`.
 void check_range(const Allocation* a, std::size_t offset, std::size_t bytes, const char* call);
 [[noreturn]] void throw_empty_handle(const char* what, const char* call);

@@ -285,7 +285,90 @@ Status Device::memory_usage(std::uint64_t& free_bytes, std::uint64_t& total_byte
   return call([&](gpurt_status* st) { return t_->device_memory_usage(h_, &free_bytes, &total_bytes, st); });
 }
 
-Backend::Backend(const Table* t, gpurt_backend h) {
+Status native_handle(const Table* t, gpurt_native_kind kind, void* object, Native& out) noexcept {
+  if (!t->native_handle) return unsupported("native_handle");
+  gpurt_native n{};
+  n.size = sizeof n;
+  Status s = call([&](gpurt_status* st) { return t->native_handle(kind, object, &n, st); });
+  if (!s.ok()) return s;
+  try {
+    out.handle = n.handle;
+    out.type_name = or_empty(n.type_name);
+  } catch (...) {
+    return Status::failure(ErrorCategory::out_of_host_memory, "host memory ran out", "native_handle");
+  }
+  return s;
+}
+
+Status Queue::copy_peer(Buffer& src, std::size_t src_offset, Buffer& dst, std::size_t dst_offset,
+                        std::size_t bytes) noexcept {
+  if (!t_->queue_copy_peer) return unsupported("queue_copy_peer");
+  return call([&](gpurt_status* st) {
+    return t_->queue_copy_peer(h_, src.handle(), src_offset, dst.handle(), dst_offset, bytes, st);
+  });
+}
+
+namespace {
+// Runs device_import for `kind` and wraps what it made in an object of type O; releases it with
+// `release` when no host memory is left for the wrapper.
+template <class O, class H>
+Status import_as(const Table* t, gpurt_device d, gpurt_native_kind kind, std::uint64_t native, std::size_t bytes,
+                 bool adopt, std::int32_t* timing, std::unique_ptr<O>& out, void (*release)(H)) noexcept {
+  if (!t->device_import) return unsupported("device_import");
+  void* made = nullptr;
+  Status s = call([&](gpurt_status* st) {
+    return t->device_import(d, kind, native, bytes, adopt ? GPURT_ADOPT : GPURT_BORROW, timing, &made, st);
+  });
+  if (!s.ok()) return s;
+  out.reset(new (std::nothrow) O(t, static_cast<H>(made)));
+  if (!out) {
+    release(static_cast<H>(made));
+    return Status::failure(ErrorCategory::out_of_host_memory, "host memory ran out", "import");
+  }
+  return s;
+}
+}  // namespace
+
+Status Device::import_buffer(std::uint64_t native, std::size_t bytes, bool adopt,
+                             std::unique_ptr<Buffer>& out) noexcept {
+  return import_as(t_, h_, GPURT_NATIVE_BUFFER, native, bytes, adopt, nullptr, out, t_->buffer_release);
+}
+Status Device::import_queue(std::uint64_t native, bool adopt, bool& timing, std::unique_ptr<Queue>& out) noexcept {
+  std::int32_t t = 0;
+  Status s = import_as(t_, h_, GPURT_NATIVE_QUEUE, native, 0, adopt, &t, out, t_->queue_release);
+  timing = t != 0;
+  return s;
+}
+Status Device::import_event(std::uint64_t native, bool adopt, std::unique_ptr<Event>& out) noexcept {
+  return import_as(t_, h_, GPURT_NATIVE_EVENT, native, 0, adopt, nullptr, out, t_->event_release);
+}
+Status Device::peer_access(const Device& other, bool& possible) noexcept {
+  possible = false;
+  if (!t_->device_peer_access) return Status::success();
+  std::int32_t p = 0;
+  Status s = call([&](gpurt_status* st) { return t_->device_peer_access(h_, other.h_, &p, st); });
+  possible = s.ok() && p != 0;
+  return s;
+}
+
+Status Backend::import_device(std::uint64_t context, std::uint64_t device, bool adopt, Device*& out) noexcept {
+  if (!t_->backend_import_device) return unsupported("backend_import_device");
+  gpurt_device d = nullptr;
+  Status s = call([&](gpurt_status* st) {
+    return t_->backend_import_device(h_, context, device, adopt ? GPURT_ADOPT : GPURT_BORROW, &d, st);
+  });
+  if (!s.ok()) return s;
+  try {
+    std::lock_guard<std::mutex> lock(imported_mutex_);
+    imported_.push_back(std::make_unique<Device>(t_, d));
+    out = imported_.back().get();
+  } catch (...) {
+    return Status::failure(ErrorCategory::out_of_host_memory, "host memory ran out", "import_device");
+  }
+  return s;
+}
+
+Backend::Backend(const Table* t, gpurt_backend h) : t_(t), h_(h) {
   const std::size_t n = t->backend_device_count(h);
   devices_.reserve(n);
   for (std::size_t i = 0; i < n; ++i) devices_.push_back(std::make_unique<Device>(t, t->backend_device(h, i)));

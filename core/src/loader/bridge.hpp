@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,7 @@ struct KernelInfo {
 
 using KernelArg = gpurt_kernel_arg;
 
+
 struct LaunchShape {
   Dim3 groups;
   Dim3 group_size;
@@ -114,6 +116,15 @@ struct ProgramSource {
 // does not have (an older minor version, or optional ones) are null.
 using Table = gpurt_plugin_table;
 
+// A native handle as the plugin reports it (gpurt_native).
+struct Native {
+  std::uint64_t handle = 0;
+  std::string type_name;
+};
+// gpurt_plugin_table::native_handle on `object` (the plugin's handle of the kind's object);
+// unsupported when the plugin has no native_handle function.
+Status native_handle(const Table* t, gpurt_native_kind kind, void* object, Native& out) noexcept;
+
 class Buffer {
  public:
   Buffer(const Table* t, gpurt_buffer h) noexcept : t_(t), h_(h) {}
@@ -121,6 +132,7 @@ class Buffer {
   Buffer& operator=(const Buffer&) = delete;
   ~Buffer() { t_->buffer_release(h_); }
   gpurt_buffer handle() const noexcept { return h_; }
+  Status native(Native& out) const noexcept { return native_handle(t_, GPURT_NATIVE_BUFFER, h_, out); }
 
  private:
   const Table* t_;
@@ -160,6 +172,7 @@ class Event {
   Status elapsed_ms(Event& end, double& ms) noexcept {
     return call([&](gpurt_status* st) { return t_->event_elapsed_ms(h_, end.h_, &ms, st); });
   }
+  Status native(Native& out) const noexcept { return native_handle(t_, GPURT_NATIVE_EVENT, h_, out); }
 
  private:
   const Table* t_;
@@ -175,6 +188,7 @@ class Kernel {
   gpurt_kernel handle() const noexcept { return h_; }
   const KernelInfo& info() const noexcept { return info_; }
   Status resident_groups(std::size_t group_size, std::size_t local_bytes, std::size_t& out) noexcept;
+  Status native(Native& out) const noexcept { return native_handle(t_, GPURT_NATIVE_KERNEL, h_, out); }
 
  private:
   const Table* t_;
@@ -192,6 +206,7 @@ class Program {
   std::vector<std::string> kernel_names() const;
   const std::string& build_log() const noexcept { return log_; }
   Status binary(std::string& out) const noexcept;  // unsupported when the plugin has none
+  Status native(Native& out) const noexcept { return native_handle(t_, GPURT_NATIVE_PROGRAM, h_, out); }
 
  private:
   const Table* t_;
@@ -238,6 +253,11 @@ class Queue {
   Status finish() noexcept {
     return call([&](gpurt_status* st) { return t_->queue_finish(h_, st); });
   }
+  Status native(Native& out) const noexcept { return native_handle(t_, GPURT_NATIVE_QUEUE, h_, out); }
+  // A copy between buffers of two devices of this backend; unsupported when the plugin has no
+  // queue_copy_peer or cannot copy between these two directly.
+  Status copy_peer(Buffer& src, std::size_t src_offset, Buffer& dst, std::size_t dst_offset,
+                   std::size_t bytes) noexcept;
 
  private:
   const Table* t_;
@@ -257,6 +277,13 @@ class Device {
   Status load_binary(const ProgramSource& source, const std::vector<std::string>& options,
                      const std::string& binary, std::unique_ptr<Program>& out) noexcept;  // optional
   Status memory_usage(std::uint64_t& free_bytes, std::uint64_t& total_bytes) noexcept;  // optional
+  gpurt_device handle() const noexcept { return h_; }
+  // Optional (ABI 4.1): native handles, imports, peer access.
+  Status native(gpurt_native_kind kind, Native& out) const noexcept { return native_handle(t_, kind, h_, out); }
+  Status import_buffer(std::uint64_t native, std::size_t bytes, bool adopt, std::unique_ptr<Buffer>& out) noexcept;
+  Status import_queue(std::uint64_t native, bool adopt, bool& timing, std::unique_ptr<Queue>& out) noexcept;
+  Status import_event(std::uint64_t native, bool adopt, std::unique_ptr<Event>& out) noexcept;
+  Status peer_access(const Device& other, bool& possible) noexcept;
 
  private:
   const Table* t_;
@@ -271,9 +298,16 @@ class Backend {
   Backend(const Table* t, gpurt_backend h);
   std::size_t device_count() const noexcept { return devices_.size(); }
   Device& device(std::size_t index) noexcept { return *devices_[index]; }
+  // A device in the application's native context (optional, ABI 4.1); kept by this Backend (under
+  // a lock: imports may come from several threads) for the process.
+  Status import_device(std::uint64_t context, std::uint64_t device, bool adopt, Device*& out) noexcept;
 
  private:
+  const Table* t_;
+  gpurt_backend h_;
   std::vector<std::unique_ptr<Device>> devices_;
+  std::mutex imported_mutex_;
+  std::vector<std::unique_ptr<Device>> imported_;
 };
 
 }  // namespace gpurt::bridge

@@ -26,6 +26,9 @@ struct BackendRecord {
   std::unique_ptr<bridge::Table> table;  // the plugin's table at this core's size (absent functions null)
   std::unique_ptr<bridge::Backend> backend;  // null unless available
   std::vector<std::unique_ptr<DeviceState>> devices;
+  // Devices in the application's native contexts (gpurt::import_device), kept for the process;
+  // appended under a lock in api/native.cpp, never listed by gpurt::devices().
+  std::vector<std::unique_ptr<DeviceState>> imported;
 };
 
 // Created on first use; never destroyed (plugins stay loaded for the process).

@@ -10,10 +10,11 @@
 namespace gpurt::detail {
 
 struct Access {
-  // A handle of type H over core state `s` (a DeviceState*, or a shared_ptr to a state).
-  template <class H, class S>
-  static H make(S&& s) {
-    return H(std::forward<S>(s));
+  // A handle of type H over core state `s` (a DeviceState*, or a shared_ptr to a state), with the
+  // handle's further constructor arguments (a Buffer's offset and count).
+  template <class H, class... S>
+  static H make(S&&... s) {
+    return H(std::forward<S>(s)...);
   }
   // The state behind `h`; throws invalid_argument naming `call` when the handle is empty.
   template <class H>

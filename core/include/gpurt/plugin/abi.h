@@ -1,4 +1,4 @@
-/* The gpurt backend plugin ABI, version 4.0: the only thing that crosses between libgpurt and a
+/* The gpurt backend plugin ABI, version 4.1: the only thing that crosses between libgpurt and a
  * backend plugin. Plain C99: opaque handles, sized structs, result codes with status text, and
  * one versioned table of functions that the plugin fills. docs/writing-a-backend.md explains
  * how to write a backend against it; gpurt/plugin/cxx.hpp is an optional header-only C++ helper
@@ -48,7 +48,7 @@ extern "C" {
 #endif
 
 #define GPURT_ABI_MAJOR 4u
-#define GPURT_ABI_MINOR 0u
+#define GPURT_ABI_MINOR 1u
 #define GPURT_ABI_MAKE_VERSION(major, minor) ((((uint32_t)(major)) << 16) | ((uint32_t)(minor) & 0xffffu))
 #define GPURT_ABI_VERSION GPURT_ABI_MAKE_VERSION(GPURT_ABI_MAJOR, GPURT_ABI_MINOR)
 /* Plugins of gpurt before 4.0 returned their major version alone (1, 2, 3) from
@@ -283,6 +283,32 @@ typedef struct gpurt_launch_shape {
   size_t local_bytes; /* dynamic local memory (native form, see gpurt_kernel_info) */
 } gpurt_launch_shape;
 
+/* ---- native handles (ABI 4.1): interop with code that uses the vendor API directly ---- */
+typedef int32_t gpurt_native_kind;
+#define GPURT_NATIVE_PLATFORM 0 /* of a device: cl_platform_id (CUDA has none: UNSUPPORTED) */
+#define GPURT_NATIVE_DEVICE 1   /* of a device: CUdevice, cl_device_id */
+#define GPURT_NATIVE_CONTEXT 2  /* of a device: CUcontext, cl_context */
+#define GPURT_NATIVE_QUEUE 3    /* of a queue: CUstream, cl_command_queue */
+#define GPURT_NATIVE_BUFFER 4   /* of a buffer: CUdeviceptr, cl_mem (the allocation, not a view) */
+#define GPURT_NATIVE_EVENT 5    /* of an event: CUevent, cl_event */
+#define GPURT_NATIVE_PROGRAM 6  /* of a program: CUmodule, cl_program */
+#define GPURT_NATIVE_KERNEL 7   /* of a kernel: CUfunction, cl_kernel */
+
+/* A native handle: its bits (a pointer or an integer such as CUdevice, zero-extended) and its
+ * type's name as the vendor spells it ("CUstream"; static text). */
+typedef struct gpurt_native {
+  uint32_t size;
+  gpurt_native_kind kind;
+  uint64_t handle;
+  const char* type_name;
+} gpurt_native;
+
+/* Who releases an imported native object. */
+typedef int32_t gpurt_ownership;
+#define GPURT_BORROW 0 /* the application: it keeps the object alive while gpurt may use it */
+#define GPURT_ADOPT 1  /* gpurt: it releases the object (cuMemFree, clReleaseMemObject, ...) when the
+                        * gpurt object made from it goes; if the import fails, nothing is released */
+
 /* ---- the table ---- */
 typedef struct gpurt_plugin_table {
   uint32_t size;        /* sizeof(gpurt_plugin_table) as the plugin was built */
@@ -347,7 +373,9 @@ typedef struct gpurt_plugin_table {
   gpurt_result (*queue_launch)(gpurt_queue queue, gpurt_kernel kernel, const gpurt_launch_shape* shape,
                                const gpurt_kernel_arg* args, size_t arg_count, gpurt_status* status);
   gpurt_result (*queue_record)(gpurt_queue queue, int32_t timing, gpurt_event* out, gpurt_status* status);
-  /* Later work on the queue waits for the event (which may come from another queue of the backend). */
+  /* Later work on the queue waits for the event (which may come from another queue of the backend, or
+   * from a queue of another of its devices). UNSUPPORTED when the backend cannot make this queue wait
+   * for that device's event: the core then waits for the event on the host. */
   gpurt_result (*queue_wait)(gpurt_queue queue, gpurt_event event, gpurt_status* status);
   gpurt_result (*queue_finish)(gpurt_queue queue, gpurt_status* status);
   void (*queue_release)(gpurt_queue queue);
@@ -357,6 +385,33 @@ typedef struct gpurt_plugin_table {
   /* Milliseconds from start to end (same device, both recorded with timing). */
   gpurt_result (*event_elapsed_ms)(gpurt_event start, gpurt_event end, double* ms, gpurt_status* status);
   void (*event_release)(gpurt_event event);
+
+  /* ---- 4.1: native handles, imported objects, several devices; all optional ---- */
+  /* The native handle behind `object`: a gpurt_device for PLATFORM, DEVICE and CONTEXT, else the
+   * handle of the kind's object (gpurt_queue for QUEUE, ...). UNSUPPORTED when the backend has no
+   * such native object. The handle stays owned by the plugin object: valid while it lives, never
+   * released by the caller. */
+  gpurt_result (*native_handle)(gpurt_native_kind kind, void* object, gpurt_native* out, gpurt_status* status);
+  /* The native object `native` of `kind` (BUFFER, QUEUE or EVENT) as an object of `device`; *out
+   * receives a gpurt_buffer, gpurt_queue or gpurt_event. The plugin checks that the object belongs
+   * to the device (its context and device: INVALID_ARGUMENT saying which differs) and, for a
+   * buffer, that it holds at least `bytes` where the native API can tell. For a QUEUE, *timing is
+   * set to 1 when events recorded on it can be timed. A failed import releases nothing. */
+  gpurt_result (*device_import)(gpurt_device device, gpurt_native_kind kind, uint64_t native, size_t bytes,
+                                gpurt_ownership ownership, int32_t* timing, void** out, gpurt_status* status);
+  /* A device of this backend that works in the application's context `native_context` on its device
+   * `native_device` (CUcontext and CUdevice; cl_context and cl_device_id; 0 for the device: the
+   * context's own, where it has only one). It lives for the process (the core never releases a
+   * device); with GPURT_ADOPT the plugin releases the context at exit, if ever. */
+  gpurt_result (*backend_import_device)(gpurt_backend backend, uint64_t native_context, uint64_t native_device,
+                                        gpurt_ownership ownership, gpurt_device* out, gpurt_status* status);
+  /* Whether a kernel or copy of `a` can reach `b`'s memory directly (CUDA peer access). */
+  gpurt_result (*device_peer_access)(gpurt_device a, gpurt_device b, int32_t* possible, gpurt_status* status);
+  /* A copy between buffers of two devices of this backend, enqueued on `queue` (of either device):
+   * ordered after the queue's earlier work, and later work waits for it. UNSUPPORTED when the
+   * backend cannot copy between these two directly (the core then stages through host memory). */
+  gpurt_result (*queue_copy_peer)(gpurt_queue queue, gpurt_buffer src, size_t src_offset, gpurt_buffer dst,
+                                  size_t dst_offset, size_t bytes, gpurt_status* status);
 } gpurt_plugin_table;
 
 /* Stores the plugin's install hint (a string literal) in the ELF section ".gpurt_install_hint" as

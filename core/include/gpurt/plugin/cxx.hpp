@@ -80,6 +80,29 @@ Status guarded(const char* call, F&& body) noexcept {
 
 enum class LogLevel { error = 1, warn = 2, info = 3, debug = 4 };
 
+// A native handle (gpurt_native): its bits and the vendor's name of its type (static text).
+struct Native {
+  std::uint64_t handle = 0;
+  const char* type_name = "";
+};
+enum class NativeKind : std::int32_t {
+  platform = GPURT_NATIVE_PLATFORM,
+  device = GPURT_NATIVE_DEVICE,
+  context = GPURT_NATIVE_CONTEXT,
+  queue = GPURT_NATIVE_QUEUE,
+  buffer = GPURT_NATIVE_BUFFER,
+  event = GPURT_NATIVE_EVENT,
+  program = GPURT_NATIVE_PROGRAM,
+  kernel = GPURT_NATIVE_KERNEL,
+};
+// Who releases an imported native object (GPURT_BORROW, GPURT_ADOPT).
+enum class Ownership : std::int32_t { borrow = GPURT_BORROW, adopt = GPURT_ADOPT };
+
+// The failure every optional hook returns unless the backend overrides it.
+inline Status unsupported(const char* what) {
+  return Status::failure(ErrorCategory::unsupported, std::string("this backend does not support ") + what);
+}
+
 // A line for gpurt's log (GPURT_LOG decides what is shown); does nothing before the plugin is
 // opened. `backend` names the source ("cuda").
 inline void log(LogLevel level, const char* backend, const char* message) noexcept;
@@ -119,6 +142,11 @@ struct KernelInfo {
 class Buffer {
  public:
   virtual ~Buffer() = default;
+  // The allocation's native handle (CUdeviceptr, cl_mem). Unsupported unless overridden.
+  virtual Status native(Native& out) noexcept {
+    (void)out;
+    return unsupported("native buffer handles");
+  }
 };
 
 class HostAllocation {
@@ -134,6 +162,11 @@ class Event {
   virtual Status query(bool& complete) noexcept = 0;
   // Milliseconds from this event to `end` (same device, both recorded with timing).
   virtual Status elapsed_ms(Event& end, double& ms) noexcept = 0;
+  // CUevent, cl_event. Unsupported unless overridden.
+  virtual Status native(Native& out) noexcept {
+    (void)out;
+    return unsupported("native event handles");
+  }
 };
 
 class Kernel {
@@ -143,6 +176,11 @@ class Kernel {
   // How many groups of `group_size` work-items, each with `local_bytes` of dynamic local memory,
   // one compute unit runs at once for this kernel (the core has checked both against the limits).
   virtual Status resident_groups(std::size_t group_size, std::size_t local_bytes, std::size_t& out) noexcept = 0;
+  // CUfunction, cl_kernel. Unsupported unless overridden.
+  virtual Status native(Native& out) noexcept {
+    (void)out;
+    return unsupported("native kernel handles");
+  }
 
  private:
   template <class, class>
@@ -161,6 +199,11 @@ class Program {
   virtual const std::string& build_log() const noexcept = 0;
   // The built program in a form Device::load_binary takes back (for the compile cache).
   virtual Status binary(std::string& out) const noexcept = 0;
+  // CUmodule, cl_program. Unsupported unless overridden.
+  virtual Status native(Native& out) noexcept {
+    (void)out;
+    return unsupported("native program handles");
+  }
 };
 
 // One kernel argument as the core passes it (gpurt_kernel_arg, with the buffer as this helper's
@@ -204,6 +247,18 @@ class Queue {
   // Later work on this queue waits for `event` (which may come from another queue of the backend).
   virtual Status wait(Event& event) noexcept = 0;
   virtual Status finish() noexcept = 0;
+  // CUstream, cl_command_queue. Unsupported unless overridden.
+  virtual Status native(Native& out) noexcept {
+    (void)out;
+    return unsupported("native queue handles");
+  }
+  // A copy between buffers of two devices of this backend (gpurt_plugin_table::queue_copy_peer).
+  // Unsupported unless overridden: the core then stages the copy through host memory.
+  virtual Status copy_peer(Buffer& src, std::size_t src_offset, Buffer& dst, std::size_t dst_offset,
+                           std::size_t bytes) noexcept {
+    (void)src, (void)src_offset, (void)dst, (void)dst_offset, (void)bytes;
+    return unsupported("copies between devices");
+  }
 };
 
 struct ProgramSource {
@@ -236,6 +291,35 @@ class Device {
   virtual Status load_binary(const ProgramSource& source, const std::vector<std::string>& options,
                              const std::string& binary, std::unique_ptr<Program>& out) noexcept = 0;
 
+  // ---- interop (ABI 4.1); each is unsupported unless overridden ----
+  // The device's native platform, device or context handle (kind is one of those three).
+  virtual Status native(NativeKind kind, Native& out) noexcept {
+    (void)kind, (void)out;
+    return unsupported("native device handles");
+  }
+  // The application's native buffer (at least `bytes` long), queue or event as this device's
+  // object; check that it belongs to this device (gpurt_plugin_table::device_import).
+  virtual Status import_buffer(std::uint64_t native, std::size_t bytes, Ownership ownership,
+                               std::unique_ptr<Buffer>& out) noexcept {
+    (void)native, (void)bytes, (void)ownership, (void)out;
+    return unsupported("importing native buffers");
+  }
+  virtual Status import_queue(std::uint64_t native, Ownership ownership, bool& timing,
+                              std::unique_ptr<Queue>& out) noexcept {
+    (void)native, (void)ownership, (void)timing, (void)out;
+    return unsupported("importing native queues");
+  }
+  virtual Status import_event(std::uint64_t native, Ownership ownership, std::unique_ptr<Event>& out) noexcept {
+    (void)native, (void)ownership, (void)out;
+    return unsupported("importing native events");
+  }
+  // Whether this device's kernels and copies reach `other`'s memory directly.
+  virtual Status peer_access(Device& other, bool& possible) noexcept {
+    (void)other;
+    possible = false;
+    return Status::success();
+  }
+
  private:
   template <class, class>
   friend struct TableOf;
@@ -247,6 +331,13 @@ class Backend {
   virtual ~Backend() = default;
   virtual std::size_t device_count() const noexcept = 0;
   virtual Device& device(std::size_t index) noexcept = 0;
+  // A device working in the application's native context (gpurt_plugin_table::backend_import_device);
+  // the backend keeps it for the process. Unsupported unless overridden.
+  virtual Status import_device(std::uint64_t native_context, std::uint64_t native_device, Ownership ownership,
+                               Device*& out) noexcept {
+    (void)native_context, (void)native_device, (void)ownership, (void)out;
+    return unsupported("importing native contexts");
+  }
 };
 
 // What a plugin says about itself before it starts (gpurt_plugin_info).
@@ -686,6 +777,88 @@ struct TableOf {
   }
   static void event_release(gpurt_event e) { delete cxx_detail::object<Event>(e); }
 
+  static gpurt_result native_handle(gpurt_native_kind kind, void* object, gpurt_native* out, gpurt_status* st) {
+    return cxx_detail::run("native_handle", st, [&] {
+      Native n;
+      Status s;
+      switch (kind) {
+        case GPURT_NATIVE_PLATFORM:
+        case GPURT_NATIVE_DEVICE:
+        case GPURT_NATIVE_CONTEXT:
+          s = static_cast<Device*>(object)->native(static_cast<NativeKind>(kind), n);
+          break;
+        case GPURT_NATIVE_QUEUE: s = static_cast<Queue*>(object)->native(n); break;
+        case GPURT_NATIVE_BUFFER: s = static_cast<Buffer*>(object)->native(n); break;
+        case GPURT_NATIVE_EVENT: s = static_cast<Event*>(object)->native(n); break;
+        case GPURT_NATIVE_PROGRAM: s = static_cast<Program*>(object)->native(n); break;
+        case GPURT_NATIVE_KERNEL: s = static_cast<Kernel*>(object)->native(n); break;
+        default: return Status::failure(ErrorCategory::invalid_argument, "unknown native handle kind");
+      }
+      if (s.ok()) {
+        gpurt_native c{};
+        c.size = sizeof c;
+        c.kind = kind;
+        c.handle = n.handle;
+        c.type_name = n.type_name ? n.type_name : "";
+        std::memcpy(out, &c, out->size < sizeof c ? out->size : sizeof c);
+      }
+      return s;
+    });
+  }
+  static gpurt_result device_import(gpurt_device d, gpurt_native_kind kind, std::uint64_t native, std::size_t bytes,
+                                    gpurt_ownership ownership, std::int32_t* timing, void** out, gpurt_status* st) {
+    return cxx_detail::run("import", st, [&] {
+      Device* dev = cxx_detail::object<Device>(d);
+      const Ownership own = ownership == GPURT_ADOPT ? Ownership::adopt : Ownership::borrow;
+      Status s;
+      if (kind == GPURT_NATIVE_BUFFER) {
+        std::unique_ptr<Buffer> b;
+        s = dev->import_buffer(native, bytes, own, b);
+        if (s.ok()) *out = b.release();
+      } else if (kind == GPURT_NATIVE_QUEUE) {
+        std::unique_ptr<Queue> q;
+        bool t = false;
+        s = dev->import_queue(native, own, t, q);
+        if (s.ok()) {
+          if (timing) *timing = t ? 1 : 0;
+          *out = q.release();
+        }
+      } else if (kind == GPURT_NATIVE_EVENT) {
+        std::unique_ptr<Event> e;
+        s = dev->import_event(native, own, e);
+        if (s.ok()) *out = e.release();
+      } else {
+        s = Status::failure(ErrorCategory::invalid_argument, "only buffers, queues and events can be imported");
+      }
+      return s;
+    });
+  }
+  static gpurt_result import_device(gpurt_backend b, std::uint64_t context, std::uint64_t device,
+                                    gpurt_ownership ownership, gpurt_device* out, gpurt_status* st) {
+    return cxx_detail::run("import_device", st, [&] {
+      Device* d = nullptr;
+      Status s = cxx_detail::object<Backend>(b)->import_device(
+          context, device, ownership == GPURT_ADOPT ? Ownership::adopt : Ownership::borrow, d);
+      if (s.ok()) *out = cxx_detail::handle<gpurt_device>(d);
+      return s;
+    });
+  }
+  static gpurt_result peer_access(gpurt_device a, gpurt_device b, std::int32_t* possible, gpurt_status* st) {
+    return cxx_detail::run("peer_access", st, [&] {
+      bool p = false;
+      Status s = cxx_detail::object<Device>(a)->peer_access(*cxx_detail::object<Device>(b), p);
+      *possible = s.ok() && p ? 1 : 0;
+      return s;
+    });
+  }
+  static gpurt_result copy_peer(gpurt_queue q, gpurt_buffer src, std::size_t src_off, gpurt_buffer dst,
+                                std::size_t dst_off, std::size_t bytes, gpurt_status* st) {
+    return cxx_detail::run("copy_peer", st, [&] {
+      return cxx_detail::object<Queue>(q)->copy_peer(*cxx_detail::object<Buffer>(src), src_off,
+                                                     *cxx_detail::object<Buffer>(dst), dst_off, bytes);
+    });
+  }
+
   static const gpurt_plugin_table* table() noexcept {
     static const gpurt_plugin_table t = {
         sizeof(gpurt_plugin_table), GPURT_ABI_VERSION, &describe, &open, &device_count, &device,
@@ -693,7 +866,8 @@ struct TableOf {
         &buffer_release, &host_memory_release, &program_kernel, &program_kernel_names, &program_build_log,
         &program_binary, &program_release, &kernel_info, &resident_groups, &kernel_release, &copy_from_host,
         &copy_to_host, &copy, &fill, &launch, &record, &queue_wait, &finish, &queue_release, &event_wait,
-        &event_query, &elapsed_ms, &event_release};
+        &event_query, &elapsed_ms, &event_release, &native_handle, &device_import, &import_device,
+        &peer_access, &copy_peer};
     return &t;
   }
 };
