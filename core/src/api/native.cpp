@@ -31,10 +31,10 @@ const char* to_string(NativeKind kind) {
 namespace detail {
 namespace {
 
-// What the typed accessors of another backend would be called, for the hint.
+// Where the handles of another backend come from, for the hint.
 std::string typed_header(const std::string& backend) {
-  if (backend == "cuda" || backend == "opencl") return "gpurt::" + backend + ":: (<gpurt/" + backend + ".hpp>)";
-  return "gpurt::native_handle";
+  return "gpurt::native_handle (or the typed accessors gpurt::" + backend + "::* of <gpurt/" + backend +
+         ".hpp>, where the backend has that header)";
 }
 
 // Throws invalid_argument unless `d` is of `backend` (null: any backend).
