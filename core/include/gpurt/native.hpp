@@ -26,6 +26,10 @@
 //    events are then checked on every call exactly as for gpurt's own objects.
 //  - Imported buffers are not counted in Device::memory_usage().gpurt_bytes (gpurt did not
 //    allocate them) and are not limited by it.
+//  - An import is a new gpurt object: a Buffer imported from the native handle of another gpurt
+//    Buffer shares its memory but not its identity, so Buffer::overlaps() and the overlap check of
+//    Queue::copy do not see that the two alias (keep such copies apart yourself), and a Queue
+//    imported from another Queue's native handle has its own id().
 #pragma once
 
 #include <cstddef>
