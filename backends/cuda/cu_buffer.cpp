@@ -4,6 +4,7 @@
 namespace gpurt::cuda {
 
 CuBuffer::~CuBuffer() {
+  if (!mem_) return;  // borrowed memory stays the application's
   if (!make_current(ctx_).ok()) log(plugin::LogLevel::warn, "could not make the context current to free device memory");
   mem_.reset();
 }

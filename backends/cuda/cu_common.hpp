@@ -7,6 +7,12 @@
 // Program is a CUmodule loaded from an NVRTC-compiled cubin for the device's exact architecture
 // (PTX kept for the driver to JIT when NVRTC does not know the architecture), from PTX, or from a
 // cubin/fatbin. Every native handle is owned by one move-only Owner<Traits> template.
+//
+// Interop (cu_interop.cpp): each object hands out its native handle; the application's device
+// pointers, streams and events become Buffers, Queues and Events of a device (owned by gpurt with
+// adopt, never released with borrow), and an application's context becomes a Device of its own
+// (CuDevice not on the primary context). Every object keeps the context it was made in and makes
+// it current before each driver call, so objects of an imported device work in that context.
 #pragma once
 
 #include <cuda.h>
@@ -102,18 +108,26 @@ struct NvrtcProgramTraits {
 
 // Makes `ctx` current on the calling thread when it is not already.
 Status make_current(CUcontext ctx) noexcept;
+// The device `ctx` works on (cuCtxGetDevice between a push and a pop, which leave the calling
+// thread's context as it was); invalid_argument when `ctx` is not a context the driver knows.
+Status device_of_context(CUcontext ctx, CUdevice& out) noexcept;
 
 class CuDevice;
 
 class CuBuffer final : public plugin::Buffer {
  public:
-  CuBuffer(CUcontext ctx, CUdeviceptr p) : ctx_(ctx), mem_(p) {}
+  // owned: cuMemFree when the buffer goes (gpurt's own memory and adopted pointers); otherwise the
+  // application's borrowed memory, never freed here.
+  CuBuffer(CUcontext ctx, CUdeviceptr p, bool owned = true) : ctx_(ctx), ptr_(p), mem_(owned ? p : 0) {}
   ~CuBuffer() override;
-  CUdeviceptr ptr() const { return mem_.get(); }
+  CUdeviceptr ptr() const { return ptr_; }
+  CUcontext context() const { return ctx_; }
+  Status native(plugin::Native& out) noexcept override;
 
  private:
   CUcontext ctx_;
-  Owner<DeviceMemoryTraits> mem_;
+  CUdeviceptr ptr_;
+  Owner<DeviceMemoryTraits> mem_;  // empty when borrowed
 };
 
 class CuHostAllocation final : public plugin::HostAllocation {
@@ -129,15 +143,19 @@ class CuHostAllocation final : public plugin::HostAllocation {
 
 class CuEvent final : public plugin::Event {
  public:
-  CuEvent(CUcontext ctx, Owner<EventTraits> e) : ctx_(ctx), event_(std::move(e)) {}
+  CuEvent(CUcontext ctx, Owner<EventTraits> e) : ctx_(ctx), handle_(e.get()), event_(std::move(e)) {}
+  // The application's event: owned (adopted: cuEventDestroy when the event goes) or borrowed.
+  CuEvent(CUcontext ctx, CUevent e, bool owned) : ctx_(ctx), handle_(e), event_(owned ? e : nullptr) {}
   Status wait() noexcept override;
   Status query(bool& complete) noexcept override;
   Status elapsed_ms(plugin::Event& end, double& ms) noexcept override;
-  CUevent handle() const { return event_.get(); }
+  Status native(plugin::Native& out) noexcept override;
+  CUevent handle() const { return handle_; }
 
  private:
   CUcontext ctx_;
-  Owner<EventTraits> event_;
+  CUevent handle_;
+  Owner<EventTraits> event_;  // empty when borrowed
 };
 
 class CuKernel final : public plugin::Kernel {
@@ -149,6 +167,7 @@ class CuKernel final : public plugin::Kernel {
   CUfunction function() const { return function_; }
   // Raises the kernel's dynamic shared memory limit to `bytes` when a launch needs more than 48 KiB.
   Status allow_dynamic_shared(std::size_t bytes) noexcept;
+  Status native(plugin::Native& out) noexcept override;
 
  private:
   CUfunction function_;  // owned by the module (kept alive by the core's Program state)
@@ -168,6 +187,7 @@ class CuProgram final : public plugin::Program {
   std::vector<std::string> kernel_names() const noexcept override;
   const std::string& build_log() const noexcept override { return log_; }
   Status binary(std::string& out) const noexcept override;
+  Status native(plugin::Native& out) noexcept override;
 
  private:
   CuDevice& device_;
@@ -179,7 +199,14 @@ class CuProgram final : public plugin::Program {
 
 class CuQueue final : public plugin::Queue {
  public:
-  CuQueue(CUcontext ctx, Owner<StreamTraits> s) : ctx_(ctx), stream_(std::move(s)) {}
+  // An owned stream (gpurt's own, or adopted): cuStreamDestroy when the queue goes.
+  CuQueue(CuDevice& device, CUcontext ctx, Owner<StreamTraits> s)
+      : device_(device), ctx_(ctx), stream_(s.get()), owned_(std::move(s)) {}
+  // The application's stream: owned (adopted) or borrowed, never destroyed here. A borrowed one
+  // may be one of the special streams 0, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, which the driver
+  // takes in the current context (ctx).
+  CuQueue(CuDevice& device, CUcontext ctx, CUstream s, bool owned)
+      : device_(device), ctx_(ctx), stream_(s), owned_(owned ? s : nullptr) {}
   ~CuQueue() override;
   Status copy_from_host(const void* src, plugin::Buffer& dst, std::size_t dst_offset,
                         std::size_t bytes, bool blocking) noexcept override;
@@ -194,15 +221,23 @@ class CuQueue final : public plugin::Queue {
   Status record(bool timing, std::unique_ptr<plugin::Event>& out) noexcept override;
   Status wait(plugin::Event& event) noexcept override;
   Status finish() noexcept override;
+  Status native(plugin::Native& out) noexcept override;
+  // cuMemcpyPeerAsync between the buffers' contexts on this stream (cu_interop.cpp).
+  Status copy_peer(plugin::Buffer& src, std::size_t src_offset, plugin::Buffer& dst, std::size_t dst_offset,
+                   std::size_t bytes) noexcept override;
 
  private:
+  CuDevice& device_;
   CUcontext ctx_;
-  Owner<StreamTraits> stream_;
+  CUstream stream_;
+  Owner<StreamTraits> owned_;  // empty when borrowed
 };
 
 class CuDevice final : public plugin::Device {
  public:
-  CuDevice(CUdevice dev, CUcontext primary, int driver_version);
+  // `ctx`: the device's primary context (retained by enumeration, released here), or with
+  // primary == false an application's context (Backend::import_device), never released here.
+  CuDevice(CUdevice dev, CUcontext ctx, int driver_version, bool primary = true);
   ~CuDevice() override;
   const DeviceProperties& properties() const noexcept override { return props_; }
   Status create_queue(const plugin::QueueOptions& options,
@@ -216,7 +251,22 @@ class CuDevice final : public plugin::Device {
   Status load_binary(const plugin::ProgramSource& source, const std::vector<std::string>& options,
                      const std::string& binary, std::unique_ptr<plugin::Program>& out) noexcept override;
 
+  // ---- interop (cu_interop.cpp) ----
+  Status native(plugin::NativeKind kind, plugin::Native& out) noexcept override;
+  Status import_buffer(std::uint64_t native, std::size_t bytes, plugin::Ownership ownership,
+                       std::unique_ptr<plugin::Buffer>& out) noexcept override;
+  Status import_queue(std::uint64_t native, plugin::Ownership ownership, bool& timing,
+                      std::unique_ptr<plugin::Queue>& out) noexcept override;
+  Status import_event(std::uint64_t native, plugin::Ownership ownership,
+                      std::unique_ptr<plugin::Event>& out) noexcept override;
+  Status peer_access(plugin::Device& other, bool& possible) noexcept override;
+  // Enables direct access from this device's context to `peer` (another device's context) the
+  // first time a copy asks for it; later calls only look it up. Failures are logged, not
+  // returned: cuMemcpyPeerAsync copies without peer access too.
+  void enable_peer(CUcontext peer) noexcept;
+
   CUcontext context() const { return ctx_; }
+  CUdevice native_device() const { return dev_; }
   int compute_capability() const { return cc_major_ * 10 + cc_minor_; }
 
  private:
@@ -228,7 +278,10 @@ class CuDevice final : public plugin::Device {
 
   CUdevice dev_;
   CUcontext ctx_;
+  bool primary_;
   int cc_major_ = 0, cc_minor_ = 0;
+  std::mutex peer_mutex_;
+  std::vector<CUcontext> peers_tried_;  // contexts enable_peer has tried (enabled or not)
   DeviceProperties props_;
   std::string compiler_id_;
 };

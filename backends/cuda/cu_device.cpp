@@ -18,7 +18,8 @@ int attribute(CUdevice dev, CUdevice_attribute a) {
 
 }  // namespace
 
-CuDevice::CuDevice(CUdevice dev, CUcontext primary, int driver_version) : dev_(dev), ctx_(primary) {
+CuDevice::CuDevice(CUdevice dev, CUcontext ctx, int driver_version, bool primary)
+    : dev_(dev), ctx_(ctx), primary_(primary) {
   DeviceProperties& p = props_;
   char name[256] = {};
   cuDeviceGetName(name, sizeof name - 1, dev);
@@ -77,7 +78,7 @@ CuDevice::CuDevice(CUdevice dev, CUcontext primary, int driver_version) : dev_(d
 }
 
 CuDevice::~CuDevice() {
-  if (cuDevicePrimaryCtxRelease(dev_) != CUDA_SUCCESS)
+  if (primary_ && cuDevicePrimaryCtxRelease(dev_) != CUDA_SUCCESS)
     log(plugin::LogLevel::warn, "cuDevicePrimaryCtxRelease failed");
 }
 
@@ -88,7 +89,7 @@ Status CuDevice::create_queue(const plugin::QueueOptions&, std::unique_ptr<plugi
     CUstream stream = nullptr;
     const CUresult r = cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING);
     if (r != CUDA_SUCCESS) return fail(r, "cuStreamCreate", "creating a queue");
-    out = std::make_unique<CuQueue>(ctx_, Owner<StreamTraits>(stream));
+    out = std::make_unique<CuQueue>(*this, ctx_, Owner<StreamTraits>(stream));
     return Status::success();
   });
 }

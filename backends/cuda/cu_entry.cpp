@@ -10,7 +10,40 @@ class CuBackend final : public plugin::Backend {
   std::size_t device_count() const noexcept override { return devices_.size(); }
   plugin::Device& device(std::size_t i) noexcept override { return *devices_[i]; }
 
+  // The application's context as a device of its own: one CuDevice per context, kept for the
+  // process. The context is never destroyed here (with adopt either: at exit the driver may
+  // already be shutting down).
+  Status import_device(std::uint64_t native_context, std::uint64_t native_device, plugin::Ownership,
+                       plugin::Device*& out) noexcept override {
+    return guarded("cuCtxGetDevice", [&]() -> Status {
+      const auto ctx = reinterpret_cast<CUcontext>(static_cast<std::uintptr_t>(native_context));
+      CUdevice dev = 0;
+      Status s = device_of_context(ctx, dev);
+      if (!s.ok()) return s;
+      if (native_device != 0 && native_device != static_cast<std::uint64_t>(static_cast<std::uint32_t>(dev)))
+        return Status::failure(ErrorCategory::invalid_argument,
+                               "this context works on CUDA device " + std::to_string(dev) + ", not on CUDA device " +
+                                   std::to_string(native_device) + "; pass 0 (a CUDA context has one device) or " +
+                                   std::to_string(dev),
+                               "cuCtxGetDevice");
+      std::lock_guard<std::mutex> lock(imported_mutex_);
+      for (const auto& d : imported_)
+        if (d->context() == ctx) {
+          out = d.get();
+          return Status::success();
+        }
+      imported_.push_back(std::make_unique<CuDevice>(dev, ctx, driver_version_, false));
+      out = imported_.back().get();
+      return Status::success();
+    });
+  }
+
   std::vector<std::unique_ptr<CuDevice>> devices_;
+  int driver_version_ = 0;
+
+ private:
+  std::mutex imported_mutex_;
+  std::vector<std::unique_ptr<CuDevice>> imported_;
 };
 
 std::string native(CUresult r, const char* call) {
@@ -42,6 +75,7 @@ void enumerate(plugin::EntryResult& out) {
     return;
   }
   auto backend = std::make_unique<CuBackend>();
+  backend->driver_version_ = driver;
   out.version = "CUDA driver " + std::to_string(driver / 1000) + "." +
                       std::to_string((driver % 1000) / 10) + ", NVRTC " +
                       std::to_string(nvrtc_major) + "." + std::to_string(nvrtc_minor);

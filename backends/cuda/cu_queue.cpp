@@ -21,8 +21,9 @@ bool periodic(const unsigned char* p, std::size_t size, std::size_t period) {
 }  // namespace
 
 CuQueue::~CuQueue() {
+  if (!owned_) return;  // a borrowed stream stays the application's
   if (!make_current(ctx_).ok()) log(plugin::LogLevel::warn, "could not make the context current to destroy a stream");
-  stream_.reset();
+  owned_.reset();
 }
 
 // Blocking copies: from pageable memory the driver's async copies already return once the host
@@ -34,7 +35,7 @@ Status CuQueue::copy_from_host(const void* src, plugin::Buffer& dst, std::size_t
                                std::size_t bytes, bool) noexcept {
   Status s = make_current(ctx_);
   if (!s.ok()) return s;
-  const CUresult r = cuMemcpyHtoDAsync(ptr_of(dst, dst_offset), src, bytes, stream_.get());
+  const CUresult r = cuMemcpyHtoDAsync(ptr_of(dst, dst_offset), src, bytes, stream_);
   return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuMemcpyHtoDAsync");
 }
 
@@ -42,7 +43,7 @@ Status CuQueue::copy_to_host(plugin::Buffer& src, std::size_t src_offset, void* 
                              std::size_t bytes, bool) noexcept {
   Status s = make_current(ctx_);
   if (!s.ok()) return s;
-  const CUresult r = cuMemcpyDtoHAsync(dst, ptr_of(src, src_offset), bytes, stream_.get());
+  const CUresult r = cuMemcpyDtoHAsync(dst, ptr_of(src, src_offset), bytes, stream_);
   return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuMemcpyDtoHAsync");
 }
 
@@ -50,7 +51,7 @@ Status CuQueue::copy(plugin::Buffer& src, std::size_t src_offset, plugin::Buffer
                      std::size_t dst_offset, std::size_t bytes) noexcept {
   Status s = make_current(ctx_);
   if (!s.ok()) return s;
-  const CUresult r = cuMemcpyDtoDAsync(ptr_of(dst, dst_offset), ptr_of(src, src_offset), bytes, stream_.get());
+  const CUresult r = cuMemcpyDtoDAsync(ptr_of(dst, dst_offset), ptr_of(src, src_offset), bytes, stream_);
   return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuMemcpyDtoDAsync");
 }
 
@@ -68,7 +69,7 @@ Status CuQueue::fill(plugin::Buffer& dst, std::size_t offset, std::size_t bytes,
       break;
     }
   const CUdeviceptr ptr = ptr_of(dst, offset);
-  CUstream st = stream_.get();
+  CUstream st = stream_;
   CUresult r = CUDA_SUCCESS;
   if (period == 1) {
     r = cuMemsetD8Async(ptr, pat[0], bytes, st);
@@ -143,7 +144,7 @@ Status CuQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
   const CUresult r = cuLaunchKernel(k.function(), static_cast<unsigned>(g.x), static_cast<unsigned>(g.y),
                                     static_cast<unsigned>(g.z), static_cast<unsigned>(b.x),
                                     static_cast<unsigned>(b.y), static_cast<unsigned>(b.z),
-                                    static_cast<unsigned>(shared), stream_.get(),
+                                    static_cast<unsigned>(shared), stream_,
                                     count ? params.data() : nullptr, nullptr);
   return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuLaunchKernel", "launching '" + k.info().name + "'");
 }
@@ -156,7 +157,7 @@ Status CuQueue::record(bool timing, std::unique_ptr<plugin::Event>& out) noexcep
     CUresult r = cuEventCreate(&e, timing ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING);
     if (r != CUDA_SUCCESS) return fail(r, "cuEventCreate");
     Owner<EventTraits> owned(e);
-    r = cuEventRecord(e, stream_.get());
+    r = cuEventRecord(e, stream_);
     if (r != CUDA_SUCCESS) return fail(r, "cuEventRecord");
     out = std::make_unique<CuEvent>(ctx_, std::move(owned));
     return Status::success();
@@ -166,28 +167,28 @@ Status CuQueue::record(bool timing, std::unique_ptr<plugin::Event>& out) noexcep
 Status CuQueue::wait(plugin::Event& event) noexcept {
   Status s = make_current(ctx_);
   if (!s.ok()) return s;
-  const CUresult r = cuStreamWaitEvent(stream_.get(), static_cast<CuEvent&>(event).handle(), 0);
+  const CUresult r = cuStreamWaitEvent(stream_, static_cast<CuEvent&>(event).handle(), 0);
   return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuStreamWaitEvent");
 }
 
 Status CuQueue::finish() noexcept {
   Status s = make_current(ctx_);
   if (!s.ok()) return s;
-  const CUresult r = cuStreamSynchronize(stream_.get());
+  const CUresult r = cuStreamSynchronize(stream_);
   return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuStreamSynchronize");
 }
 
 Status CuEvent::wait() noexcept {
   Status s = make_current(ctx_);
   if (!s.ok()) return s;
-  const CUresult r = cuEventSynchronize(event_.get());
+  const CUresult r = cuEventSynchronize(handle_);
   return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuEventSynchronize");
 }
 
 Status CuEvent::query(bool& complete) noexcept {
   Status s = make_current(ctx_);
   if (!s.ok()) return s;
-  const CUresult r = cuEventQuery(event_.get());
+  const CUresult r = cuEventQuery(handle_);
   if (r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY) {
     complete = r == CUDA_SUCCESS;
     return Status::success();
@@ -200,7 +201,7 @@ Status CuEvent::elapsed_ms(plugin::Event& end_event, double& ms) noexcept {
   Status s = end.wait();
   if (!s.ok()) return s;
   float t = 0;
-  const CUresult r = cuEventElapsedTime(&t, event_.get(), end.event_.get());
+  const CUresult r = cuEventElapsedTime(&t, handle_, end.handle_);
   if (r != CUDA_SUCCESS) return fail(r, "cuEventElapsedTime");
   ms = t;
   return Status::success();
