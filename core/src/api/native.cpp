@@ -165,7 +165,6 @@ Queue import_queue(const Device& device, std::uint64_t native, Ownership ownersh
                    const char* call) {
   DeviceState* d = checked_device(device, call);
   check_backend(d, backend, "a device", call);
-  check_native(native, "queue", call, d);
   auto q = std::make_shared<QueueState>();
   q->device = d;
   bool timing = false;

@@ -209,6 +209,7 @@ TEST_CASE("opencl.hpp: a clCreateCommandQueue queue imported runs gpurt launches
     GPURT_REQUIRE_ERROR(elapsed_ms(e1, e2), ErrorCategory::invalid_argument, "timing");
   }
 
+  GPURT_REQUIRE_ERROR(opencl::import_queue(dev, nullptr, Ownership::borrow), ErrorCategory::invalid_argument, "null");
   // Out of order: refused, nothing released.
   cl_command_queue ooo = clCreateCommandQueue(opencl::context(dev), cd, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
   if (err == CL_SUCCESS) {
