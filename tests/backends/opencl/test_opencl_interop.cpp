@@ -40,6 +40,14 @@ cl_uint context_refs(cl_context c) {
   return r;
 }
 
+// A context of the application's own on `device` (the caller releases it).
+cl_context own_context(cl_device_id device) {
+  cl_int err = CL_SUCCESS;
+  cl_context c = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+  REQUIRE(err == CL_SUCCESS);
+  return c;
+}
+
 // A device of another backend than OpenCL, or an invalid Device when none is present.
 Device other_backend_device() {
   for (const Device& d : devices())
@@ -150,8 +158,7 @@ TEST_CASE("opencl.hpp: a clCreateBuffer buffer imported borrowed and adopted, re
   // A buffer of another context: named, refused, untouched.
   cl_device_id cd = opencl::device(dev);
   cl_int err = CL_SUCCESS;
-  cl_context other = clCreateContext(nullptr, 1, &cd, nullptr, nullptr, &err);
-  REQUIRE(err == CL_SUCCESS);
+  cl_context other = own_context(cd);
   cl_mem foreign = clCreateBuffer(other, CL_MEM_READ_WRITE, 64, nullptr, &err);
   REQUIRE(err == CL_SUCCESS);
   GPURT_REQUIRE_ERROR(opencl::import_buffer<float>(dev, foreign, 16, Ownership::adopt), ErrorCategory::invalid_argument,
@@ -219,8 +226,7 @@ TEST_CASE("opencl.hpp: a clCreateCommandQueue queue imported runs gpurt launches
     clReleaseCommandQueue(ooo);
   }
   // A queue of another context: refused.
-  cl_context other = clCreateContext(nullptr, 1, &cd, nullptr, nullptr, &err);
-  REQUIRE(err == CL_SUCCESS);
+  cl_context other = own_context(cd);
   cl_command_queue foreign = clCreateCommandQueue(other, cd, 0, &err);
   REQUIRE(err == CL_SUCCESS);
   GPURT_REQUIRE_ERROR(opencl::import_queue(dev, foreign, Ownership::borrow), ErrorCategory::invalid_argument,
@@ -269,8 +275,7 @@ TEST_CASE("opencl.hpp: a user event imported holds back a gpurt queue until clSe
   CHECK(event_refs(ue) == base);
   // An event of another context: refused, untouched.
   cl_device_id cd = opencl::device(dev);
-  cl_context other = clCreateContext(nullptr, 1, &cd, nullptr, nullptr, &err);
-  REQUIRE(err == CL_SUCCESS);
+  cl_context other = own_context(cd);
   cl_event foreign = clCreateUserEvent(other, &err);
   REQUIRE(err == CL_SUCCESS);
   GPURT_REQUIRE_ERROR(opencl::import_event(dev, foreign, Ownership::adopt), ErrorCategory::invalid_argument,
@@ -291,9 +296,7 @@ TEST_CASE("opencl.hpp: import_context gives a Device working in the application'
   // description() says "application context"."
   Device listed = test::device_under_test();
   cl_device_id cd = opencl::device(listed);
-  cl_int err = CL_SUCCESS;
-  cl_context ctx = clCreateContext(nullptr, 1, &cd, nullptr, nullptr, &err);
-  REQUIRE(err == CL_SUCCESS);
+  cl_context ctx = own_context(cd);
   const cl_uint base = context_refs(ctx);
   Device d = opencl::import_context(ctx, nullptr, Ownership::borrow);
   CHECK(context_refs(ctx) == base + 1);
@@ -338,9 +341,7 @@ TEST_CASE("opencl.hpp: a queue waits on an event of another cl_context (on the h
   // the core then waits on the host; Queue::wait takes any event of the same backend.
   Device listed = test::device_under_test();
   cl_device_id cd = opencl::device(listed);
-  cl_int err = CL_SUCCESS;
-  cl_context ctx = clCreateContext(nullptr, 1, &cd, nullptr, nullptr, &err);
-  REQUIRE(err == CL_SUCCESS);
+  cl_context ctx = own_context(cd);
   Device d = opencl::import_context(ctx, nullptr, Ownership::adopt);
   Queue qa = d.create_queue();
   Queue qb = listed.create_queue();
