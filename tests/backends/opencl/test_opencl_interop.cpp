@@ -155,6 +155,20 @@ TEST_CASE("opencl.hpp: a clCreateBuffer buffer imported borrowed and adopted, re
     REQUIRE(clReleaseMemObject(mem) == CL_SUCCESS);
   }
 
+  // A sub-buffer: refused ("import the parent buffer and take a view"), untouched.
+  {
+    cl_int serr = CL_SUCCESS;
+    cl_mem parent = clCreateBuffer(opencl::context(dev), CL_MEM_READ_WRITE, 4096, nullptr, &serr);
+    REQUIRE(serr == CL_SUCCESS);
+    cl_buffer_region region{0, 256};
+    cl_mem sub = clCreateSubBuffer(parent, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &serr);
+    REQUIRE(serr == CL_SUCCESS);
+    GPURT_REQUIRE_ERROR(opencl::import_buffer<float>(dev, sub, 64, Ownership::adopt), ErrorCategory::invalid_argument,
+                        "sub-buffer");
+    CHECK(mem_refs(sub) == 1);
+    clReleaseMemObject(sub);
+    clReleaseMemObject(parent);
+  }
   // A buffer of another context: named, refused, untouched.
   cl_device_id cd = opencl::device(dev);
   cl_int err = CL_SUCCESS;
