@@ -10,12 +10,6 @@ using namespace gpurt;
 
 namespace {
 
-std::vector<std::uint32_t> lcg(std::vector<std::uint32_t> v, std::uint32_t rounds) {
-  for (auto& x : v)
-    for (std::uint32_t r = 0; r < rounds; ++r) x = x * 1664525u + 1013904223u;
-  return v;
-}
-
 // The vendor's type name of each kind of handle, per backend (the table of docs/interop.md).
 const std::map<std::string, std::map<NativeKind, std::string>>& type_names() {
   static const std::map<std::string, std::map<NativeKind, std::string>> names = {
@@ -172,7 +166,7 @@ TEST_CASE("native.hpp: a queue imported from a queue's native handle runs in ord
     q2.copy(d, copy);
     q2.copy(copy, out);
     q2.finish();
-    CHECK(out == lcg(in, 500));
+    CHECK(out == test::busy_add_reference(in, 500));
   }
   // "Events recorded on it can be timed when the native queue allows it": the fixture's queue was
   // made with timing (the default), so the import's events can be.
@@ -209,7 +203,7 @@ TEST_CASE("native.hpp: an event exported and imported borrowed makes another que
   q2.copy(d, copy);
   q2.copy(copy, out);
   q2.finish();
-  CHECK(out == (kernels ? lcg(in, 1000) : in));
+  CHECK(out == (kernels ? test::busy_add_reference(in, 1000) : in));
   ie.wait();
   CHECK(ie.complete());
   GPURT_REQUIRE_ERROR(elapsed_ms(ie, f.q.record()), ErrorCategory::invalid_argument, "timing");

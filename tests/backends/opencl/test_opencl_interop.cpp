@@ -40,6 +40,14 @@ cl_uint context_refs(cl_context c) {
   return r;
 }
 
+// A context of the application's own on `device` (the caller releases it).
+cl_context own_context(cl_device_id device) {
+  cl_int err = CL_SUCCESS;
+  cl_context c = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+  REQUIRE(err == CL_SUCCESS);
+  return c;
+}
+
 // A device of another backend than OpenCL, or an invalid Device when none is present.
 Device other_backend_device() {
   for (const Device& d : devices())
@@ -147,11 +155,24 @@ TEST_CASE("opencl.hpp: a clCreateBuffer buffer imported borrowed and adopted, re
     REQUIRE(clReleaseMemObject(mem) == CL_SUCCESS);
   }
 
+  // A sub-buffer: refused ("import the parent buffer and take a view"), untouched.
+  {
+    cl_int serr = CL_SUCCESS;
+    cl_mem parent = clCreateBuffer(opencl::context(dev), CL_MEM_READ_WRITE, 4096, nullptr, &serr);
+    REQUIRE(serr == CL_SUCCESS);
+    cl_buffer_region region{0, 256};
+    cl_mem sub = clCreateSubBuffer(parent, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &serr);
+    REQUIRE(serr == CL_SUCCESS);
+    GPURT_REQUIRE_ERROR(opencl::import_buffer<float>(dev, sub, 64, Ownership::adopt), ErrorCategory::invalid_argument,
+                        "sub-buffer");
+    CHECK(mem_refs(sub) == 1);
+    clReleaseMemObject(sub);
+    clReleaseMemObject(parent);
+  }
   // A buffer of another context: named, refused, untouched.
   cl_device_id cd = opencl::device(dev);
   cl_int err = CL_SUCCESS;
-  cl_context other = clCreateContext(nullptr, 1, &cd, nullptr, nullptr, &err);
-  REQUIRE(err == CL_SUCCESS);
+  cl_context other = own_context(cd);
   cl_mem foreign = clCreateBuffer(other, CL_MEM_READ_WRITE, 64, nullptr, &err);
   REQUIRE(err == CL_SUCCESS);
   GPURT_REQUIRE_ERROR(opencl::import_buffer<float>(dev, foreign, 16, Ownership::adopt), ErrorCategory::invalid_argument,
@@ -219,8 +240,7 @@ TEST_CASE("opencl.hpp: a clCreateCommandQueue queue imported runs gpurt launches
     clReleaseCommandQueue(ooo);
   }
   // A queue of another context: refused.
-  cl_context other = clCreateContext(nullptr, 1, &cd, nullptr, nullptr, &err);
-  REQUIRE(err == CL_SUCCESS);
+  cl_context other = own_context(cd);
   cl_command_queue foreign = clCreateCommandQueue(other, cd, 0, &err);
   REQUIRE(err == CL_SUCCESS);
   GPURT_REQUIRE_ERROR(opencl::import_queue(dev, foreign, Ownership::borrow), ErrorCategory::invalid_argument,
@@ -269,8 +289,7 @@ TEST_CASE("opencl.hpp: a user event imported holds back a gpurt queue until clSe
   CHECK(event_refs(ue) == base);
   // An event of another context: refused, untouched.
   cl_device_id cd = opencl::device(dev);
-  cl_context other = clCreateContext(nullptr, 1, &cd, nullptr, nullptr, &err);
-  REQUIRE(err == CL_SUCCESS);
+  cl_context other = own_context(cd);
   cl_event foreign = clCreateUserEvent(other, &err);
   REQUIRE(err == CL_SUCCESS);
   GPURT_REQUIRE_ERROR(opencl::import_event(dev, foreign, Ownership::adopt), ErrorCategory::invalid_argument,
@@ -291,9 +310,7 @@ TEST_CASE("opencl.hpp: import_context gives a Device working in the application'
   // description() says "application context"."
   Device listed = test::device_under_test();
   cl_device_id cd = opencl::device(listed);
-  cl_int err = CL_SUCCESS;
-  cl_context ctx = clCreateContext(nullptr, 1, &cd, nullptr, nullptr, &err);
-  REQUIRE(err == CL_SUCCESS);
+  cl_context ctx = own_context(cd);
   const cl_uint base = context_refs(ctx);
   Device d = opencl::import_context(ctx, nullptr, Ownership::borrow);
   CHECK(context_refs(ctx) == base + 1);
@@ -338,9 +355,7 @@ TEST_CASE("opencl.hpp: a queue waits on an event of another cl_context (on the h
   // the core then waits on the host; Queue::wait takes any event of the same backend.
   Device listed = test::device_under_test();
   cl_device_id cd = opencl::device(listed);
-  cl_int err = CL_SUCCESS;
-  cl_context ctx = clCreateContext(nullptr, 1, &cd, nullptr, nullptr, &err);
-  REQUIRE(err == CL_SUCCESS);
+  cl_context ctx = own_context(cd);
   Device d = opencl::import_context(ctx, nullptr, Ownership::adopt);
   Queue qa = d.create_queue();
   Queue qb = listed.create_queue();
