@@ -192,7 +192,15 @@ class Queue {
                  dst.size_bytes(), true);
   }
 
-  // ---- device -> device (asynchronous); same size, same device; views may overlap only if equal
+  // ---- device -> device; same size; views of one allocation may overlap only if equal ----
+  // Both buffers on this queue's device: asynchronous. Buffers of two different devices (of one
+  // backend or of two) are copied too, with this queue on either buffer's device (a queue of a
+  // third device is invalid_argument): directly where the backend copies between the two itself
+  // (CUDA peer copies between GPUs, OpenCL devices of one context) - then asynchronous, ordered on
+  // this queue like any copy; otherwise relayed through pinned host memory - then the call first
+  // waits for this queue's earlier work and returns once the data is in `dst` (blocking). Work of
+  // the other device that writes `src` or reads `dst` is ordered with events (record there,
+  // wait() here), as between any two queues.
   template <class T>
   void copy(const Buffer<T>& src, const Buffer<T>& dst) {
     copy_device(detail::Access::allocation(src, "Queue::copy"), src.offset_bytes(), src.size_bytes(),
@@ -217,7 +225,11 @@ class Queue {
 
   // An event that completes when all work enqueued so far has.
   Event record();
-  // Work enqueued on this queue after this call waits (on the device) for `event`.
+  // Work enqueued on this queue after this call waits for `event`, which may come from any queue of
+  // any device: on the device where the backend can order the two (queues of one device; CUDA GPUs
+  // of one process; OpenCL devices of one context); otherwise - another backend, or OpenCL devices
+  // of different platforms - the calling thread waits for the event before this call returns, which
+  // orders the later work just the same.
   void wait(const Event& event);
   // Blocks until everything enqueued so far has completed. A kernel that never ends makes this
   // wait forever; use the bounded form below where that matters.

@@ -156,8 +156,16 @@ void Queue::copy_device(const detail::Allocation* src, std::size_t src_offset,
                         std::size_t dst_offset, std::size_t dst_bytes) {
   constexpr const char* call = "Queue::copy (device to device)";
   detail::QueueState* q = checked(call);
-  check_same_device(q, src, "source", call);
-  check_same_device(q, dst, "destination", call);
+  const bool across = src->device != dst->device;
+  if (across && q->device != src->device && q->device != dst->device)
+    detail::invalid("the source buffer lives on " + src->device->description + " and the destination on " +
+                        dst->device->description + ", but the queue is on " + q->device->description +
+                        "; copy between devices with a queue of either buffer's device",
+                    call, q->device);
+  if (!across) {
+    check_same_device(q, src, "source", call);
+    check_same_device(q, dst, "destination", call);
+  }
   detail::check_range(src, src_offset, src_bytes, call);
   detail::check_range(dst, dst_offset, dst_bytes, call);
   if (src_bytes != dst_bytes)
@@ -174,6 +182,11 @@ void Queue::copy_device(const detail::Allocation* src, std::size_t src_offset,
                         " bytes each); copy through a temporary buffer",
                     call, q->device);
   if (src == dst && src_offset == dst_offset) return;  // copying a range onto itself
+  if (across) {
+    detail::Traced trace("copy between devices", nullptr, src_bytes, q, q->device);
+    detail::copy_across_devices(q, src, src_offset, dst, dst_offset, src_bytes);
+    return;
+  }
   detail::Traced trace("copy device to device", nullptr, src_bytes, q, q->device);
   detail::check(q->impl->copy(*src->impl, src_offset, *dst->impl, dst_offset, src_bytes), q->device);
 }
@@ -207,13 +220,20 @@ Event Queue::record() {
 void Queue::wait(const Event& event) {
   detail::QueueState* q = checked("Queue::wait");
   detail::EventState* e = detail::Access::state(event, "Queue::wait");
-  if (e->device->backend != q->device->backend)
-    detail::invalid("the event comes from " + e->device->description + ", another backend than the "
-                    "queue's " + q->device->description + "; wait for it on the host with "
-                    "Event::wait() instead",
-                    "Queue::wait", q->device);
   detail::Traced trace("queue wait for event", nullptr, 0, nullptr, q->device);
-  detail::check(q->impl->wait(*e->impl), q->device);
+  // Another backend, or a device whose events this queue cannot wait for on the device (OpenCL
+  // devices of different contexts): the calling thread waits for the event instead, so work
+  // enqueued after this call still starts only once the event has completed.
+  if (e->device->backend != q->device->backend) {
+    detail::check(e->impl->wait(), e->device);
+    return;
+  }
+  const bridge::Status s = q->impl->wait(*e->impl);
+  if (s.failed && s.category == ErrorCategory::unsupported && e->device != q->device) {
+    detail::check(e->impl->wait(), e->device);
+    return;
+  }
+  detail::check(s, q->device);
 }
 
 void Queue::finish() {

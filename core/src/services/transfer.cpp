@@ -469,6 +469,91 @@ bool TransferEngine::download(QueueState* q, bridge::Buffer& src, std::size_t of
   return true;
 }
 
+QueueState* TransferEngine::internal_queue() {
+  std::lock_guard<std::mutex> lock(internal_mutex_);
+  if (!internal_) {
+    auto q = std::make_shared<QueueState>();
+    q->device = device_;
+    q->id = next_queue_id();
+    q->timing = false;
+    bridge::QueueOptions o;
+    o.timing = false;
+    check(device_->impl->create_queue(o, q->impl), device_);
+    internal_ = std::move(q);
+  }
+  return internal_.get();
+}
+
+void TransferEngine::relay(QueueState* sq, bridge::Buffer& src, std::size_t src_offset, QueueState* dq,
+                           bridge::Buffer& dst, std::size_t dst_offset, std::size_t bytes) {
+  std::lock_guard<std::mutex> lock(relay_mutex_);
+  const std::size_t want = std::min(relay_chunk, (bytes + (1u << 20) - 1) & ~std::size_t((1u << 20) - 1));
+  if (relay_bytes_ < want) {
+    relay_[0].reset();
+    relay_[1].reset();
+    relay_bytes_ = 0;
+    for (auto& r : relay_) check(device_->impl->allocate_host(want, r), device_);
+    relay_bytes_ = want;
+  }
+  const std::size_t piece = relay_bytes_;
+  const std::size_t chunks = (bytes + piece - 1) / piece;
+  // Downloads into a relay buffer still in flight: waited for however this function leaves, so
+  // that no DMA writes into a relay buffer the next relay (or its release) takes over.
+  struct Landing {
+    std::unique_ptr<bridge::Event> event[2];
+    ~Landing() {
+      for (auto& e : event)
+        if (e) (void)e->wait();
+    }
+  } landing;
+  auto fetch = [&](std::size_t c) {
+    const std::size_t len = std::min(piece, bytes - c * piece);
+    bridge::Status s = sq->impl->copy_to_host(src, src_offset + c * piece, relay_[c % 2]->data(), len, false);
+    if (s.ok()) s = sq->impl->record(false, landing.event[c % 2]);
+    return s;
+  };
+  bridge::Status s = fetch(0);
+  if (!s.ok()) fail_copy(s, device_);
+  for (std::size_t c = 0; c < chunks; ++c) {
+    s = landing.event[c % 2]->wait();
+    landing.event[c % 2].reset();
+    if (!s.ok()) fail_copy(s, device_);
+    if (c + 1 < chunks) {  // the next chunk comes down while this one goes up
+      s = fetch(c + 1);
+      if (!s.ok()) fail_copy(s, device_);
+    }
+    const void* p = relay_[c % 2]->data();
+    const std::size_t len = std::min(piece, bytes - c * piece), at = dst_offset + c * piece;
+    // Host memory to the destination's device, blocking until the relay buffer may be reused: through
+    // that device's staging where it pays (this device's pinned memory is not pinned for another
+    // backend), else its direct copy.
+    if (!(may_stage(len) && transfer_engine(dq->device).upload(dq, p, dst, at, len))) {
+      s = dq->impl->copy_from_host(p, dst, at, len, true);
+      if (!s.ok()) fail_copy(s, dq->device);
+    }
+  }
+  s = dq->impl->finish();
+  if (!s.ok()) fail_copy(s, dq->device);
+}
+
+void copy_across_devices(QueueState* q, const Allocation* src, std::size_t src_offset, const Allocation* dst,
+                         std::size_t dst_offset, std::size_t bytes) {
+  DeviceState* from = src->device;
+  DeviceState* to = dst->device;
+  if (from->backend == to->backend) {
+    const bridge::Status s = q->impl->copy_peer(*src->impl, src_offset, *dst->impl, dst_offset, bytes);
+    if (s.ok()) return;
+    if (s.category != ErrorCategory::unsupported) raise(s, q->device);
+  }
+  // Relayed: after everything q has been given (including waits for other devices' events), and
+  // blocking until the data is in dst, so that q's later work sees it.
+  check(q->impl->finish(), q->device);
+  TransferEngine& engine = transfer_engine(from);
+  QueueState* sq = q->device == from ? q : engine.internal_queue();
+  QueueState* dq = q->device == to ? q : transfer_engine(to).internal_queue();
+  engine.relay(sq, *src->impl, src_offset, dq, *dst->impl, dst_offset, bytes);
+}
+
 HostAllocationState::~HostAllocationState() {
   if (impl) unregister_pinned(impl->data());
 }

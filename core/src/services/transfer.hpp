@@ -62,6 +62,17 @@ class TransferEngine {
   static constexpr std::size_t chunk = 8u << 20;
   static constexpr std::size_t depth = 3;
 
+  // A copy from this device's buffer `src` to `dst`, a buffer of another device that no direct
+  // (peer) copy reaches: relayed through two pinned buffers of this device, 32 MiB at most each -
+  // chunk c + 1 is downloaded on `sq` (a queue of this device) while chunk c is uploaded on `dq`
+  // (a queue of dst's device) through that device's own staging. Returns once the data has
+  // landed in `dst` (dq finished); throws Error on failure, with no DMA left pending into the relay.
+  void relay(QueueState* sq, bridge::Buffer& src, std::size_t src_offset, QueueState* dq, bridge::Buffer& dst,
+             std::size_t dst_offset, std::size_t bytes);
+  // A queue of this device for the engine's own work (relays), made on first use.
+  QueueState* internal_queue();
+  static constexpr std::size_t relay_chunk = 32u << 20;
+
  private:
   struct Slot {
     std::unique_ptr<bridge::HostAllocation> memory;
@@ -94,7 +105,18 @@ class TransferEngine {
   std::size_t cutover_[2] = {0, 0};  // bytes from which staging pays; SIZE_MAX: never
   std::once_flag pieces_measured_;
   bool pieces_ = false;  // whether downloads land in pieces (one event each) rather than whole chunks
+  std::mutex internal_mutex_;
+  std::shared_ptr<QueueState> internal_;
+  std::mutex relay_mutex_;  // one relay at a time out of this device: it owns the two relay buffers
+  std::unique_ptr<bridge::HostAllocation> relay_[2];
+  std::size_t relay_bytes_ = 0;  // size of each relay buffer
 };
+
+// Queue::copy between buffers of two different devices, after the core's checks: the backend's
+// peer copy where it has one (asynchronous on q), else relayed through host memory (blocking until
+// the data has landed, after q's earlier work). q is a queue of src's or dst's device.
+void copy_across_devices(QueueState* q, const Allocation* src, std::size_t src_offset, const Allocation* dst,
+                         std::size_t dst_offset, std::size_t bytes);
 
 // Whether a copy of `bytes` through a raw host pointer might be staged at all (a cheap test done
 // before anything else on the copy path).
