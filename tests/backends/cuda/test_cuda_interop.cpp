@@ -507,6 +507,14 @@ TEST_CASE("native.hpp: copies and waits between two CUDA devices") {
     const auto back = q0.read(a.view(0, n));
     CHECK(back == std::vector<float>(data.begin() + 1, data.begin() + 1 + n));
   }
+  // "the plugin verifies that the native object belongs to the device (its context and device)"
+  auto mine = d0.alloc<float>(8);
+  GPURT_REQUIRE_ERROR(cuda::import_buffer<float>(d1, cuda::pointer(mine), 8, Ownership::borrow),
+                      ErrorCategory::invalid_argument, "belongs to CUDA device");
+  GPURT_REQUIRE_ERROR(cuda::import_stream(d1, cuda::stream(q0), Ownership::borrow), ErrorCategory::invalid_argument,
+                      "belongs to CUDA device");
+  CHECK(cuda::import_buffer<float>(d0, cuda::pointer(mine), 8, Ownership::borrow).size() == 8);  // still usable
+
   // Queue::wait on an event of the other device: q1's copy runs after q0's writes.
   const std::size_t n = std::size_t(1) << 24;
   auto src = d0.alloc<std::uint32_t>(n), dst = d1.alloc<std::uint32_t>(n);
