@@ -155,7 +155,12 @@ Status CuDevice::import_buffer(std::uint64_t native, std::size_t bytes, plugin::
                            " bytes from it are that allocation's, not the " + std::to_string(bytes) +
                            " claimed; pass the real element count",
                        "cuPointerGetAttributes");
-      if (ownership == plugin::Ownership::adopt && ptr != start)
+      // The range attributes name the mappable range (a cuMemAddressReserve's, for virtual memory
+      // management); cuMemGetAddressRange names the cuMemAlloc allocation itself: either start will do.
+      CUdeviceptr base = 0;
+      size_t base_size = 0;
+      if (ownership == plugin::Ownership::adopt && ptr != start &&
+          !(cuMemGetAddressRange(&base, &base_size, ptr) == CUDA_SUCCESS && base == ptr))
         return invalid("adopt takes the start of an allocation (cuMemFree frees whole allocations), but " + what +
                            " is " + std::to_string(into) + " bytes into the allocation at " + hex(start) +
                            "; adopt the start and make a view, or import with Ownership::borrow",
