@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: configure, build, list backends and devices, run the whole test
-# suite (every device), the examples on every device, the compile-cache timing, and the
-# benchmarks (gpurt against the raw APIs) on the CUDA and the NVIDIA OpenCL device.
+# suite (every device), the examples on every device, 10_mpi with 2 ranks on cuda and the NCCL
+# example, the compile-cache timing, and the benchmarks (gpurt against the raw APIs) on the CUDA and
+# the NVIDIA OpenCL device.
 # Results go to $OUT (or ./gpu-out): summary.txt, ctest.log, info.json, bench.{txt,json,csv},
 # bench-*.svg. Usage: scripts/gpu-check.sh [--no-bench] [--quick-bench]
 set -uo pipefail
@@ -43,6 +44,32 @@ for sel in $selectors; do
   case "$sel" in cuda*) mib=512 ;; *) mib=128 ;; esac
   "$BUILD/bin/03_overlap" "$sel" $mib 2>&1 | tail -2 | sed "s/^/  $sel: /"
 done
+
+# Several processes: 10_mpi with 2 ranks on the CUDA devices (each rank prints its halo path:
+# staged through pinned memory, or device pointers where the MPI library is CUDA-aware), with the
+# MPI library's own transport first and then over shared memory alone; and NCCL on every CUDA device.
+echo "10_mpi (2 ranks, mpirun, -d cuda; halo path per rank) and nccl_allreduce:"
+if [ -x "$BUILD/bin/10_mpi" ] && command -v mpirun > /dev/null; then
+  for transport in default shared-memory; do
+    env=(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_base_warn_component_unused=0)
+    [ $transport = shared-memory ] && env+=(OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader)
+    for staged in "" --staged; do
+      env "${env[@]}" timeout 300 mpirun -n 2 --oversubscribe "$BUILD/bin/10_mpi" -d cuda -n 10000019 -s 100 $staged \
+        > "$OUT/10_mpi.log" 2>&1
+      mpi_rc=$?
+      label="$transport${staged:+ $staged}"
+      grep -E "^rank |ranks, |^OK|^FAILED" "$OUT/10_mpi.log" | sed "s/^/  $label: /"
+      [ $mpi_rc -eq 0 ] || { echo "  $label: exit $mpi_rc"; tail -15 "$OUT/10_mpi.log" | sed "s/^/    /"; }
+    done
+  done
+else
+  echo "  10_mpi not built (no MPI found when configuring) or no mpirun"
+fi
+if [ -x "$BUILD/bin/nccl_allreduce" ]; then
+  "$BUILD/bin/nccl_allreduce" 2>&1 | tail -6 | sed "s/^/  nccl_allreduce: /"
+else
+  echo "  nccl_allreduce not built (no CUDA backend)"
+fi
 
 echo "differential check across every device:"
 "$BUILD/bin/gpurt_differential" 2>&1 | grep -vE "^(gpurt test seed|Randomness|===|All tests|~~~)"

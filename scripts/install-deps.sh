@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what gpurt needs to build and test on Debian 12 / Ubuntu 24.04 (apt-get), when missing.
 #   scripts/install-deps.sh               # build and test (clang: the package tests build consumers with
-#                                         # clang++ as well as g++)
+#                                         # clang++ as well as g++; Open MPI: examples/10_mpi; CLBlast:
+#                                         # the CLBlast interop example)
 #   scripts/install-deps.sh --sanitizers  # also clang's libFuzzer runtime (scripts/sanitize.sh fuzz)
 set -euo pipefail
 packages=(cmake ninja-build g++ clang pkg-config ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd clinfo
-          catch2 nlohmann-json3-dev libcli11-dev libssl-dev python3)
+          catch2 nlohmann-json3-dev libcli11-dev libssl-dev python3 libopenmpi-dev openmpi-bin libclblast-dev)
 sudo_cmd=""
 [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
 export DEBIAN_FRONTEND=noninteractive
@@ -17,7 +18,7 @@ present() {
   case "$1" in
     cmake) command -v cmake ;; ninja-build) command -v ninja ;; g++) command -v g++ ;;
     clang) command -v clang++ ;; pkg-config) command -v pkg-config ;; python3) command -v python3 ;;
-    clinfo) command -v clinfo ;; *) false ;;
+    clinfo) command -v clinfo ;; openmpi-bin) command -v mpirun ;; *) false ;;
   esac > /dev/null 2>&1
 }
 install() {

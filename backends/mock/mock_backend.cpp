@@ -2,7 +2,9 @@
 // is host memory, every queue operation runs at once on the calling thread, and a few built-in
 // kernels (vector_add, fill_u32, named by a portable-dialect program) run on the host. It counts every object it creates and destroys, and fails on demand
 // (see mock_control.h): out of memory, build failure, launch failure, device lost, and through
-// GPURT_MOCK_INIT a failed or empty plugin start.
+// GPURT_MOCK_INIT a failed or empty plugin start. Its native handles (gpurt/native.hpp) are its own
+// object pointers ("mock_buffer", "mock_queue", ...); buffers, queues and events behind them are
+// reference-counted like OpenCL's, so imports honour borrow and adopt (mock_control.h counts it).
 //
 // It is built with the tree for tests and never installed; the core considers it only when
 // GPURT_ENABLE_MOCK=1.
@@ -12,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <set>
 
 #include "gpurt/plugin/cxx.hpp"
 #include "gpurt/plugin/signature.hpp"
@@ -75,19 +78,120 @@ Status gate(int op, ErrorCategory category, const char* call) {
 
 // ---- objects ----
 
-class MockBuffer final : public plugin::Buffer, Counted<GPURT_MOCK_BUFFER> {
- public:
-  explicit MockBuffer(std::size_t bytes) : bytes_(bytes), data_(static_cast<unsigned char*>(std::malloc(bytes ? bytes : 1))) {}
-  ~MockBuffer() override {
-    std::free(data_);
-    g_device_bytes -= bytes_;
+// ---- native objects ----
+// What the mock's native handles point at (the mock's cl_mem, cl_command_queue, cl_event): an
+// object with a reference count, like OpenCL's. The gpurt objects hold references; an import
+// checks that the handle is a live object of the right kind in this registry, then borrows (one
+// more reference, dropped with the import) or adopts (the caller's reference, dropped with it).
+enum class NativeType { buffer, queue, event };
+
+struct NativeObject {
+  explicit NativeObject(NativeType t) : type(t) {}
+  virtual ~NativeObject() = default;
+  NativeType type;
+  std::atomic<long> refs{1};
+};
+
+std::mutex g_native_mutex;
+std::set<const NativeObject*> g_natives;  // the live ones
+std::atomic<std::uint64_t> g_native_retained{0};
+std::atomic<std::uint64_t> g_native_released{0};
+
+template <class T, class... A>
+T* make_native(A&&... args) {
+  auto* o = new T(std::forward<A>(args)...);
+  std::lock_guard<std::mutex> lock(g_native_mutex);
+  g_natives.insert(o);
+  return o;
+}
+void release_native(NativeObject* o) noexcept {
+  if (!o) return;
+  std::lock_guard<std::mutex> lock(g_native_mutex);
+  if (--o->refs == 0) {
+    g_natives.erase(o);
+    delete o;
   }
-  bool ok() const { return data_ != nullptr; }
-  unsigned char* data() { return data_; }
+}
+// The live object behind `handle` with one more reference, or null.
+NativeObject* retain_native(std::uint64_t handle) noexcept {
+  auto* o = reinterpret_cast<NativeObject*>(static_cast<std::uintptr_t>(handle));
+  std::lock_guard<std::mutex> lock(g_native_mutex);
+  if (!g_natives.count(o)) return nullptr;
+  ++o->refs;
+  return o;
+}
+const char* type_name(NativeType t) {
+  return t == NativeType::buffer ? "mock_buffer" : t == NativeType::queue ? "mock_queue" : "mock_event";
+}
+template <class H>
+plugin::Native native_of(const H* object, const char* type) {
+  return {static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(object)), type};
+}
+
+struct Storage final : NativeObject {
+  Storage(std::size_t n, bool counted_)
+      : NativeObject(NativeType::buffer), bytes(n), counted(counted_),
+        data(static_cast<unsigned char*>(std::malloc(n ? n : 1))) {}
+  ~Storage() override {
+    std::free(data);
+    if (counted) g_device_bytes -= bytes;
+  }
+  std::size_t bytes;
+  bool counted;  // allocated by the device (counted in g_device_bytes)
+  unsigned char* data;
+};
+struct QueueCore final : NativeObject {
+  explicit QueueCore(bool t) : NativeObject(NativeType::queue), timing(t) {}
+  bool timing;
+};
+struct EventCore final : NativeObject {
+  explicit EventCore(bool t) : NativeObject(NativeType::event), timing(t), at(std::chrono::steady_clock::now()) {}
+  bool timing;
+  std::chrono::steady_clock::time_point at;
+};
+
+// A reference an import took (counted in native_retained) dropped (counted in native_released).
+void drop_import(NativeObject* o) noexcept {
+  ++g_native_released;
+  release_native(o);
+}
+
+// Holds one reference to a native object of type T (taken over at construction); `imported`: one
+// an import took, counted when dropped.
+template <class T>
+class Ref {
+ public:
+  explicit Ref(T* o, bool imported) : o_(o), imported_(imported) {}
+  Ref(const Ref&) = delete;
+  Ref& operator=(const Ref&) = delete;
+  ~Ref() {
+    if (imported_)
+      drop_import(o_);
+    else
+      release_native(o_);
+  }
+  T* operator->() const { return o_; }
+  T* get() const { return o_; }
 
  private:
-  std::size_t bytes_;
-  unsigned char* data_;
+  T* o_;
+  bool imported_;
+};
+
+// ---- objects ----
+
+class MockBuffer final : public plugin::Buffer, Counted<GPURT_MOCK_BUFFER> {
+ public:
+  MockBuffer(Storage* s, bool imported) : store_(s, imported) {}
+  bool ok() const { return store_->data != nullptr; }
+  unsigned char* data() { return store_->data; }
+  Status native(plugin::Native& out) noexcept override {
+    out = native_of(store_.get(), "mock_buffer");
+    return Status::success();
+  }
+
+ private:
+  Ref<Storage> store_;
 };
 
 class MockHost final : public plugin::HostAllocation, Counted<GPURT_MOCK_HOST_ALLOCATION> {
@@ -103,7 +207,7 @@ class MockHost final : public plugin::HostAllocation, Counted<GPURT_MOCK_HOST_AL
 
 class MockEvent final : public plugin::Event, Counted<GPURT_MOCK_EVENT> {
  public:
-  explicit MockEvent(bool timing) : timing_(timing), at_(std::chrono::steady_clock::now()) {}
+  MockEvent(EventCore* core, bool imported) : core_(core, imported) {}
   Status wait() noexcept override { return gate(GPURT_MOCK_OP_FINISH, ErrorCategory::internal, "mockEventWait"); }
   Status query(bool& complete) noexcept override {
     complete = true;
@@ -111,15 +215,18 @@ class MockEvent final : public plugin::Event, Counted<GPURT_MOCK_EVENT> {
   }
   Status elapsed_ms(plugin::Event& end, double& ms) noexcept override {
     auto* e = dynamic_cast<MockEvent*>(&end);
-    if (!timing_ || !e || !e->timing_)
+    if (!core_->timing || !e || !e->core_->timing)
       return Status::failure(ErrorCategory::invalid_argument, "an event was recorded without timing", "mockElapsed");
-    ms = std::chrono::duration<double, std::milli>(e->at_ - at_).count();
+    ms = std::chrono::duration<double, std::milli>(e->core_->at - core_->at).count();
+    return Status::success();
+  }
+  Status native(plugin::Native& out) noexcept override {
+    out = native_of(core_.get(), "mock_event");
     return Status::success();
   }
 
  private:
-  bool timing_;
-  std::chrono::steady_clock::time_point at_;
+  Ref<EventCore> core_;
 };
 
 // The kernels the mock can run, by name; build() refuses a program that declares any other.
@@ -151,6 +258,10 @@ class MockKernel final : public plugin::Kernel, Counted<GPURT_MOCK_KERNEL> {
     return Status::success();
   }
   Builtin builtin() const { return builtin_; }
+  Status native(plugin::Native& out) noexcept override {
+    out = native_of(this, "mock_kernel");
+    return Status::success();
+  }
 
  private:
   plugin::KernelInfo info_;
@@ -171,6 +282,10 @@ class MockProgram final : public plugin::Program, Counted<GPURT_MOCK_PROGRAM> {
   }
   std::vector<std::string> kernel_names() const noexcept override { return names_; }
   const std::string& build_log() const noexcept override { return log_; }
+  Status native(plugin::Native& out) noexcept override {
+    out = native_of(this, "mock_program");
+    return Status::success();
+  }
   Status binary(std::string& out) const noexcept override {
     return plugin::guarded("mockBinary", [&] {
       out = "MOCKBIN\n" + text_;
@@ -188,7 +303,7 @@ unsigned char* at(plugin::Buffer& b, std::size_t offset) { return static_cast<Mo
 
 class MockQueue final : public plugin::Queue, Counted<GPURT_MOCK_QUEUE> {
  public:
-  explicit MockQueue(bool timing) : timing_(timing) {}
+  MockQueue(QueueCore* core, bool imported) : core_(core, imported) {}
   Status copy_from_host(const void* src, plugin::Buffer& dst, std::size_t off, std::size_t bytes,
                         bool) noexcept override {  // synchronous: blocking or not
     Status s = gate(GPURT_MOCK_OP_COPY, ErrorCategory::internal, "mockCopyHtoD");
@@ -246,16 +361,47 @@ class MockQueue final : public plugin::Queue, Counted<GPURT_MOCK_QUEUE> {
   Status record(bool timing, std::unique_ptr<plugin::Event>& out) noexcept override {
     return plugin::guarded("mockRecord", [&] {
       Status s = gate(GPURT_MOCK_OP_RECORD, ErrorCategory::internal, "mockRecord");
-      if (s.ok()) out = std::make_unique<MockEvent>(timing && timing_);
+      if (s.ok()) out = std::make_unique<MockEvent>(make_native<EventCore>(timing && core_->timing), false);
       return s;
     });
   }
   Status wait(plugin::Event&) noexcept override { return gate(GPURT_MOCK_OP_FINISH, ErrorCategory::internal, "mockWait"); }
   Status finish() noexcept override { return gate(GPURT_MOCK_OP_FINISH, ErrorCategory::internal, "mockFinish"); }
+  Status native(plugin::Native& out) noexcept override {
+    out = native_of(core_.get(), "mock_queue");
+    return Status::success();
+  }
 
  private:
-  bool timing_;
+  Ref<QueueCore> core_;
 };
+
+// An import's reference to the native object `native` of type `type` (counted as retained).
+template <class T>
+Status take(std::uint64_t native, NativeType type, plugin::Ownership, T*& out) {
+  NativeObject* o = retain_native(native);
+  if (!o)
+    return Status::failure(ErrorCategory::invalid_argument,
+                           std::string("the handle is no live ") + type_name(type) +
+                               " (it was released, or is not a mock handle); pass a handle from gpurt::native_handle "
+                               "of a live mock object",
+                           "mockImport");
+  if (o->type != type) {
+    const NativeType actual = o->type;
+    release_native(o);
+    return Status::failure(ErrorCategory::invalid_argument,
+                           std::string("the handle is a ") + type_name(actual) + ", not a " + type_name(type) +
+                               "; pass the handle of a " + type_name(type),
+                           "mockImport");
+  }
+  ++g_native_retained;
+  out = static_cast<T*>(o);
+  return Status::success();
+}
+// After a successful import: adopt drops the caller's reference, which the import now stands for.
+void adopted(NativeObject* o, plugin::Ownership ownership) {
+  if (ownership == plugin::Ownership::adopt) drop_import(o);
+}
 
 class MockDevice final : public plugin::Device {
  public:
@@ -284,7 +430,7 @@ class MockDevice final : public plugin::Device {
   Status create_queue(const plugin::QueueOptions& options, std::unique_ptr<plugin::Queue>& out) noexcept override {
     return plugin::guarded("mockCreateQueue", [&] {
       Status s = gate(GPURT_MOCK_OP_QUEUE, ErrorCategory::out_of_host_memory, "mockCreateQueue");
-      if (s.ok()) out = std::make_unique<MockQueue>(options.timing);
+      if (s.ok()) out = std::make_unique<MockQueue>(make_native<QueueCore>(options.timing), false);
       return s;
     });
   }
@@ -298,7 +444,7 @@ class MockDevice final : public plugin::Device {
                                "the mock device's " + std::to_string(device_memory >> 20) + " MiB are used up",
                                "mockAlloc", -3, "MOCK_OUT_OF_MEMORY");
       }
-      auto b = std::make_unique<MockBuffer>(bytes);
+      auto b = std::make_unique<MockBuffer>(make_native<Storage>(bytes, true), false);
       if (!b->ok())
         return Status::failure(ErrorCategory::out_of_device_memory, "host memory behind the mock device ran out",
                                "mockAlloc");
@@ -364,8 +510,64 @@ class MockDevice final : public plugin::Device {
     return build(s, options, out);
   }
 
+  // ---- interop: handles are the mock's own object pointers ----
+  Status native(plugin::NativeKind kind, plugin::Native& out) noexcept override {
+    switch (kind) {
+      case plugin::NativeKind::platform: out = native_of(&platform_, "mock_platform"); break;
+      case plugin::NativeKind::device: out = native_of(this, "mock_device"); break;
+      case plugin::NativeKind::context: out = native_of(&context_, "mock_context"); break;
+      default:
+        return Status::failure(ErrorCategory::invalid_argument, "a mock device has platform, device and context "
+                               "handles only", "mockDeviceNative");
+    }
+    return Status::success();
+  }
+  Status import_buffer(std::uint64_t native, std::size_t bytes, plugin::Ownership ownership,
+                       std::unique_ptr<plugin::Buffer>& out) noexcept override {
+    return plugin::guarded("mockImportBuffer", [&] {
+      Storage* st = nullptr;
+      Status s = take<Storage>(native, NativeType::buffer, ownership, st);
+      if (!s.ok()) return s;
+      if (st->bytes < bytes) {
+        const std::size_t held = st->bytes;
+        drop_import(st);  // ours only: the caller's reference is untouched
+        return Status::failure(ErrorCategory::invalid_argument,
+                               "the mock_buffer holds " + std::to_string(held) + " bytes, fewer than the " +
+                                   std::to_string(bytes) + " claimed; import at most that many bytes",
+                               "mockImportBuffer");
+      }
+      out = std::make_unique<MockBuffer>(st, true);
+      adopted(st, ownership);
+      return Status::success();
+    });
+  }
+  Status import_queue(std::uint64_t native, plugin::Ownership ownership, bool& timing,
+                      std::unique_ptr<plugin::Queue>& out) noexcept override {
+    return plugin::guarded("mockImportQueue", [&] {
+      QueueCore* q = nullptr;
+      Status s = take<QueueCore>(native, NativeType::queue, ownership, q);
+      if (!s.ok()) return s;
+      timing = q->timing;
+      out = std::make_unique<MockQueue>(q, true);
+      adopted(q, ownership);
+      return Status::success();
+    });
+  }
+  Status import_event(std::uint64_t native, plugin::Ownership ownership,
+                      std::unique_ptr<plugin::Event>& out) noexcept override {
+    return plugin::guarded("mockImportEvent", [&] {
+      EventCore* e = nullptr;
+      Status s = take<EventCore>(native, NativeType::event, ownership, e);
+      if (!s.ok()) return s;
+      out = std::make_unique<MockEvent>(e, true);
+      adopted(e, ownership);
+      return Status::success();
+    });
+  }
+
  private:
   DeviceProperties p_;
+  char platform_ = 0, context_ = 0;  // what the platform and context handles point at
 };
 
 class MockBackend final : public plugin::Backend {
@@ -398,6 +600,21 @@ extern "C" GPURT_MOCK_API void gpurt_mock_counts(gpurt_mock_counters* out) {
   }
   out->device_bytes = gpurt::mock::g_device_bytes;
   out->calls = gpurt::mock::g_calls;
+  out->native_retained = gpurt::mock::g_native_retained;
+  out->native_released = gpurt::mock::g_native_released;
+}
+
+extern "C" GPURT_MOCK_API long gpurt_mock_retain(uint64_t native) {
+  gpurt::mock::NativeObject* o = gpurt::mock::retain_native(native);
+  if (!o) return -1;
+  ++gpurt::mock::g_native_retained;
+  return o->refs.load();
+}
+
+extern "C" GPURT_MOCK_API long gpurt_mock_references(uint64_t native) {
+  auto* o = reinterpret_cast<gpurt::mock::NativeObject*>(static_cast<std::uintptr_t>(native));
+  std::lock_guard<std::mutex> lock(gpurt::mock::g_native_mutex);
+  return gpurt::mock::g_natives.count(o) ? o->refs.load() : -1;
 }
 
 extern "C" GPURT_MOCK_API void gpurt_mock_reset() {

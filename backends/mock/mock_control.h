@@ -42,6 +42,11 @@ typedef struct gpurt_mock_counters {
   uint64_t destroyed[GPURT_MOCK_KINDS];
   uint64_t device_bytes; /* device memory held now */
   uint64_t calls;        /* operations attempted */
+  /* References to native objects (the handles of buffers, queues and events) taken and dropped by
+   * imports and by gpurt_mock_retain: a borrowed import takes one and drops it; an adopted one
+   * takes none and drops the caller's. */
+  uint64_t native_retained;
+  uint64_t native_released;
 } gpurt_mock_counters;
 
 #ifdef __cplusplus
@@ -54,6 +59,12 @@ typedef void (*gpurt_mock_lose_device_fn)(int lost);
 typedef void (*gpurt_mock_counts_fn)(gpurt_mock_counters* out);
 /* Clears injected failures and the lost state (not the counters). */
 typedef void (*gpurt_mock_reset_fn)(void);
+/* The mock's clRetain*: one more reference to the native buffer, queue or event `native` (a
+ * handle from gpurt::native_handle), which an adopted import takes over. Returns the new count,
+ * or -1 when `native` is no live mock object. */
+typedef long (*gpurt_mock_retain_fn)(uint64_t native);
+/* The references `native` holds now, or -1 when it is no live mock object (released). */
+typedef long (*gpurt_mock_references_fn)(uint64_t native);
 #ifdef __cplusplus
 }
 #endif

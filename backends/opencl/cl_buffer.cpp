@@ -36,6 +36,13 @@ Status ClBuffer::kernel_handle(std::size_t offset, std::size_t size, cl_mem& out
   });
 }
 
+// The allocation's cl_mem (ClBuffer lives in the unit tests' library too, so its hooks are here).
+Status ClBuffer::native(plugin::Native& out) noexcept {
+  out.handle = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(mem_()));
+  out.type_name = "cl_mem";
+  return Status::success();
+}
+
 ClHostAllocation::~ClHostAllocation() {
   const cl_int err = clEnqueueUnmapMemObject(queue_(), mem_(), ptr_, 0, nullptr, nullptr);
   const cl_int fin = err == CL_SUCCESS ? clFinish(queue_()) : err;

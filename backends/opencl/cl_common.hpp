@@ -7,6 +7,14 @@
 // byte offset (cl_source.cpp), one passed to an OpenCL C kernel a cached sub-buffer;
 // pinned host memory is a CL_MEM_ALLOC_HOST_PTR buffer kept mapped; an Event is a marker event.
 // Every native handle is owned by a CLHPP wrapper (one owner template, retain/release traits).
+//
+// Native handles (gpurt/native.hpp, <gpurt/opencl.hpp>) are the very objects the plugin works
+// with: a Buffer's cl_mem is its allocation (kernels of OpenCL C get cached sub-buffers of it for
+// views; copies and portable kernels take the cl_mem and the offset), a Queue's cl_command_queue
+// is the in-order queue every command of the Queue is enqueued on, an Event's cl_event is its
+// marker, a Program's cl_program and a Kernel's cl_kernel those launched. Imports (cl_interop.cpp)
+// wrap the application's object in the same classes: borrow retains it, adopt takes over the
+// caller's reference; both release exactly one reference when the gpurt object goes.
 #pragma once
 
 #define CL_TARGET_OPENCL_VERSION 120
@@ -66,6 +74,7 @@ class ClBuffer final : public plugin::Buffer {
  public:
   ClBuffer(cl::Buffer mem, std::size_t bytes) : mem_(std::move(mem)), bytes_(bytes) {}
   cl_mem handle() const { return mem_(); }
+  Status native(plugin::Native& out) noexcept override;
   // The cl_mem to hand a kernel for the view [offset, offset + size): the buffer itself or a
   // cached sub-buffer, which `hold` keeps alive until the caller lets it go.
   Status kernel_handle(std::size_t offset, std::size_t size, cl_mem& out, cl::Buffer& hold) noexcept;
@@ -103,6 +112,7 @@ class ClEvent final : public plugin::Event {
   Status query(bool& complete) noexcept override;
   Status elapsed_ms(plugin::Event& end, double& ms) noexcept override;
   cl_event handle() const { return event_(); }
+  Status native(plugin::Native& out) noexcept override;
 
  private:
   cl::Event event_;
@@ -124,6 +134,7 @@ class ClKernel final : public plugin::Kernel {
   // OpenCL has no occupancy query; an estimate (see cl_program.cpp).
   Status resident_groups(std::size_t group_size, std::size_t local_bytes, std::size_t& out) noexcept override;
   cl_kernel handle() const { return kernel_(); }
+  Status native(plugin::Native& out) noexcept override;
   // clSetKernelArg + enqueue must not interleave between threads sharing the kernel.
   std::mutex& mutex() { return mutex_; }
 
@@ -145,6 +156,7 @@ class ClProgram final : public plugin::Program {
   std::vector<std::string> kernel_names() const noexcept override;
   const std::string& build_log() const noexcept override { return log_; }
   Status binary(std::string& out) const noexcept override;
+  Status native(plugin::Native& out) noexcept override;
 
  private:
   const std::vector<plugin::ParamInfo>* parsed_signature(const std::string& kernel);
@@ -175,6 +187,11 @@ class ClQueue final : public plugin::Queue {
   Status record(bool timing, std::unique_ptr<plugin::Event>& out) noexcept override;
   Status wait(plugin::Event& event) noexcept override;
   Status finish() noexcept override;
+  Status native(plugin::Native& out) noexcept override;
+  // Within one cl_context (devices of one platform) clEnqueueCopyBuffer copies between devices'
+  // buffers; buffers of another context are unsupported (the core stages through the host).
+  Status copy_peer(plugin::Buffer& src, std::size_t src_offset, plugin::Buffer& dst, std::size_t dst_offset,
+                   std::size_t bytes) noexcept override;
   ~ClQueue() override;
 
  private:
@@ -205,6 +222,16 @@ class ClDevice final : public plugin::Device {
   Status load_binary(const plugin::ProgramSource& source, const std::vector<std::string>& options,
                      const std::string& binary, std::unique_ptr<plugin::Program>& out) noexcept override;
 
+  // Interop (cl_interop.cpp): the cl_platform_id, cl_device_id and cl_context the device works in,
+  // and the application's cl_mem, cl_command_queue and cl_event checked against them.
+  Status native(plugin::NativeKind kind, plugin::Native& out) noexcept override;
+  Status import_buffer(std::uint64_t native, std::size_t bytes, plugin::Ownership ownership,
+                       std::unique_ptr<plugin::Buffer>& out) noexcept override;
+  Status import_queue(std::uint64_t native, plugin::Ownership ownership, bool& timing,
+                      std::unique_ptr<plugin::Queue>& out) noexcept override;
+  Status import_event(std::uint64_t native, plugin::Ownership ownership,
+                      std::unique_ptr<plugin::Event>& out) noexcept override;
+
   const cl::Device& native() const { return device_; }
   const cl::Context& context() const { return context_; }
   unsigned address_bits() const { return address_bits_; }
@@ -223,6 +250,7 @@ class ClDevice final : public plugin::Device {
   std::mutex fill_mutex_;          // clSetKernelArg on a shared cl_kernel is not thread-safe
   cl::Kernel fill_kernels_[3];     // 4-, 8- and 16-byte words; empty when the build failed
 
+  cl::Platform platform_;
   cl::Device device_;
   cl::Context context_;
   DeviceProperties props_;
@@ -231,6 +259,11 @@ class ClDevice final : public plugin::Device {
   std::mutex mutex_;
   cl::CommandQueue utility_;  // for mapping pinned host memory
 };
+
+// Backend::import_device: a device of the application's context `context` (cl_context) on `device`
+// (cl_device_id, 0 when the context has exactly one); the caller keeps it for the process.
+Status import_context(std::uint64_t context, std::uint64_t device, plugin::Ownership ownership,
+                      std::unique_ptr<ClDevice>& out) noexcept;
 
 // Parameters of every kernel in OpenCL C `source`, by kernel name (see cl_signature.cpp).
 std::map<std::string, std::vector<plugin::ParamInfo>> parse_kernel_signatures(const std::string& source,

@@ -50,7 +50,7 @@ std::string pci_text(unsigned domain, unsigned bus, unsigned dev, unsigned fn) {
 }  // namespace
 
 ClDevice::ClDevice(cl::Platform platform, cl::Device device, cl::Context context)
-    : device_(std::move(device)), context_(std::move(context)) {
+    : platform_(platform), device_(std::move(device)), context_(std::move(context)) {
   DeviceProperties& p = props_;
   p.backend = "opencl";
   p.name = device_.getInfo<CL_DEVICE_NAME>();

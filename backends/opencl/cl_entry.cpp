@@ -11,8 +11,23 @@ class ClBackend final : public plugin::Backend {
  public:
   std::size_t device_count() const noexcept override { return devices_.size(); }
   plugin::Device& device(std::size_t i) noexcept override { return *devices_[i]; }
+  // Devices over the application's contexts live as long as the backend (the process).
+  Status import_device(std::uint64_t context, std::uint64_t device, plugin::Ownership ownership,
+                       plugin::Device*& out) noexcept override {
+    return guarded("import_context", [&] {
+      std::unique_ptr<ClDevice> d;
+      Status s = import_context(context, device, ownership, d);
+      if (!s.ok()) return s;
+      std::lock_guard<std::mutex> lock(mutex_);
+      imported_.push_back(std::move(d));
+      out = imported_.back().get();
+      return Status::success();
+    });
+  }
 
   std::vector<std::unique_ptr<ClDevice>> devices_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<ClDevice>> imported_;
 };
 
 void enumerate(plugin::EntryResult& out) {

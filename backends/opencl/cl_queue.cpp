@@ -165,7 +165,11 @@ Status ClQueue::wait(plugin::Event& event) noexcept {
   cl_context ctx = nullptr;
   cl_int err = clGetEventInfo(e.handle(), CL_EVENT_CONTEXT, sizeof ctx, &ctx, nullptr);
   if (err != CL_SUCCESS) return fail(err, "clGetEventInfo");
-  if (ctx != context_) return e.wait();  // another platform: its events cannot enter our queue
+  // An event of another context (platform) cannot enter this queue: unsupported, and the core
+  // waits for it on the host.
+  if (ctx != context_)
+    return Status::failure(ErrorCategory::unsupported,
+                           "an OpenCL queue cannot wait on an event of another cl_context", "clEnqueueBarrierWithWaitList");
   cl_event h = e.handle();
   err = clEnqueueBarrierWithWaitList(queue_(), 1, &h, nullptr);
   return err == CL_SUCCESS ? Status::success() : fail(err, "clEnqueueBarrierWithWaitList");

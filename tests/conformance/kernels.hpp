@@ -4,7 +4,9 @@
 // backends/cuda/cu_prelude.hpp): the OpenCL compiler and NVRTC both build it.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace gpurt::test {
 
@@ -79,5 +81,12 @@ GPURT_KERNEL void axpy_double(GPURT_GLOBAL double* y, GPURT_GLOBAL const double*
 
 // Fixture::program()'s source: every kernel above (axpy_double only where GPURT_HAS_FP64 is defined).
 inline const std::string portable_suite = std::string(portable_vector_add) + portable_suite_rest;
+
+// What busy_add(x, n, rounds) makes of x, on the CPU.
+inline std::vector<std::uint32_t> busy_add_reference(std::vector<std::uint32_t> v, std::uint32_t rounds) {
+  for (auto& x : v)
+    for (std::uint32_t r = 0; r < rounds; ++r) x = x * 1664525u + 1013904223u;
+  return v;
+}
 
 }  // namespace gpurt::test

@@ -355,3 +355,95 @@ TEST_CASE("mock: plugin start failure is reported") {
   // The other backends are untouched: listing them still works.
   CHECK_NOTHROW(backends());
 }
+
+// ---- interop: ownership of imported native objects (gpurt/native.hpp) ----
+
+namespace {
+struct NativeControl {
+  gpurt_mock_retain_fn retain = nullptr;
+  gpurt_mock_references_fn references = nullptr;
+  static NativeControl get() {
+    (void)Mock::get();
+    void* h = ::dlopen(GPURT_MOCK_PLUGIN, RTLD_NOW | RTLD_NOLOAD);
+    REQUIRE(h != nullptr);
+    NativeControl c;
+    c.retain = reinterpret_cast<gpurt_mock_retain_fn>(::dlsym(h, "gpurt_mock_retain"));
+    c.references = reinterpret_cast<gpurt_mock_references_fn>(::dlsym(h, "gpurt_mock_references"));
+    REQUIRE(c.retain);
+    REQUIRE(c.references);
+    return c;
+  }
+};
+}  // namespace
+
+TEST_CASE("mock: a borrowed import takes its own reference and drops only that") {
+  // native.hpp: "borrow: the application keeps the native object alive ...; on OpenCL gpurt also
+  // takes its own reference (clRetain*) and drops only that." The mock counts references as OpenCL does.
+  NativeControl nc = NativeControl::get();
+  Mock& m = Mock::get();
+  Device dev = device("mock:0");
+  Queue q = dev.create_queue();
+  auto a = dev.alloc<float>(257);
+  const std::uint64_t hb = native_handle(a).handle, hq = native_handle(q).handle;
+  const Event e = q.record();
+  const std::uint64_t he = native_handle(e).handle;
+  for (std::uint64_t h : {hb, hq, he}) CHECK(nc.references(h) == 1);
+  const gpurt_mock_counters before = m.now();
+  {
+    Buffer<float> b = import_buffer<float>(dev, hb, 100, Ownership::borrow);
+    Queue q2 = import_queue(dev, hq, Ownership::borrow);
+    Event e2 = import_event(dev, he, Ownership::borrow);
+    for (std::uint64_t h : {hb, hq, he}) CHECK(nc.references(h) == 2);
+    const auto r = test::random_vector<float>(100);
+    q2.copy(r, b);
+    q2.wait(e2);
+    std::vector<float> out(100);
+    q.copy(a.view(0, 100), out);
+    q.finish();
+    CHECK(out == r);
+  }
+  const gpurt_mock_counters after = m.now();
+  CHECK(after.native_retained - before.native_retained == 3);
+  CHECK(after.native_released - before.native_released == 3);
+  for (std::uint64_t h : {hb, hq, he}) CHECK(nc.references(h) == 1);  // the gpurt objects' own
+  q.fill(a, 2.0f);  // the originals still work
+  q.finish();
+}
+
+TEST_CASE("mock: an adopted import releases the caller's reference when its last handle goes") {
+  // native.hpp: "adopt: gpurt releases the object ... when the last gpurt handle goes; if the import
+  // throws, nothing is released and the application still owns it."
+  NativeControl nc = NativeControl::get();
+  Mock& m = Mock::get();
+  Device dev = device("mock:0");
+  Queue q = dev.create_queue();
+  auto a = dev.alloc<std::uint32_t>(31);
+  const std::uint64_t h = native_handle(a).handle;
+  CHECK(nc.retain(h) == 2);  // the application's reference, which the import will own
+  // Refused (more bytes than there are): nothing of the caller's is released.
+  GPURT_REQUIRE_ERROR(import_buffer<std::uint32_t>(dev, h, 32, Ownership::adopt), ErrorCategory::invalid_argument,
+                      "bytes");
+  CHECK(nc.references(h) == 2);
+  const gpurt_mock_counters before = m.now();
+  {
+    Buffer<std::uint32_t> b = import_buffer<std::uint32_t>(dev, h, 31, Ownership::adopt);
+    Buffer<std::uint32_t> copy = b;  // a second handle: the reference stays until both are gone
+    b = Buffer<std::uint32_t>();
+    CHECK(nc.references(h) == 2);
+    q.fill(copy.view(3, 5), 7u);
+    q.finish();
+  }
+  CHECK(nc.references(h) == 1);  // the caller's reference went with the import
+  const gpurt_mock_counters after = m.now();
+  CHECK(after.native_released - before.native_released == 2);  // the caller's and the import's own
+  CHECK(after.native_retained - before.native_retained == 1);
+  std::vector<std::uint32_t> out(31);
+  q.copy(a, out);  // the original still works and saw the write
+  q.finish();
+  CHECK(out[3] == 7u);
+  CHECK(out[7] == 7u);
+  // An adopted import of zero elements releases the caller's reference at once.
+  CHECK(nc.retain(h) == 2);
+  (void)import_buffer<std::uint32_t>(dev, h, 0, Ownership::adopt);
+  CHECK(nc.references(h) == 1);
+}

@@ -70,9 +70,10 @@ inline cl_kernel kernel(const Kernel& k) {
 }
 
 // `count` elements of T from the start of `mem`, a buffer of `d`'s context: the backend checks
-// CL_MEM_CONTEXT and that CL_MEM_SIZE holds count * sizeof(T). borrow: gpurt takes its own
-// reference (clRetainMemObject) and drops it with the last handle; adopt: gpurt takes over the
-// caller's reference.
+// CL_MEM_CONTEXT and that CL_MEM_SIZE holds count * sizeof(T); images and sub-buffers are refused
+// (import the parent buffer and take a view). borrow: gpurt takes its own reference
+// (clRetainMemObject) and drops it with the last handle; adopt: gpurt takes over the caller's
+// reference.
 template <class T>
 Buffer<T> import_buffer(const Device& d, cl_mem mem, std::size_t count, Ownership ownership) {
   return gpurt::detail::Access::make<Buffer<T>>(
@@ -81,12 +82,14 @@ Buffer<T> import_buffer(const Device& d, cl_mem mem, std::size_t count, Ownershi
       std::size_t{0}, count);
 }
 // A command queue of `d` (CL_QUEUE_DEVICE and CL_QUEUE_CONTEXT checked) as a Queue. It must be in
-// order (an out-of-order queue is invalid_argument: gpurt's queues are in order). Events recorded
+// order (an out-of-order queue, or a null one, is invalid_argument: gpurt's queues are in order). Events recorded
 // on it can be timed when it was created with CL_QUEUE_PROFILING_ENABLE.
 inline Queue import_queue(const Device& d, cl_command_queue q, Ownership ownership) {
   return gpurt::detail::import_queue(d, detail::bits(q), ownership, "opencl", "gpurt::opencl::import_queue");
 }
 // A cl_event of `d`'s context (a user event, or one from the application's queue) as an Event.
+// A gpurt queue waits for it on the device (a barrier); an Event of another cl_context (another
+// platform, or a Device from import_context) is waited for on the host instead.
 inline Event import_event(const Device& d, cl_event e, Ownership ownership) {
   return gpurt::detail::import_event(d, detail::bits(e), ownership, "opencl", "gpurt::opencl::import_event");
 }

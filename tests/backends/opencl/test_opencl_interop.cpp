@@ -1,0 +1,399 @@
+// <gpurt/opencl.hpp> against real OpenCL calls: the application's cl_mem, cl_command_queue,
+// cl_event and cl_context used as gpurt objects, with reference counts read from the driver.
+// Runs on the device "opencl" (PoCL here); GPURT_ENABLE_MOCK=1 gives the cross-backend cases a
+// device of another backend.
+#include <chrono>
+#include <thread>
+
+#include "gpurt/opencl.hpp"
+#include "harness.hpp"
+
+using namespace gpurt;
+
+namespace {
+
+const char* scale_source = R"(
+GPURT_KERNEL void scale(GPURT_GLOBAL float* x, float factor, uint32_t n) {
+  const uint32_t i = gpurt_global_id(0);
+  if (i < n) x[i] = x[i] * factor;
+}
+)";
+
+cl_uint mem_refs(cl_mem m) {
+  cl_uint r = 0;
+  REQUIRE(clGetMemObjectInfo(m, CL_MEM_REFERENCE_COUNT, sizeof r, &r, nullptr) == CL_SUCCESS);
+  return r;
+}
+cl_uint queue_refs(cl_command_queue q) {
+  cl_uint r = 0;
+  REQUIRE(clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof r, &r, nullptr) == CL_SUCCESS);
+  return r;
+}
+cl_uint event_refs(cl_event e) {
+  cl_uint r = 0;
+  REQUIRE(clGetEventInfo(e, CL_EVENT_REFERENCE_COUNT, sizeof r, &r, nullptr) == CL_SUCCESS);
+  return r;
+}
+cl_uint context_refs(cl_context c) {
+  cl_uint r = 0;
+  REQUIRE(clGetContextInfo(c, CL_CONTEXT_REFERENCE_COUNT, sizeof r, &r, nullptr) == CL_SUCCESS);
+  return r;
+}
+
+// A context of the application's own on `device` (the caller releases it).
+cl_context own_context(cl_device_id device) {
+  cl_int err = CL_SUCCESS;
+  cl_context c = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+  REQUIRE(err == CL_SUCCESS);
+  return c;
+}
+
+// A device of another backend than OpenCL, or an invalid Device when none is present.
+Device other_backend_device() {
+  for (const Device& d : devices())
+    if (d.properties().backend != "opencl") return d;
+  return Device();
+}
+
+}  // namespace
+
+TEST_CASE("opencl.hpp: the handles are the plugin's own objects") {
+  // opencl.hpp: "gpurt makes one cl_context per platform, holding all of the platform's devices it
+  // uses"; memory(): "The cl_mem of the buffer's allocation".
+  Device dev = test::device_under_test();
+  Queue q = dev.create_queue();
+  cl_device_id cd = opencl::device(dev);
+  cl_context ctx = opencl::context(dev);
+  cl_platform_id platform = nullptr;
+  REQUIRE(clGetDeviceInfo(cd, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr) == CL_SUCCESS);
+  CHECK(platform == opencl::platform(dev));
+  cl_context qctx = nullptr;
+  cl_device_id qdev = nullptr;
+  REQUIRE(clGetCommandQueueInfo(opencl::command_queue(q), CL_QUEUE_CONTEXT, sizeof qctx, &qctx, nullptr) == CL_SUCCESS);
+  REQUIRE(clGetCommandQueueInfo(opencl::command_queue(q), CL_QUEUE_DEVICE, sizeof qdev, &qdev, nullptr) == CL_SUCCESS);
+  CHECK(qctx == ctx);
+  CHECK(qdev == cd);
+  // Data written by gpurt is read by OpenCL from the exported cl_mem at the view's offset.
+  const std::size_t n = 257;
+  auto b = dev.alloc<float>(n);
+  const auto r = test::random_vector<float>(n);
+  q.copy(r, b);
+  q.finish();
+  auto v = b.view(3, 101);
+  CHECK(opencl::memory(v) == opencl::memory(b));
+  std::vector<float> out(101);
+  REQUIRE(clEnqueueReadBuffer(opencl::command_queue(q), opencl::memory(v), CL_TRUE, v.offset_bytes(),
+                              v.size_bytes(), out.data(), 0, nullptr, nullptr) == CL_SUCCESS);
+  CHECK(out == std::vector<float>(r.begin() + 3, r.begin() + 104));
+  Program p = dev.build({SourceLanguage::portable, scale_source, "scale.gpurt"});
+  Kernel k = p.kernel("scale");
+  cl_uint args = 0;
+  REQUIRE(clGetKernelInfo(opencl::kernel(k), CL_KERNEL_NUM_ARGS, sizeof args, &args, nullptr) == CL_SUCCESS);
+  CHECK(args >= 3);
+  cl_program kp = nullptr;
+  REQUIRE(clGetKernelInfo(opencl::kernel(k), CL_KERNEL_PROGRAM, sizeof kp, &kp, nullptr) == CL_SUCCESS);
+  CHECK(kp == opencl::program(p));
+  const Event e = q.record();
+  cl_command_queue eq = nullptr;
+  REQUIRE(clGetEventInfo(opencl::event(e), CL_EVENT_COMMAND_QUEUE, sizeof eq, &eq, nullptr) == CL_SUCCESS);
+  CHECK(eq == opencl::command_queue(q));
+}
+
+TEST_CASE("opencl.hpp: a clCreateBuffer buffer imported borrowed and adopted, reference counts from the driver") {
+  // opencl.hpp import_buffer: "the backend checks CL_MEM_CONTEXT and that CL_MEM_SIZE holds
+  // count * sizeof(T). borrow: gpurt takes its own reference (clRetainMemObject) and drops it with
+  // the last handle; adopt: gpurt takes over the caller's reference." native.hpp: "if the import
+  // throws, nothing is released and the application still owns it."
+  Device dev = test::device_under_test();
+  Queue q = dev.create_queue();
+  cl_command_queue cq = opencl::command_queue(q);
+  for (std::size_t n : {std::size_t(1), std::size_t(31), std::size_t(4099)}) {
+    INFO("n = " << n);
+    cl_int err = CL_SUCCESS;
+    cl_mem mem = clCreateBuffer(opencl::context(dev), CL_MEM_READ_WRITE, n * sizeof(float), nullptr, &err);
+    REQUIRE(err == CL_SUCCESS);
+    const cl_uint base = mem_refs(mem);
+    const auto r = test::random_vector<float>(n);
+    REQUIRE(clEnqueueWriteBuffer(cq, mem, CL_TRUE, 0, n * sizeof(float), r.data(), 0, nullptr, nullptr) == CL_SUCCESS);
+    {
+      Buffer<float> b = opencl::import_buffer<float>(dev, mem, n, Ownership::borrow);
+      CHECK(mem_refs(mem) == base + 1);
+      CHECK(opencl::memory(b) == mem);
+      std::vector<float> out(n);
+      q.copy(b, out);
+      q.finish();
+      CHECK(out == r);
+      // gpurt writes through a view at an odd offset; OpenCL reads it.
+      if (n > 2) {
+        const auto w = test::random_vector<float>(n - 2);
+        q.copy(w, b.view(1, n - 2));
+        q.finish();
+        std::vector<float> back(n - 2);
+        REQUIRE(clEnqueueReadBuffer(cq, mem, CL_TRUE, sizeof(float), (n - 2) * sizeof(float), back.data(), 0, nullptr,
+                                    nullptr) == CL_SUCCESS);
+        CHECK(back == w);
+      }
+    }
+    CHECK(mem_refs(mem) == base);  // borrow dropped only its own
+
+    // Refused imports release nothing, adopt or not.
+    GPURT_REQUIRE_ERROR(opencl::import_buffer<float>(dev, mem, n + 1, Ownership::adopt), ErrorCategory::invalid_argument,
+                        "CL_MEM_SIZE");
+    CHECK(mem_refs(mem) == base);
+
+    REQUIRE(clRetainMemObject(mem) == CL_SUCCESS);  // the reference the import takes over
+    {
+      Buffer<float> b = opencl::import_buffer<float>(dev, mem, n, Ownership::adopt);
+      CHECK(mem_refs(mem) == base + 1);
+      q.fill(b, 0.5f);
+      q.finish();
+    }
+    CHECK(mem_refs(mem) == base);  // adopt released the caller's reference
+    float first = 0;
+    REQUIRE(clEnqueueReadBuffer(cq, mem, CL_TRUE, 0, sizeof first, &first, 0, nullptr, nullptr) == CL_SUCCESS);
+    CHECK(first == 0.5f);
+    REQUIRE(clReleaseMemObject(mem) == CL_SUCCESS);
+  }
+
+  // A sub-buffer: refused ("import the parent buffer and take a view"), untouched.
+  {
+    cl_int serr = CL_SUCCESS;
+    cl_mem parent = clCreateBuffer(opencl::context(dev), CL_MEM_READ_WRITE, 4096, nullptr, &serr);
+    REQUIRE(serr == CL_SUCCESS);
+    cl_buffer_region region{0, 256};
+    cl_mem sub = clCreateSubBuffer(parent, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &serr);
+    REQUIRE(serr == CL_SUCCESS);
+    GPURT_REQUIRE_ERROR(opencl::import_buffer<float>(dev, sub, 64, Ownership::adopt), ErrorCategory::invalid_argument,
+                        "sub-buffer");
+    CHECK(mem_refs(sub) == 1);
+    clReleaseMemObject(sub);
+    clReleaseMemObject(parent);
+  }
+  // A buffer of another context: named, refused, untouched.
+  cl_device_id cd = opencl::device(dev);
+  cl_int err = CL_SUCCESS;
+  cl_context other = own_context(cd);
+  cl_mem foreign = clCreateBuffer(other, CL_MEM_READ_WRITE, 64, nullptr, &err);
+  REQUIRE(err == CL_SUCCESS);
+  GPURT_REQUIRE_ERROR(opencl::import_buffer<float>(dev, foreign, 16, Ownership::adopt), ErrorCategory::invalid_argument,
+                      "cl_context");
+  CHECK(mem_refs(foreign) == 1);
+  clReleaseMemObject(foreign);
+  clReleaseContext(other);
+  auto ok = dev.alloc<float>(3);  // usable after the refusals
+  q.fill(ok, 1.0f);
+  q.finish();
+}
+
+TEST_CASE("opencl.hpp: a clCreateCommandQueue queue imported runs gpurt launches in order with OpenCL's own work") {
+  // opencl.hpp import_queue: "A command queue of `d` (CL_QUEUE_DEVICE and CL_QUEUE_CONTEXT checked)
+  // as a Queue. It must be in order (an out-of-order queue is invalid_argument ...). Events
+  // recorded on it can be timed when it was created with CL_QUEUE_PROFILING_ENABLE."
+  Device dev = test::device_under_test();
+  cl_device_id cd = opencl::device(dev);
+  cl_int err = CL_SUCCESS;
+  cl_command_queue cq = clCreateCommandQueue(opencl::context(dev), cd, CL_QUEUE_PROFILING_ENABLE, &err);
+  REQUIRE(err == CL_SUCCESS);
+  const cl_uint base = queue_refs(cq);
+  Program p = dev.build({SourceLanguage::portable, scale_source, "scale.gpurt"});
+  Kernel k = p.kernel("scale");
+  {
+    Queue q = opencl::import_queue(dev, cq, Ownership::borrow);
+    CHECK(queue_refs(cq) == base + 1);
+    CHECK(opencl::command_queue(q) == cq);
+    for (std::size_t n : {std::size_t(1), std::size_t(257), std::size_t(65537)}) {
+      INFO("n = " << n);
+      const auto in = test::random_vector<float>(n);
+      auto b = dev.alloc<float>(n);
+      q.copy(in, b);
+      q.launch(k, LaunchConfig::cover(Dim3(n), Dim3(64)), b, 3.0f, static_cast<std::uint32_t>(n));
+      // The application's read on the same native queue, with no wait: ordered after the launch.
+      std::vector<float> out(n);
+      REQUIRE(clEnqueueReadBuffer(cq, opencl::memory(b), CL_FALSE, 0, n * sizeof(float), out.data(), 0, nullptr,
+                                  nullptr) == CL_SUCCESS);
+      REQUIRE(clFinish(cq) == CL_SUCCESS);
+      for (std::size_t i = 0; i < n; ++i) CHECK(out[i] == in[i] * 3.0f);
+    }
+    const Event e1 = q.record();
+    const Event e2 = q.record();
+    CHECK(elapsed_ms(e1, e2) >= 0.0);  // profiling was enabled
+  }
+  CHECK(queue_refs(cq) == base);
+
+  // Without profiling: its events cannot be timed.
+  cl_command_queue plain = clCreateCommandQueue(opencl::context(dev), cd, 0, &err);
+  REQUIRE(err == CL_SUCCESS);
+  {
+    Queue q = opencl::import_queue(dev, plain, Ownership::adopt);  // takes over our reference
+    const Event e1 = q.record();
+    const Event e2 = q.record();
+    GPURT_REQUIRE_ERROR(elapsed_ms(e1, e2), ErrorCategory::invalid_argument, "timing");
+  }
+
+  GPURT_REQUIRE_ERROR(opencl::import_queue(dev, nullptr, Ownership::borrow), ErrorCategory::invalid_argument, "null");
+  // Out of order: refused, nothing released.
+  cl_command_queue ooo = clCreateCommandQueue(opencl::context(dev), cd, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
+  if (err == CL_SUCCESS) {
+    GPURT_REQUIRE_ERROR(opencl::import_queue(dev, ooo, Ownership::adopt), ErrorCategory::invalid_argument,
+                        "out of order");
+    CHECK(queue_refs(ooo) == 1);
+    clReleaseCommandQueue(ooo);
+  }
+  // A queue of another context: refused.
+  cl_context other = own_context(cd);
+  cl_command_queue foreign = clCreateCommandQueue(other, cd, 0, &err);
+  REQUIRE(err == CL_SUCCESS);
+  GPURT_REQUIRE_ERROR(opencl::import_queue(dev, foreign, Ownership::borrow), ErrorCategory::invalid_argument,
+                      "cl_context");
+  CHECK(queue_refs(foreign) == 1);
+  clReleaseCommandQueue(foreign);
+  clReleaseCommandQueue(cq);
+  clReleaseContext(other);
+}
+
+TEST_CASE("opencl.hpp: a user event imported holds back a gpurt queue until clSetUserEventStatus") {
+  // opencl.hpp import_event: "A cl_event of `d`'s context (a user event, or one from the
+  // application's queue) as an Event"; native.hpp: "Queue::wait, Event::wait and Event::complete
+  // work on it". Work enqueued after the wait must not run before the event is set.
+  Device dev = test::device_under_test();
+  Queue q = dev.create_queue();
+  cl_int err = CL_SUCCESS;
+  cl_event ue = clCreateUserEvent(opencl::context(dev), &err);
+  REQUIRE(err == CL_SUCCESS);
+  const cl_uint base = event_refs(ue);
+  const std::size_t n = 4099;
+  const auto in = test::random_vector<float>(n);
+  auto src = dev.alloc<float>(n);
+  auto dst = dev.alloc<float>(n);
+  q.copy(in, src);
+  q.fill(dst, 0.0f);
+  q.finish();
+  {
+    const Event ie = opencl::import_event(dev, ue, Ownership::borrow);
+    CHECK(event_refs(ue) == base + 1);
+    CHECK(opencl::event(ie) == ue);
+    q.wait(ie);
+    q.copy(src, dst);  // device to device: enqueued, never blocking the host
+    const Event done = q.record();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    CHECK_FALSE(ie.complete());
+    CHECK_FALSE(done.complete());  // held back by the user event
+    REQUIRE(clSetUserEventStatus(ue, CL_COMPLETE) == CL_SUCCESS);
+    done.wait();
+    CHECK(ie.complete());
+    std::vector<float> out(n);
+    q.copy(dst, out);
+    q.finish();
+    CHECK(out == in);
+  }
+  CHECK(event_refs(ue) == base);
+  // An event of another context: refused, untouched.
+  cl_device_id cd = opencl::device(dev);
+  cl_context other = own_context(cd);
+  cl_event foreign = clCreateUserEvent(other, &err);
+  REQUIRE(err == CL_SUCCESS);
+  GPURT_REQUIRE_ERROR(opencl::import_event(dev, foreign, Ownership::adopt), ErrorCategory::invalid_argument,
+                      "cl_context");
+  CHECK(event_refs(foreign) == 1);
+  clSetUserEventStatus(foreign, CL_COMPLETE);
+  clReleaseEvent(foreign);
+  clReleaseContext(other);
+  clReleaseEvent(ue);
+}
+
+TEST_CASE("opencl.hpp: import_context gives a Device working in the application's cl_context") {
+  // opencl.hpp import_context: "A Device working in the application's context `ctx` on `dev` (one
+  // of the context's devices; nullptr when it has exactly one) ... borrow: gpurt retains the
+  // context for the process; adopt: gpurt takes over the caller's reference." native.hpp
+  // import_device: "Everything made on it (buffers, queues, programs) lives in that context. Not
+  // listed by gpurt::devices(); its selector() is that of the listed device it runs on, and its
+  // description() says "application context"."
+  Device listed = test::device_under_test();
+  cl_device_id cd = opencl::device(listed);
+  cl_context ctx = own_context(cd);
+  const cl_uint base = context_refs(ctx);
+  Device d = opencl::import_context(ctx, nullptr, Ownership::borrow);
+  CHECK(context_refs(ctx) == base + 1);
+  CHECK(opencl::context(d) == ctx);
+  CHECK(opencl::device(d) == cd);
+  CHECK(d != listed);
+  CHECK(d.selector() == listed.selector());
+  CHECK(d.description().find("application context") != std::string::npos);
+  for (const Device& x : devices()) CHECK(x != d);
+
+  Queue q = d.create_queue();
+  const std::size_t n = 1021;
+  auto b = d.alloc<float>(n);
+  cl_context mctx = nullptr;
+  REQUIRE(clGetMemObjectInfo(opencl::memory(b), CL_MEM_CONTEXT, sizeof mctx, &mctx, nullptr) == CL_SUCCESS);
+  CHECK(mctx == ctx);
+  const auto in = test::random_vector<float>(n);
+  Kernel k = d.build({SourceLanguage::portable, scale_source, "scale.gpurt"}).kernel("scale");
+  q.copy(in, b);
+  q.launch(k, LaunchConfig::cover(Dim3(n), Dim3(64)), b, -2.0f, static_cast<std::uint32_t>(n));
+  std::vector<float> out(n);
+  q.copy(b, out);
+  q.finish();
+  for (std::size_t i = 0; i < n; ++i) CHECK(out[i] == in[i] * -2.0f);
+
+  // A buffer of the listed device's context cannot be imported on this one.
+  auto theirs = listed.alloc<float>(4);
+  GPURT_REQUIRE_ERROR(opencl::import_buffer<float>(d, opencl::memory(theirs), 4, Ownership::borrow),
+                      ErrorCategory::invalid_argument, "cl_context");
+
+  // adopt takes over the caller's reference.
+  REQUIRE(clRetainContext(ctx) == CL_SUCCESS);
+  const cl_uint before = context_refs(ctx);
+  Device d2 = opencl::import_context(ctx, cd, Ownership::adopt);
+  CHECK(context_refs(ctx) == before);
+  CHECK(opencl::context(d2) == ctx);
+  clReleaseContext(ctx);  // ours; gpurt keeps its own for the process
+}
+
+TEST_CASE("opencl.hpp: a queue waits on an event of another cl_context (on the host)") {
+  // gpurt/plugin/abi.h 4.1: queue_wait may return UNSUPPORTED for an event of another device, and
+  // the core then waits on the host; Queue::wait takes any event of the same backend.
+  Device listed = test::device_under_test();
+  cl_device_id cd = opencl::device(listed);
+  cl_context ctx = own_context(cd);
+  Device d = opencl::import_context(ctx, nullptr, Ownership::adopt);
+  Queue qa = d.create_queue();
+  Queue qb = listed.create_queue();
+  const std::size_t n = 4099;
+  const auto in = test::random_vector<float>(n);
+  auto a = d.alloc<float>(n);
+  qa.copy(in, a);
+  std::vector<float> staged(n);
+  qa.copy(a, staged);
+  const Event e = qa.record();
+  qb.wait(e);  // another context
+  auto b = listed.alloc<float>(n);
+  qb.copy(staged, b);
+  std::vector<float> out(n);
+  qb.copy(b, out);
+  qb.finish();
+  CHECK(out == in);
+}
+
+TEST_CASE("opencl.hpp: objects of another backend are invalid_argument naming both backends") {
+  // opencl.hpp: "Every accessor checks the backend: a gpurt object of another backend (a CUDA queue)
+  // throws Error(invalid_argument) naming it, never a reinterpreted handle."
+  const Device other = other_backend_device();
+  if (!other.valid()) GPURT_SKIP("no device of another backend (set GPURT_ENABLE_MOCK=1 for the mock's)");
+  const std::string name = other.properties().backend;
+  auto b = other.alloc<float>(8);
+  Queue q = other.create_queue();
+  GPURT_REQUIRE_ERROR(opencl::memory(b), ErrorCategory::invalid_argument, "backend " + name);
+  GPURT_REQUIRE_ERROR(opencl::memory(b), ErrorCategory::invalid_argument, "opencl");
+  GPURT_REQUIRE_ERROR(opencl::command_queue(q), ErrorCategory::invalid_argument, "backend " + name);
+  GPURT_REQUIRE_ERROR(opencl::event(q.record()), ErrorCategory::invalid_argument, "opencl");
+  GPURT_REQUIRE_ERROR(opencl::context(other), ErrorCategory::invalid_argument, "opencl");
+  GPURT_REQUIRE_ERROR(opencl::import_buffer<float>(other, nullptr, 1, Ownership::borrow),
+                      ErrorCategory::invalid_argument, "opencl");
+  // Still usable.
+  q.fill(b, 1.0f);
+  q.finish();
+  Device dev = test::device_under_test();
+  auto ok = dev.alloc<float>(2);
+  CHECK(opencl::memory(ok) != nullptr);
+}
