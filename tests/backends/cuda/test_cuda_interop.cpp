@@ -297,6 +297,17 @@ TEST_CASE("cuda.hpp: pointers that are not this device's memory are refused with
                       "claimed");
   GPURT_REQUIRE_ERROR(cuda::import_buffer<float>(d, p + 40 * sizeof(float), m - 39, Ownership::borrow),
                       ErrorCategory::invalid_argument, "claimed");
+  // gpurt's own memory, exactly as long as allocated (the driver may report a rounded extent), and
+  // never adopted ("adopt: cuMemFree with the last handle" would free it twice).
+  auto own = d.alloc<float>(5);
+  GPURT_REQUIRE_ERROR(cuda::import_buffer<float>(d, cuda::pointer(own), 6, Ownership::borrow),
+                      ErrorCategory::invalid_argument, "claimed");
+  GPURT_REQUIRE_ERROR(cuda::import_buffer<float>(d, cuda::pointer(own), 5, Ownership::adopt),
+                      ErrorCategory::invalid_argument, "gpurt Buffer");
+  auto inner = cuda::import_buffer<float>(d, cuda::pointer(own) + sizeof(float), 4, Ownership::borrow);
+  const auto four = test::random_vector<float>(4);
+  q.write(four, inner);
+  CHECK(q.read(own.view(1, 4)) == four);
   // "Each throws Error(invalid_argument) for an empty handle"
   GPURT_REQUIRE_ERROR(cuda::import_buffer<float>(d, CUdeviceptr{0}, 4, Ownership::borrow),
                       ErrorCategory::invalid_argument, "null");

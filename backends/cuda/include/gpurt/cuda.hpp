@@ -66,6 +66,8 @@ inline CUfunction function(const Kernel& k) {
 // handle (so ptr must be the start of a cuMemAlloc allocation); borrow: never freed by gpurt.
 // Managed memory (cuMemAllocManaged) of this device is accepted too; host memory, another
 // device's memory and memory of another context of this device are invalid_argument, saying which.
+// A gpurt Buffer's own memory imports with borrow only (gpurt frees it already), checked against
+// the exact size gpurt allocated.
 template <class T>
 Buffer<T> import_buffer(const Device& d, CUdeviceptr ptr, std::size_t count, Ownership ownership) {
   return detail::Access::make<Buffer<T>>(
