@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "gpurt/native.hpp"
 #include "raw/baseline.hpp"
 #include "tiny3.hpp"
 
@@ -407,6 +408,72 @@ nlohmann::json measure_matmul(Context& c) {
   return j;
 }
 
+// Interop rows: (a) cuBLAS SGEMM 4096^3 on gpurt buffers in gpurt's stream against cuBLAS on its
+// own cuMemAlloc buffers and stream; (b) GPU-to-GPU copies through Queue::copy against the native
+// peer copy, 64 MiB and 1 GiB, to the first other device of the backend. Not with --quick (a
+// 4096^3 SGEMM and 1 GiB copies). Whatever cannot run says why in "skipped".
+nlohmann::json measure_interop(Context& c) {
+  nlohmann::json j;
+  if (c.opt.quick) {
+    const std::string why = "not measured with --quick (4096^3 SGEMM, 1 GiB copies)";
+    return {{"cublas_sgemm", {{"skipped", why}}}, {"peer_copy", {{"skipped", why}}}};
+  }
+  const std::size_t n = 4096, reps = 10;
+  c.say("interop: cuBLAS SGEMM " + std::to_string(n) + "^3 on gpurt buffers and stream");
+  try {
+    std::vector<double> g, r;
+    for (int t = 0; t < c.trials; ++t) {
+      g.push_back(c.raw->gemm_on_gpurt_gflops(c.q, n, reps));
+      r.push_back(c.raw->gemm_gflops(RawBaseline::GemmPrecision::fp32, n, reps));
+    }
+    j["cublas_sgemm"] = pair(median(g), median(r));
+    j["cublas_sgemm"]["n"] = n;
+    j["cublas_sgemm"]["unit"] = "GFLOP/s";
+  } catch (const Error& e) {
+    j["cublas_sgemm"] = {{"skipped", e.message()}};
+  }
+
+  Device peer;
+  for (const Device& d : devices())
+    if (d.backend() == c.dev.backend() && d.selector() != c.dev.selector()) {
+      peer = d;
+      break;
+    }
+  if (!peer.valid()) {
+    j["peer_copy"] = {{"skipped", "needs two " + c.dev.backend() + " devices"}};
+    return j;
+  }
+  nlohmann::json rows = nlohmann::json::array();
+  try {
+    for (std::size_t bytes : {std::size_t(64) << 20, std::size_t(1) << 30}) {
+      c.say("interop: peer copy " + std::to_string(bytes >> 20) + " MiB to " + peer.selector());
+      const std::size_t copies = bytes >= (std::size_t(1) << 30) ? 3 : 20;
+      auto src = c.dev.alloc<char>(bytes), dst = peer.alloc<char>(bytes);
+      c.q.fill(src, char(1));
+      std::vector<double> g, r;
+      for (int t = 0; t < c.trials; ++t) {
+        c.q.copy(src, dst);
+        c.q.finish();
+        const auto t0 = clock_type::now();
+        for (std::size_t i = 0; i < copies; ++i) c.q.copy(src, dst);
+        c.q.finish();
+        g.push_back(static_cast<double>(bytes) * copies / seconds_since(t0) * 1e-9);
+        r.push_back(static_cast<double>(bytes) * copies / c.raw->peer_copy_seconds(peer, bytes, copies) * 1e-9);
+      }
+      nlohmann::json row = pair(median(g), median(r));
+      row["bytes"] = bytes;
+      row["peer"] = peer.selector();
+      row["peer_access"] = peer_access(c.dev, peer);
+      row["unit"] = "GB/s";
+      rows.push_back(row);
+    }
+    j["peer_copy"] = rows;
+  } catch (const Error& e) {
+    j["peer_copy"] = {{"skipped", e.message()}};
+  }
+  return j;
+}
+
 }  // namespace
 
 nlohmann::json run(const Device& device, const Options& options) {
@@ -429,6 +496,7 @@ nlohmann::json run(const Device& device, const Options& options) {
   j["kernels"] = measure_kernels(c, copy_gbps);
   j["copy_bandwidth_gbps"] = copy_gbps;
   j["matmul"] = measure_matmul(c);
+  j["interop"] = measure_interop(c);
   return j;
 }
 

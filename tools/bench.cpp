@@ -38,6 +38,28 @@ std::string default_threads_text(const nlohmann::json& d) {
          std::to_string(d["device_to_host"].get<unsigned>()) + " down";
 }
 
+// The interop rows: cuBLAS on gpurt buffers and stream against cuBLAS on its own, and copies
+// between two GPUs through Queue::copy against the native peer copy; each may say why it was skipped.
+void print_interop(const nlohmann::json& in, std::ostream& os) {
+  os << "\ninterop                                          gpurt       raw      gpurt/raw\n";
+  const auto& g = in["cublas_sgemm"];
+  if (g.contains("skipped"))
+    os << "  cuBLAS SGEMM on gpurt buffers and stream: skipped (" << g["skipped"].get<std::string>() << ")\n";
+  else
+    os << "  cuBLAS SGEMM " << g["n"].get<std::size_t>() << "^3, gpurt buffers+stream (GFLOP/s)" << std::setw(8)
+       << fmt(g["gpurt"].get<double>(), 0) << std::setw(10) << fmt(g["raw"].get<double>(), 0) << std::setw(11)
+       << fmt(g["ratio"].get<double>()) << "   (raw: its own cuMemAlloc buffers and stream)\n";
+  const auto& p = in["peer_copy"];
+  if (p.is_object())
+    os << "  peer copy GPU to GPU: skipped (" << p["skipped"].get<std::string>() << ")\n";
+  else
+    for (const auto& t : p)
+      os << "  peer copy " << std::left << std::setw(8) << size_text(t["bytes"].get<std::uint64_t>()) << std::right
+         << " to " << std::left << std::setw(8) << t["peer"].get<std::string>() << std::right << "(GB/s)" << std::setw(10)
+         << fmt(t["gpurt"].get<double>(), 1) << std::setw(10) << fmt(t["raw"].get<double>(), 1) << std::setw(11)
+         << fmt(t["ratio"].get<double>()) << (t["peer_access"].get<bool>() ? "" : "   (no peer access)") << "\n";
+}
+
 void print_table(const nlohmann::json& r, std::ostream& os) {
   const auto& d = r["device"];
   os << "\n== " << d["selector"].get<std::string>() << " " << d["name"].get<std::string>() << " — driver "
@@ -99,6 +121,7 @@ void print_table(const nlohmann::json& r, std::ostream& os) {
       os << "; largest error vs fp64 " << fmt(t["max_error"].get<double>(), 6) << " of sum|a*b|\n";
     }
   if (m.contains("tensor_note")) os << "  tensor-core matmul: " << m["tensor_note"].get<std::string>() << "\n";
+  if (r.contains("interop")) print_interop(r["interop"], os);
 }
 
 void write_csv(const nlohmann::json& runs, std::ostream& os) {
@@ -117,6 +140,16 @@ void write_csv(const nlohmann::json& runs, std::ostream& os) {
          << k["fraction_of_copy"] << ",GB/s\n";
     os << dev << ",build,cold,," << r["build"]["gpurt_cold_ms"] << "," << r["build"]["raw_cold_ms"] << ",,ms\n";
     os << dev << ",build,cached,," << r["build"]["gpurt_cached_ms"] << ",,,ms\n";
+    if (r.contains("interop")) {
+      const auto& g = r["interop"]["cublas_sgemm"];
+      if (!g.contains("skipped"))
+        os << dev << ",interop,cublas_sgemm_" << g["n"] << ",," << g["gpurt"] << "," << g["raw"] << "," << g["ratio"]
+           << ",GFLOP/s\n";
+      if (r["interop"]["peer_copy"].is_array())
+        for (const auto& t : r["interop"]["peer_copy"])
+          os << dev << ",interop,peer_copy_to_" << t["peer"].get<std::string>() << "," << t["bytes"] << "," << t["gpurt"]
+             << "," << t["raw"] << "," << t["ratio"] << ",GB/s\n";
+    }
   }
 }
 
@@ -254,6 +287,22 @@ void check_bench_document(const nlohmann::json& doc) {
         for (const char* k : {"vendor_blas_gflops", "ratio_to_vendor_blas"})
           if (t.contains(k)) need(t, p, k, Want::number);
       });
+    if (r.contains("interop")) {
+      const std::string iw = w + ".interop";
+      const nlohmann::json& in = need(r, w, "interop", Want::object);
+      const nlohmann::json& g = need(in, iw, "cublas_sgemm", Want::object);
+      if (g.contains("skipped")) need(g, iw + ".cublas_sgemm", "skipped", Want::string);
+      else need_all(g, iw + ".cublas_sgemm", {"n", "gpurt", "raw", "ratio"}, Want::number);
+      if (!in.contains("peer_copy")) throw UsageError(iw + ".peer_copy is missing");
+      if (in["peer_copy"].is_object())
+        need(in["peer_copy"], iw + ".peer_copy", "skipped", Want::string);
+      else
+        each_object(in, iw, "peer_copy", [](const nlohmann::json& t, const std::string& p) {
+          need_all(t, p, {"bytes", "gpurt", "raw", "ratio"}, Want::number);
+          need(t, p, "peer", Want::string);
+          need(t, p, "peer_access", Want::boolean);
+        });
+    }
     if (r.contains("staging_threads")) {
       const nlohmann::json& st = need(r, w, "staging_threads", Want::object);
       const std::string sw = w + ".staging_threads";
@@ -396,6 +445,25 @@ void write_markdown(const nlohmann::json& doc, std::ostream& os) {
       for (const auto& t : r["staging_threads"]["rows"])
         os << "| " << t["threads"].get<unsigned>() << " | " << fmt(t["host_to_device"].get<double>(), 2) << " | "
            << fmt(t["device_to_host"].get<double>(), 2) << " |\n";
+    }
+    if (r.contains("interop")) {
+      const auto& in = r["interop"];
+      const auto& g = in["cublas_sgemm"];
+      os << "\n| interop | gpurt | raw | gpurt/raw |\n| --- | ---: | ---: | ---: |\n";
+      if (g.contains("skipped"))
+        os << "| cuBLAS SGEMM on gpurt buffers and stream | skipped: " << g["skipped"].get<std::string>() << " | | |\n";
+      else
+        os << "| cuBLAS SGEMM " << g["n"].get<std::size_t>() << "³ on gpurt buffers and stream (raw: its own "
+           << "cuMemAlloc buffers and stream), GFLOP/s | " << fmt(g["gpurt"].get<double>(), 0) << " | "
+           << fmt(g["raw"].get<double>(), 0) << " | " << fmt(g["ratio"].get<double>()) << " |\n";
+      if (in["peer_copy"].is_object())
+        os << "| peer copy GPU to GPU | skipped: " << in["peer_copy"]["skipped"].get<std::string>() << " | | |\n";
+      else
+        for (const auto& t : in["peer_copy"])
+          os << "| Queue::copy " << size_text(t["bytes"].get<std::uint64_t>()) << " to " << t["peer"].get<std::string>()
+             << " (raw: cuMemcpyPeerAsync" << (t["peer_access"].get<bool>() ? ", peer access" : ", no peer access")
+             << "), GB/s | " << fmt(t["gpurt"].get<double>(), 1) << " | " << fmt(t["raw"].get<double>(), 1) << " | "
+             << fmt(t["ratio"].get<double>()) << " |\n";
     }
     if (r["launch"].contains("async_us_tracing_on"))
       os << "\nWith a trace running (GPURT_TRACE), an asynchronous launch costs "

@@ -18,6 +18,7 @@
 #include <cuda.h>
 #include <nvrtc.h>
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -62,6 +63,8 @@ class Owner {
   }
   ~Owner() { reset(); }
   handle_type get() const { return h_; }
+  // Gives the handle up without releasing it.
+  handle_type release() noexcept { return std::exchange(h_, handle_type{}); }
   explicit operator bool() const { return h_ != handle_type{}; }
   void reset() noexcept {
     if (h_ != handle_type{}) {
@@ -114,11 +117,29 @@ Status device_of_context(CUcontext ctx, CUdevice& out) noexcept;
 
 class CuDevice;
 
+// The allocations gpurt made in one context, with their exact sizes: the driver's view of an
+// allocation's extent (CU_POINTER_ATTRIBUTE_RANGE_SIZE) may be rounded up, so an import of gpurt's
+// own memory is checked against this record first. Touched by allocate and free only (never by a
+// copy or launch).
+class AllocationRecord {
+ public:
+  void add(CUdeviceptr p, std::size_t bytes);  // may throw std::bad_alloc
+  void remove(CUdeviceptr p) noexcept;
+  // The recorded allocation containing `p`: true with its start and size; false if none.
+  bool find(CUdeviceptr p, CUdeviceptr& start, std::size_t& bytes) const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<CUdeviceptr, std::size_t> sizes_;
+};
+
 class CuBuffer final : public plugin::Buffer {
  public:
   // owned: cuMemFree when the buffer goes (gpurt's own memory and adopted pointers); otherwise the
-  // application's borrowed memory, never freed here.
-  CuBuffer(CUcontext ctx, CUdeviceptr p, bool owned = true) : ctx_(ctx), ptr_(p), mem_(owned ? p : 0) {}
+  // application's borrowed memory, never freed here. `record`: where gpurt's own allocation is
+  // recorded (removed from it when the buffer goes); null for an import.
+  CuBuffer(CUcontext ctx, CUdeviceptr p, bool owned, AllocationRecord* record = nullptr)
+      : ctx_(ctx), ptr_(p), mem_(owned ? p : 0), record_(record) {}
   ~CuBuffer() override;
   CUdeviceptr ptr() const { return ptr_; }
   CUcontext context() const { return ctx_; }
@@ -128,6 +149,7 @@ class CuBuffer final : public plugin::Buffer {
   CUcontext ctx_;
   CUdeviceptr ptr_;
   Owner<DeviceMemoryTraits> mem_;  // empty when borrowed
+  AllocationRecord* record_;
 };
 
 class CuHostAllocation final : public plugin::HostAllocation {
@@ -282,6 +304,7 @@ class CuDevice final : public plugin::Device {
   int cc_major_ = 0, cc_minor_ = 0;
   std::mutex peer_mutex_;
   std::vector<CUcontext> peers_tried_;  // contexts enable_peer has tried (enabled or not)
+  AllocationRecord allocations_;        // gpurt's own allocations in ctx_
   DeviceProperties props_;
   std::string compiler_id_;
 };

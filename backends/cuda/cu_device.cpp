@@ -101,7 +101,11 @@ Status CuDevice::allocate(std::size_t bytes, std::unique_ptr<plugin::Buffer>& ou
     CUdeviceptr p = 0;
     const CUresult r = cuMemAlloc(&p, bytes);
     if (r != CUDA_SUCCESS) return fail(r, "cuMemAlloc", "allocating " + std::to_string(bytes) + " bytes");
-    out = std::make_unique<CuBuffer>(ctx_, p);
+    Owner<DeviceMemoryTraits> guard(p);  // frees p if the buffer object cannot be made
+    auto b = std::make_unique<CuBuffer>(ctx_, p, true, &allocations_);
+    (void)guard.release();
+    allocations_.add(p, bytes);  // if this throws, b frees p
+    out = std::move(b);
     return Status::success();
   });
 }

@@ -120,8 +120,13 @@ Status CuDevice::import_buffer(std::uint64_t native, std::size_t bytes, plugin::
     const CUcontext owner = from_bits<CUcontext>(v[1]);
     const int ordinal = static_cast<int>(v[2]);
     const bool managed = v[3] != 0;
-    const CUdeviceptr start = static_cast<CUdeviceptr>(v[4]);
-    const std::uint64_t range = v[5];
+    CUdeviceptr start = static_cast<CUdeviceptr>(v[4]);
+    std::uint64_t range = v[5];
+    // gpurt's own allocation: its exact size (the driver may report a rounded extent), and never
+    // adopted (gpurt frees it already).
+    std::size_t own_bytes = 0;
+    const bool gpurt_own = allocations_.find(ptr, start, own_bytes);
+    if (gpurt_own) range = own_bytes;
 
     if (!managed && type == 0)
       return invalid(what + " is not CUDA memory (pageable host memory, memory already freed, or a wrong "
@@ -155,12 +160,21 @@ Status CuDevice::import_buffer(std::uint64_t native, std::size_t bytes, plugin::
                            " bytes from it are that allocation's, not the " + std::to_string(bytes) +
                            " claimed; pass the real element count",
                        "cuPointerGetAttributes");
-      if (ownership == plugin::Ownership::adopt && ptr != start)
+      // The range attributes name the mappable range (a cuMemAddressReserve's, for virtual memory
+      // management); cuMemGetAddressRange names the cuMemAlloc allocation itself: either start will do.
+      CUdeviceptr base = 0;
+      size_t base_size = 0;
+      if (ownership == plugin::Ownership::adopt && ptr != start &&
+          !(cuMemGetAddressRange(&base, &base_size, ptr) == CUDA_SUCCESS && base == ptr))
         return invalid("adopt takes the start of an allocation (cuMemFree frees whole allocations), but " + what +
                            " is " + std::to_string(into) + " bytes into the allocation at " + hex(start) +
                            "; adopt the start and make a view, or import with Ownership::borrow",
                        "cuMemFree");
     }
+    if (gpurt_own && ownership == plugin::Ownership::adopt)
+      return invalid(what + " is memory of a gpurt Buffer, which gpurt frees itself; import it with "
+                            "Ownership::borrow (and keep that Buffer alive while the import is used)",
+                     "cuMemFree");
     out = std::make_unique<CuBuffer>(ctx_, ptr, ownership == plugin::Ownership::adopt);
     return Status::success();
   });

@@ -41,6 +41,14 @@ void* symbol(void* library, const char* name, const std::string& backend, const 
 
 }  // namespace raw
 
+double RawBaseline::gemm_on_gpurt_gflops(Queue&, std::size_t, std::size_t) {
+  throw Error(ErrorCategory::unsupported, "the " + api() + " baseline runs no vendor BLAS on gpurt memory");
+}
+
+double RawBaseline::peer_copy_seconds(const Device&, std::size_t, std::size_t) {
+  throw Error(ErrorCategory::unsupported, "the " + api() + " baseline has no native copy between devices");
+}
+
 std::unique_ptr<RawBaseline> open_raw_baseline(const Device& device) {
   const std::string& backend = device.properties().backend;
 #ifdef GPURT_RAW_CUDA

@@ -38,6 +38,16 @@ class RawBaseline {
   // GFLOP/s of the vendor BLAS GEMM (cuBLAS) for n x n x n with fp32 output and accumulation;
   // inputs fp32, TF32 (fp32 in memory, tensor cores) or bf16. Throws unsupported without one.
   virtual double gemm_gflops(GemmPrecision precision, std::size_t n, std::size_t reps) = 0;
+
+  // ---- interop (docs/interop.md); both throw unsupported unless the baseline overrides them ----
+  // GFLOP/s of the vendor BLAS SGEMM (cuBLAS), n x n x n in fp32, on three gpurt buffers made on
+  // `queue`'s device and in the queue's own stream (through <gpurt/cuda.hpp>), timed exactly as
+  // gemm_gflops(fp32, n, reps) times it on the library's own memory and stream.
+  virtual double gemm_on_gpurt_gflops(Queue& queue, std::size_t n, std::size_t reps);
+  // Seconds for `reps` back-to-back copies of `bytes` from this device to `peer` (another gpurt
+  // device of the same backend) with the native peer copy (cuMemcpyPeerAsync on this device's
+  // stream, peer access enabled where the devices allow it) and one wait, after one untimed copy.
+  virtual double peer_copy_seconds(const Device& peer, std::size_t bytes, std::size_t reps);
 };
 
 // The baseline for `device`, on the same physical device: CUDA matches the driver's device by

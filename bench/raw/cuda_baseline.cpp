@@ -1,6 +1,7 @@
 // The CUDA driver API measured directly, for `gpurt bench`: the operations gpurt performs, written
 // the way a careful user of the raw API would write them (NVRTC for the kernels, the device's
-// primary context, one non-blocking stream), and cuBLAS for the GEMM figures.
+// primary context, one non-blocking stream), and cuBLAS for the GEMM figures - also on gpurt's own
+// buffers and stream, through <gpurt/cuda.hpp>, for the interop rows.
 #include <dlfcn.h>
 
 #include <cstdio>
@@ -10,6 +11,7 @@
 
 #include <cublas_api.h>  // enum values only: cuBLAS itself is dlopen()ed
 
+#include "gpurt/cuda.hpp"
 #include "raw/baseline.hpp"
 #include "raw/common.hpp"
 #include "raw/cuda_api.hpp"
@@ -134,6 +136,7 @@ class PrimaryContext {
   ~PrimaryContext() { (void)cu_.cuDevicePrimaryCtxRelease(dev_); }
   PrimaryContext(const PrimaryContext&) = delete;
   PrimaryContext& operator=(const PrimaryContext&) = delete;
+  CUcontext get() const { return ctx_; }
   void make_current() const {
     CUcontext cur = nullptr;
     if (cu_.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == ctx_) return;
@@ -146,9 +149,80 @@ class PrimaryContext {
   CUcontext ctx_ = nullptr;
 };
 
+// The cuBLAS entry points of the GEMM figures, loaded once from CudaApi::cublas().
+struct Cublas {
+  using create_fn = int (*)(void**);
+  using destroy_fn = int (*)(void*);
+  using stream_fn = int (*)(void*, CUstream);
+  using sgemm_fn = int (*)(void*, int, int, int, int, int, const float*, const float*, int, const float*, int,
+                           const float*, float*, int);
+  using gemm_ex_fn = int (*)(void*, int, int, int, int, int, const void*, const void*, int, int, const void*, int,
+                             int, const void*, void*, int, int, int, int);
+  using math_fn = int (*)(void*, int);
+  create_fn create = nullptr;
+  destroy_fn destroy = nullptr;
+  stream_fn set_stream = nullptr;
+  sgemm_fn sgemm = nullptr;
+  gemm_ex_fn gemm_ex = nullptr;
+  math_fn set_math = nullptr;
+
+  // Throws unsupported without cuBLAS or its GEMM entry points.
+  static const Cublas& get() {
+    static const Cublas api = [] {
+      void* lib = CudaApi::cublas();
+      if (!lib) fail(ErrorCategory::unsupported, "cuda", "cuBLAS is not installed", "dlopen(libcublas)");
+      Cublas c;
+      c.create = reinterpret_cast<create_fn>(::dlsym(lib, "cublasCreate_v2"));
+      c.destroy = reinterpret_cast<destroy_fn>(::dlsym(lib, "cublasDestroy_v2"));
+      c.set_stream = reinterpret_cast<stream_fn>(::dlsym(lib, "cublasSetStream_v2"));
+      c.sgemm = reinterpret_cast<sgemm_fn>(::dlsym(lib, "cublasSgemm_v2"));
+      c.gemm_ex = reinterpret_cast<gemm_ex_fn>(::dlsym(lib, "cublasGemmEx"));
+      c.set_math = reinterpret_cast<math_fn>(::dlsym(lib, "cublasSetMathMode"));
+      if (!c.create || !c.destroy || !c.set_stream || !c.sgemm || !c.gemm_ex || !c.set_math)
+        fail(ErrorCategory::unsupported, "cuda", "cuBLAS lacks the GEMM entry points", "dlsym");
+      return c;
+    }();
+    return api;
+  }
+};
+
+// GFLOP/s of `reps` n x n x n GEMMs (after one untimed) on `stream` over a, b, c (n * n elements
+// each), host wall time to the stream's end. The caller has made the stream's context current.
+double time_gemm(const Cublas& blas, RawBaseline::GemmPrecision precision, CUstream stream, CUdeviceptr a,
+                 CUdeviceptr b, CUdeviceptr c, std::size_t n, std::size_t reps) {
+  const CudaApi& cu = CudaApi::get();
+  void* handle = nullptr;
+  if (blas.create(&handle) != 0) fail(ErrorCategory::internal, "cuda", "cublasCreate failed", "cublasCreate_v2");
+  struct Destroy {
+    Cublas::destroy_fn fn;
+    void* h;
+    ~Destroy() { fn(h); }
+  } destroy_handle{blas.destroy, handle};
+  blas.set_stream(handle, stream);
+  if (precision == RawBaseline::GemmPrecision::tf32) blas.set_math(handle, CUBLAS_TF32_TENSOR_OP_MATH);
+  const float alpha = 1.0f, beta = 0.0f;
+  const int ni = static_cast<int>(n);
+  auto run = [&] {
+    if (precision == RawBaseline::GemmPrecision::bf16)
+      return blas.gemm_ex(handle, CUBLAS_OP_N, CUBLAS_OP_N, ni, ni, ni, &alpha, reinterpret_cast<const void*>(a),
+                          CUDA_R_16BF, ni, reinterpret_cast<const void*>(b), CUDA_R_16BF, ni, &beta,
+                          reinterpret_cast<void*>(c), CUDA_R_32F, ni, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    return blas.sgemm(handle, 0, 0, ni, ni, ni, &alpha, reinterpret_cast<const float*>(a), ni,
+                      reinterpret_cast<const float*>(b), ni, &beta, reinterpret_cast<float*>(c), ni);
+  };
+  run();
+  cu.cuStreamSynchronize(stream);
+  const auto t0 = clock_type::now();
+  for (std::size_t i = 0; i < reps; ++i) run();
+  GPURT_RAW_CHECK(cu.cuStreamSynchronize(stream));
+  const double secs = since_us(t0) * 1e-6;
+  return 2.0 * static_cast<double>(n) * n * n * static_cast<double>(reps) / secs * 1e-9;
+}
+
 class CudaBaseline final : public RawBaseline {
  public:
-  CudaBaseline(const CudaApi& cu, CUdevice dev, std::string arch) : cu_(cu), ctx_(cu, dev), arch_(std::move(arch)) {
+  CudaBaseline(const CudaApi& cu, CUdevice dev, std::string arch)
+      : cu_(cu), dev_(dev), ctx_(cu, dev), arch_(std::move(arch)) {
     ctx_.make_current();
     CUstream st = nullptr;
     GPURT_RAW_CHECK(cu_.cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
@@ -242,34 +316,8 @@ class CudaBaseline final : public RawBaseline {
   }
 
   double gemm_gflops(GemmPrecision precision, std::size_t n, std::size_t reps) override {
-    void* lib = CudaApi::cublas();
-    if (!lib) fail(ErrorCategory::unsupported, "cuda", "cuBLAS is not installed", "dlopen(libcublas)");
-    using create_fn = int (*)(void**);
-    using destroy_fn = int (*)(void*);
-    using stream_fn = int (*)(void*, CUstream);
-    using sgemm_fn = int (*)(void*, int, int, int, int, int, const float*, const float*, int, const float*, int,
-                             const float*, float*, int);
-    using gemm_ex_fn = int (*)(void*, int, int, int, int, int, const void*, const void*, int, int, const void*, int,
-                               int, const void*, void*, int, int, int, int);
-    using math_fn = int (*)(void*, int);
-    auto create = reinterpret_cast<create_fn>(::dlsym(lib, "cublasCreate_v2"));
-    auto destroy = reinterpret_cast<destroy_fn>(::dlsym(lib, "cublasDestroy_v2"));
-    auto set_stream = reinterpret_cast<stream_fn>(::dlsym(lib, "cublasSetStream_v2"));
-    auto sgemm = reinterpret_cast<sgemm_fn>(::dlsym(lib, "cublasSgemm_v2"));
-    auto gemm_ex = reinterpret_cast<gemm_ex_fn>(::dlsym(lib, "cublasGemmEx"));
-    auto set_math = reinterpret_cast<math_fn>(::dlsym(lib, "cublasSetMathMode"));
-    if (!create || !destroy || !set_stream || !sgemm || !gemm_ex || !set_math)
-      fail(ErrorCategory::unsupported, "cuda", "cuBLAS lacks the GEMM entry points", "dlsym");
+    const Cublas& blas = Cublas::get();
     ctx_.make_current();
-    void* handle = nullptr;
-    if (create(&handle) != 0) fail(ErrorCategory::internal, "cuda", "cublasCreate failed", "cublasCreate_v2");
-    struct Destroy {
-      destroy_fn fn;
-      void* h;
-      ~Destroy() { fn(h); }
-    } destroy_handle{destroy, handle};
-    set_stream(handle, stream_.get());
-    if (precision == GemmPrecision::tf32) set_math(handle, CUBLAS_TF32_TENSOR_OP_MATH);
     const std::size_t bytes = n * n * sizeof(float);  // bf16 inputs use half of it
     CUdeviceptr a = 0, b = 0, c = 0;
     GPURT_RAW_CHECK(cu_.cuMemAlloc(&a, bytes));
@@ -280,27 +328,55 @@ class CudaBaseline final : public RawBaseline {
     const auto oc = own(c, cu_.cuMemFree);
     GPURT_RAW_CHECK(cu_.cuMemsetD32Async(a, 0x3c000000u, n * n, stream_.get()));  // 0.0078125f
     GPURT_RAW_CHECK(cu_.cuMemsetD32Async(b, 0x3c000000u, n * n, stream_.get()));
-    const float alpha = 1.0f, beta = 0.0f;
-    const int ni = static_cast<int>(n);
-    auto run = [&] {
-      if (precision == GemmPrecision::bf16)
-        return gemm_ex(handle, CUBLAS_OP_N, CUBLAS_OP_N, ni, ni, ni, &alpha, reinterpret_cast<const void*>(a),
-                       CUDA_R_16BF, ni, reinterpret_cast<const void*>(b), CUDA_R_16BF, ni, &beta,
-                       reinterpret_cast<void*>(c), CUDA_R_32F, ni, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-      return sgemm(handle, 0, 0, ni, ni, ni, &alpha, reinterpret_cast<const float*>(a), ni,
-                   reinterpret_cast<const float*>(b), ni, &beta, reinterpret_cast<float*>(c), ni);
-    };
-    run();
-    cu_.cuStreamSynchronize(stream_.get());
-    const auto t0 = clock_type::now();
-    for (std::size_t i = 0; i < reps; ++i) run();
+    return time_gemm(blas, precision, stream_.get(), a, b, c, n, reps);
+  }
+
+  // The same SGEMM with gpurt's buffers and gpurt's stream: cuBLAS sees only a CUstream and device
+  // pointers, so any difference from gemm_gflops is the cost of working on gpurt's objects.
+  double gemm_on_gpurt_gflops(Queue& queue, std::size_t n, std::size_t reps) override {
+    const Cublas& blas = Cublas::get();
+    const Device device = queue.device();
+    auto a = device.alloc<float>(n * n), b = device.alloc<float>(n * n), c = device.alloc<float>(n * n);
+    queue.fill(a, 0.0078125f);
+    queue.fill(b, 0.0078125f);
+    ctx_.make_current();
+    const double gflops = time_gemm(blas, GemmPrecision::fp32, gpurt::cuda::stream(queue), gpurt::cuda::pointer(a),
+                                    gpurt::cuda::pointer(b), gpurt::cuda::pointer(c), n, reps);
+    queue.finish();
+    return gflops;
+  }
+
+  double peer_copy_seconds(const Device& peer, std::size_t bytes, std::size_t reps) override {
+    const CUdevice peer_dev = find_device(cu_, peer.properties(), peer.selector());
+    if (peer_dev == dev_)
+      fail(ErrorCategory::unsupported, "cuda", peer.selector() + " is the same GPU as the baseline's", "cuDeviceGet");
+    const PrimaryContext peer_ctx(cu_, peer_dev);
+    int can = 0;
+    GPURT_RAW_CHECK(cu_.cuDeviceCanAccessPeer(&can, dev_, peer_dev));
+    ctx_.make_current();
+    if (can) {
+      const CUresult r = cu_.cuCtxEnablePeerAccess(peer_ctx.get(), 0);
+      if (r != CUDA_SUCCESS && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) cuda_fail(r, "cuCtxEnablePeerAccess");
+    }
+    CUdeviceptr src = 0, dst = 0;
+    GPURT_RAW_CHECK(cu_.cuMemAlloc(&src, bytes));
+    const auto osrc = own(src, cu_.cuMemFree);
+    peer_ctx.make_current();
+    GPURT_RAW_CHECK(cu_.cuMemAlloc(&dst, bytes));
+    const auto odst = own(dst, cu_.cuMemFree);
+    ctx_.make_current();
+    auto one = [&] { return cu_.cuMemcpyPeerAsync(dst, peer_ctx.get(), src, ctx_.get(), bytes, stream_.get()); };
+    GPURT_RAW_CHECK(one());
     GPURT_RAW_CHECK(cu_.cuStreamSynchronize(stream_.get()));
-    const double secs = since_us(t0) * 1e-6;
-    return 2.0 * static_cast<double>(n) * n * n * static_cast<double>(reps) / secs * 1e-9;
+    const auto t0 = clock_type::now();
+    for (std::size_t i = 0; i < reps; ++i) GPURT_RAW_CHECK(one());
+    GPURT_RAW_CHECK(cu_.cuStreamSynchronize(stream_.get()));
+    return since_us(t0) * 1e-6;
   }
 
  private:
   const CudaApi& cu_;
+  CUdevice dev_;
   PrimaryContext ctx_;  // first in, last out: the stream and module below go before it
   std::string arch_;
   Owned<CUstream, CUresult> stream_;

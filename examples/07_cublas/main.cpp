@@ -41,7 +41,8 @@ struct Cublas {
 
 static bool load_cublas(Cublas& c) {
   void* lib = nullptr;
-  for (const char* name : {"libcublas.so.13", "libcublas.so.12", "libcublas.so"})
+  // By soname first; then in the toolkit gpurt was built with, for machines whose loader path lacks it.
+  for (const char* name : {"libcublas.so.13", "libcublas.so.12", "libcublas.so", CUDA_LIBRARY_DIR "/libcublas.so"})
     if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
   if (!lib) return false;
   c.create = reinterpret_cast<decltype(c.create)>(dlsym(lib, "cublasCreate_v2"));

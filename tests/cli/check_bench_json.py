@@ -27,4 +27,8 @@ for run in doc["runs"]:
     for k in run["kernels"]:
         assert k["gbps"] > 0 and k["milliseconds"] > 0, k
     assert run["matmul"]["gflops"] > 0
+    if "interop" in run:  # cuBLAS on gpurt buffers and stream; peer copies (each may be skipped, saying why)
+        sgemm, peer = run["interop"]["cublas_sgemm"], run["interop"]["peer_copy"]
+        assert sgemm.get("skipped") or (sgemm["gpurt"] > 0 and sgemm["raw"] > 0), sgemm
+        assert (isinstance(peer, dict) and peer["skipped"]) or all(p["gpurt"] > 0 and p["raw"] > 0 for p in peer), peer
 print("bench JSON: shape ok for", [r["device"]["selector"] for r in doc["runs"]])

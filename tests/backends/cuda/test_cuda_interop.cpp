@@ -297,6 +297,17 @@ TEST_CASE("cuda.hpp: pointers that are not this device's memory are refused with
                       "claimed");
   GPURT_REQUIRE_ERROR(cuda::import_buffer<float>(d, p + 40 * sizeof(float), m - 39, Ownership::borrow),
                       ErrorCategory::invalid_argument, "claimed");
+  // gpurt's own memory, exactly as long as allocated (the driver may report a rounded extent), and
+  // never adopted ("adopt: cuMemFree with the last handle" would free it twice).
+  auto own = d.alloc<float>(5);
+  GPURT_REQUIRE_ERROR(cuda::import_buffer<float>(d, cuda::pointer(own), 6, Ownership::borrow),
+                      ErrorCategory::invalid_argument, "claimed");
+  GPURT_REQUIRE_ERROR(cuda::import_buffer<float>(d, cuda::pointer(own), 5, Ownership::adopt),
+                      ErrorCategory::invalid_argument, "gpurt Buffer");
+  auto inner = cuda::import_buffer<float>(d, cuda::pointer(own) + sizeof(float), 4, Ownership::borrow);
+  const auto four = test::random_vector<float>(4);
+  q.write(four, inner);
+  CHECK(q.read(own.view(1, 4)) == four);
   // "Each throws Error(invalid_argument) for an empty handle"
   GPURT_REQUIRE_ERROR(cuda::import_buffer<float>(d, CUdeviceptr{0}, 4, Ownership::borrow),
                       ErrorCategory::invalid_argument, "null");
@@ -507,6 +518,14 @@ TEST_CASE("native.hpp: copies and waits between two CUDA devices") {
     const auto back = q0.read(a.view(0, n));
     CHECK(back == std::vector<float>(data.begin() + 1, data.begin() + 1 + n));
   }
+  // "the plugin verifies that the native object belongs to the device (its context and device)"
+  auto mine = d0.alloc<float>(8);
+  GPURT_REQUIRE_ERROR(cuda::import_buffer<float>(d1, cuda::pointer(mine), 8, Ownership::borrow),
+                      ErrorCategory::invalid_argument, "belongs to CUDA device");
+  GPURT_REQUIRE_ERROR(cuda::import_stream(d1, cuda::stream(q0), Ownership::borrow), ErrorCategory::invalid_argument,
+                      "belongs to CUDA device");
+  CHECK(cuda::import_buffer<float>(d0, cuda::pointer(mine), 8, Ownership::borrow).size() == 8);  // still usable
+
   // Queue::wait on an event of the other device: q1's copy runs after q0's writes.
   const std::size_t n = std::size_t(1) << 24;
   auto src = d0.alloc<std::uint32_t>(n), dst = d1.alloc<std::uint32_t>(n);

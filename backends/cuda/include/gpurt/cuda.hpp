@@ -64,6 +64,10 @@ inline CUfunction function(const Kernel& k) {
 // backend checks with cuPointerGetAttribute that the memory is device memory of this device and
 // that [ptr, ptr + count * sizeof(T)) lies inside one allocation. adopt: cuMemFree with the last
 // handle (so ptr must be the start of a cuMemAlloc allocation); borrow: never freed by gpurt.
+// Managed memory (cuMemAllocManaged) of this device is accepted too; host memory, another
+// device's memory and memory of another context of this device are invalid_argument, saying which.
+// A gpurt Buffer's own memory imports with borrow only (gpurt frees it already), checked against
+// the exact size gpurt allocated.
 template <class T>
 Buffer<T> import_buffer(const Device& d, CUdeviceptr ptr, std::size_t count, Ownership ownership) {
   return detail::Access::make<Buffer<T>>(
@@ -78,7 +82,9 @@ inline Queue import_stream(const Device& d, CUstream s, Ownership ownership) {
                               "gpurt::cuda::import_stream");
 }
 // A CUevent as an Event a gpurt queue can wait for (Queue::wait) and the host can wait on. adopt:
-// cuEventDestroy with the last handle.
+// cuEventDestroy with the last handle. CUDA cannot tell which context an event belongs to, and
+// need not: a stream may wait for an event of any context or device. So any live CUevent is
+// accepted (checked with cuEventQuery: a destroyed one is invalid_argument).
 inline Event import_event(const Device& d, CUevent e, Ownership ownership) {
   return detail::import_event(d, static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(e)), ownership, "cuda",
                               "gpurt::cuda::import_event");
