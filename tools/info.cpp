@@ -19,6 +19,15 @@ nlohmann::json same_as(const Device& d) {
   return out;
 }
 
+// Ordered pairs of distinct devices of one backend (peer access is a property of such a pair).
+std::vector<std::pair<Device, Device>> device_pairs(const std::vector<Device>& ds) {
+  std::vector<std::pair<Device, Device>> out;
+  for (const Device& a : ds)
+    for (const Device& b : ds)
+      if (a != b && a.backend() == b.backend()) out.emplace_back(a, b);
+  return out;
+}
+
 nlohmann::json language_names(const std::vector<SourceLanguage>& languages) {
   nlohmann::json out = nlohmann::json::array();
   for (SourceLanguage l : languages) out.push_back(to_string(l));
@@ -90,6 +99,10 @@ int run_info(bool json) {
                                  {"priority", b.priority}});
     out["devices"] = nlohmann::json::array();
     for (const Device& d : ds) out["devices"].push_back(device_json(d));
+    out["device_pairs"] = nlohmann::json::array();
+    for (const auto& pr : device_pairs(ds))
+      out["device_pairs"].push_back(
+          {{"from", pr.first.selector()}, {"to", pr.second.selector()}, {"peer_access", peer_access(pr.first, pr.second)}});
     try {
       out["default_device"] = ds.empty() ? nlohmann::json(nullptr) : nlohmann::json(default_device().selector());
     } catch (const Error& e) {
@@ -146,6 +159,16 @@ int run_info(bool json) {
     for (const Device& other : ds)
       if (other != d && same_physical_device(d, other))
         std::cout << "      same physical device as " << other.selector() << "\n";
+  }
+  const auto pairs = device_pairs(ds);
+  if (!pairs.empty()) {
+    std::cout << "\nDevice pairs (copies between devices of one backend; other copies between devices are relayed "
+                 "through host memory)\n";
+    for (const auto& pr : pairs)
+      std::cout << "  " << pr.first.selector() << " -> " << pr.second.selector() << ": "
+                << (peer_access(pr.first, pr.second) ? "peer access (its kernels and copies reach the other's memory)"
+                                                     : "no peer access")
+                << "\n";
   }
   if (!ds.empty()) {
     std::string line;  // chosen before anything is printed: the line appears once either way

@@ -103,6 +103,19 @@ def check_info(doc, fail):
         fail(f"default_device {default!r} is not a listed device")
     if default is None and devices and "default_device_error" not in doc:
         fail("devices exist but default_device is null without default_device_error")
+    # README: "device_pairs": every ordered pair of distinct devices of one backend, once, with
+    # whether the first reaches the second's memory directly (gpurt::peer_access).
+    backend_of = {d.get("selector"): d.get("backend") for d in devices}
+    pairs = doc.get("device_pairs")
+    if not isinstance(pairs, list):
+        return fail("info --json lacks the device_pairs array")
+    want = sorted((a, b) for a in selectors for b in selectors if a != b and backend_of[a] == backend_of[b])
+    got = sorted((p.get("from"), p.get("to")) for p in pairs)
+    if got != want:
+        fail(f"device_pairs are {got}, expected every ordered pair of one backend's devices: {want}")
+    for p in pairs:
+        if not isinstance(p.get("peer_access"), bool):
+            fail(f"device pair {p}: peer_access is not a boolean")
 
 
 def check_conformance(doc, fail):
