@@ -412,11 +412,78 @@ nlohmann::json measure_matmul(Context& c) {
 // own cuMemAlloc buffers and stream; (b) GPU-to-GPU copies through Queue::copy against the native
 // peer copy, 64 MiB and 1 GiB, to the first other device of the backend. Not with --quick (a
 // 4096^3 SGEMM and 1 GiB copies). Whatever cannot run says why in "skipped".
+// A copy between this device and one of another backend (relayed through host memory by the core),
+// 64 MiB each way, against the slower of the two host links it crosses, measured in the same run:
+// this device's pinned download and the other device's pinned upload (and the reverse). The other
+// device: the first of another backend in gpurt::devices(), GPUs first. Cheap: in --quick too.
+nlohmann::json measure_relayed_copy(Context& c) {
+  Device other;
+  for (int pass = 0; pass < 2 && !other.valid(); ++pass)
+    for (const Device& d : devices())
+      if (d.backend() != c.dev.backend() && (pass == 1 || d.properties().type == DeviceType::gpu)) {
+        other = d;
+        break;
+      }
+  if (!other.valid()) return {{"skipped", "needs a device of another backend"}};
+  const std::size_t bytes = std::size_t(64) << 20;
+  const int copies = c.opt.quick ? 2 : 5;
+  c.say("interop: copy between devices, 64 MiB, with " + other.selector());
+  try {
+    Queue oq = other.create_queue();
+    auto mine = c.dev.alloc<char>(bytes), theirs = other.alloc<char>(bytes);
+    HostBuffer<char> pin_mine = c.dev.alloc_host<char>(bytes), pin_theirs = other.alloc_host<char>(bytes);
+    std::fill(pin_mine.begin(), pin_mine.end(), 1);
+    std::fill(pin_theirs.begin(), pin_theirs.end(), 2);
+    c.q.copy(pin_mine, mine);
+    oq.copy(pin_theirs, theirs);
+    c.q.finish();
+    oq.finish();
+    auto rate = [&](auto&& body) {  // GB/s of `copies` calls of body, after one untimed
+      body();
+      const auto t0 = clock_type::now();
+      for (int i = 0; i < copies; ++i) body();
+      return static_cast<double>(bytes) * copies / seconds_since(t0) * 1e-9;
+    };
+    nlohmann::json rows = nlohmann::json::array();
+    for (int dir = 0; dir < 2; ++dir) {
+      std::vector<double> g, links;
+      for (int t = 0; t < c.trials; ++t) {
+        if (dir == 0) {
+          g.push_back(rate([&] { c.q.copy(mine, theirs); c.q.finish(); }));
+          const double down = rate([&] { c.q.copy(mine, pin_mine); c.q.finish(); });
+          const double up = rate([&] { oq.copy(pin_theirs, theirs); oq.finish(); });
+          links.push_back(std::min(down, up));
+        } else {
+          g.push_back(rate([&] { c.q.copy(theirs, mine); c.q.finish(); }));
+          const double down = rate([&] { oq.copy(theirs, pin_theirs); oq.finish(); });
+          const double up = rate([&] { c.q.copy(pin_mine, mine); c.q.finish(); });
+          links.push_back(std::min(down, up));
+        }
+      }
+      nlohmann::json row;
+      row["from"] = dir == 0 ? c.dev.selector() : other.selector();
+      row["to"] = dir == 0 ? other.selector() : c.dev.selector();
+      row["bytes"] = bytes;
+      row["gpurt"] = median(g);
+      row["slower_link"] = median(links);
+      row["ratio"] = median(g) / median(links);
+      row["unit"] = "GB/s";
+      rows.push_back(row);
+    }
+    return rows;
+  } catch (const Error& e) {
+    return {{"skipped", e.message()}};
+  }
+}
+
 nlohmann::json measure_interop(Context& c) {
   nlohmann::json j;
+  j["relayed_copy"] = measure_relayed_copy(c);
   if (c.opt.quick) {
     const std::string why = "not measured with --quick (4096^3 SGEMM, 1 GiB copies)";
-    return {{"cublas_sgemm", {{"skipped", why}}}, {"peer_copy", {{"skipped", why}}}};
+    j["cublas_sgemm"] = {{"skipped", why}};
+    j["peer_copy"] = {{"skipped", why}};
+    return j;
   }
   const std::size_t n = 4096, reps = 10;
   c.say("interop: cuBLAS SGEMM " + std::to_string(n) + "^3 on gpurt buffers and stream");

@@ -58,6 +58,16 @@ void print_interop(const nlohmann::json& in, std::ostream& os) {
          << " to " << std::left << std::setw(8) << t["peer"].get<std::string>() << std::right << "(GB/s)" << std::setw(10)
          << fmt(t["gpurt"].get<double>(), 1) << std::setw(10) << fmt(t["raw"].get<double>(), 1) << std::setw(11)
          << fmt(t["ratio"].get<double>()) << (t["peer_access"].get<bool>() ? "" : "   (no peer access)") << "\n";
+  if (!in.contains("relayed_copy")) return;  // a file from before the row existed
+  const auto& rc = in["relayed_copy"];
+  if (rc.is_object())
+    os << "  copy between backends: skipped (" << rc["skipped"].get<std::string>() << ")\n";
+  else
+    for (const auto& t : rc)
+      os << "  relayed copy " << size_text(t["bytes"].get<std::uint64_t>()) << " " << t["from"].get<std::string>()
+         << " -> " << t["to"].get<std::string>() << " (GB/s)" << std::setw(8) << fmt(t["gpurt"].get<double>(), 1)
+         << std::setw(10) << fmt(t["slower_link"].get<double>(), 1) << std::setw(11) << fmt(t["ratio"].get<double>())
+         << "   (raw: the slower pinned host link it crosses)\n";
 }
 
 void print_table(const nlohmann::json& r, std::ostream& os) {
@@ -149,6 +159,10 @@ void write_csv(const nlohmann::json& runs, std::ostream& os) {
         for (const auto& t : r["interop"]["peer_copy"])
           os << dev << ",interop,peer_copy_to_" << t["peer"].get<std::string>() << "," << t["bytes"] << "," << t["gpurt"]
              << "," << t["raw"] << "," << t["ratio"] << ",GB/s\n";
+      if (r["interop"].contains("relayed_copy") && r["interop"]["relayed_copy"].is_array())
+        for (const auto& t : r["interop"]["relayed_copy"])
+          os << dev << ",interop,relayed_copy_" << t["from"].get<std::string>() << "_to_" << t["to"].get<std::string>()
+             << "," << t["bytes"] << "," << t["gpurt"] << "," << t["slower_link"] << "," << t["ratio"] << ",GB/s\n";
     }
   }
 }
@@ -302,6 +316,16 @@ void check_bench_document(const nlohmann::json& doc) {
           need(t, p, "peer", Want::string);
           need(t, p, "peer_access", Want::boolean);
         });
+      if (in.contains("relayed_copy")) {
+        if (in["relayed_copy"].is_object())
+          need(in["relayed_copy"], iw + ".relayed_copy", "skipped", Want::string);
+        else
+          each_object(in, iw, "relayed_copy", [](const nlohmann::json& t, const std::string& p) {
+            need_all(t, p, {"bytes", "gpurt", "slower_link", "ratio"}, Want::number);
+            need(t, p, "from", Want::string);
+            need(t, p, "to", Want::string);
+          });
+      }
     }
     if (r.contains("staging_threads")) {
       const nlohmann::json& st = need(r, w, "staging_threads", Want::object);
@@ -464,6 +488,17 @@ void write_markdown(const nlohmann::json& doc, std::ostream& os) {
              << " (raw: cuMemcpyPeerAsync" << (t["peer_access"].get<bool>() ? ", peer access" : ", no peer access")
              << "), GB/s | " << fmt(t["gpurt"].get<double>(), 1) << " | " << fmt(t["raw"].get<double>(), 1) << " | "
              << fmt(t["ratio"].get<double>()) << " |\n";
+      if (in.contains("relayed_copy")) {
+        if (in["relayed_copy"].is_object())
+          os << "| copy between backends | skipped: " << in["relayed_copy"]["skipped"].get<std::string>() << " | | |\n";
+        else
+          for (const auto& t : in["relayed_copy"])
+            os << "| Queue::copy " << size_text(t["bytes"].get<std::uint64_t>()) << " " << t["from"].get<std::string>()
+               << " → " << t["to"].get<std::string>()
+               << ", relayed through host memory (raw: the slower pinned host link it crosses), GB/s | "
+               << fmt(t["gpurt"].get<double>(), 1) << " | " << fmt(t["slower_link"].get<double>(), 1) << " | "
+               << fmt(t["ratio"].get<double>()) << " |\n";
+      }
     }
     if (r["launch"].contains("async_us_tracing_on"))
       os << "\nWith a trace running (GPURT_TRACE), an asynchronous launch costs "

@@ -31,4 +31,7 @@ for run in doc["runs"]:
         sgemm, peer = run["interop"]["cublas_sgemm"], run["interop"]["peer_copy"]
         assert sgemm.get("skipped") or (sgemm["gpurt"] > 0 and sgemm["raw"] > 0), sgemm
         assert (isinstance(peer, dict) and peer["skipped"]) or all(p["gpurt"] > 0 and p["raw"] > 0 for p in peer), peer
+        relay = run["interop"].get("relayed_copy", {"skipped": "absent"})  # copies between backends
+        assert (isinstance(relay, dict) and relay["skipped"]) or \
+            all(t["gpurt"] > 0 and t["slower_link"] > 0 and t["from"] != t["to"] for t in relay), relay
 print("bench JSON: shape ok for", [r["device"]["selector"] for r in doc["runs"]])
