@@ -4,9 +4,19 @@
 # example, the compile-cache timing, and the benchmarks (gpurt against the raw APIs) on the CUDA and
 # the NVIDIA OpenCL device.
 # Results go to $OUT (or ./gpu-out): summary.txt, ctest.log, info.json, bench.{txt,json,csv},
-# bench-*.svg. Usage: scripts/gpu-check.sh [--no-bench] [--quick-bench]
+# bench-*.svg. Usage: scripts/gpu-check.sh [--no-bench | --quick-bench] [--no-soak]
+# (--no-soak leaves out the long soak, e.g. on a machine with many devices and little time).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+bench_mode=full soak=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-bench) bench_mode=none ;;
+    --quick-bench) bench_mode=quick ;;
+    --no-soak) soak=0 ;;
+    *) echo "usage: scripts/gpu-check.sh [--no-bench | --quick-bench] [--no-soak]" >&2; exit 2 ;;
+  esac
+done
 OUT=${OUT:-$PWD/gpu-out}
 BUILD=${BUILD:-build-gpu}
 mkdir -p "$OUT"
@@ -85,8 +95,8 @@ for sel in $selectors; do
   done
 done
 
-echo "soak, long form (200,000 launches, 12,500 allocate/free cycles) on every GPU device:"
-for sel in $selectors; do
+[ $soak = 1 ] && echo "soak, long form (200,000 launches, 12,500 allocate/free cycles) on every GPU device:"
+[ $soak = 1 ] && for sel in $selectors; do
   case "$sel" in opencl:0) continue ;; esac  # the CPU device runs the short form in ctest
   scripts/soak.sh "$sel" 200000 "$BUILD" 2>&1 | grep "soak on" | sed "s/^/  /"
 done
@@ -98,9 +108,9 @@ for sel in $selectors; do
   rm -f "$OUT/trace-${sel/:/_}.json"
 done
 
-if [ "${1:-}" != "--no-bench" ]; then
+if [ $bench_mode != none ]; then
   quick=""
-  [ "${1:-}" = "--quick-bench" ] && quick="--quick"
+  [ $bench_mode = quick ] && quick="--quick"
   bench_devices=$(echo "$selectors" | tr ' ' '\n' | grep -E '^cuda' | head -1)
   nv=$("$BUILD/bin/gpurt" info --json | python3 -c 'import json,sys; print(" ".join(d["selector"] for d in json.load(sys.stdin)["devices"] if d["backend"]=="opencl" and "NVIDIA" in d["vendor"]))')
   [ -n "$nv" ] && bench_devices="$bench_devices,${nv%% *}"
