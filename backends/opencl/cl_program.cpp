@@ -48,7 +48,23 @@ std::vector<std::string> ClProgram::kernel_names() const noexcept {
   std::vector<std::string> out;
   try {
     std::string names;
-    if (program_.getInfo(CL_PROGRAM_KERNEL_NAMES, &names) != CL_SUCCESS) return out;
+    if (program_.getInfo(CL_PROGRAM_KERNEL_NAMES, &names) != CL_SUCCESS) {
+      // NVIDIA's driver refuses CL_PROGRAM_KERNEL_NAMES for a program of a context of several
+      // devices that was built for one of them (the second H200 of a two-GPU host): list the
+      // kernels through the kernel objects instead, which only need an executable for one device.
+      cl_uint count = 0;
+      if (clCreateKernelsInProgram(program_(), 0, nullptr, &count) != CL_SUCCESS || count == 0) return out;
+      std::vector<cl_kernel> raw(count);
+      if (clCreateKernelsInProgram(program_(), count, raw.data(), nullptr) != CL_SUCCESS) return out;
+      for (cl_kernel k : raw) {
+        cl::Kernel owned(k);  // releases the kernel object
+        std::string n;
+        if (owned.getInfo(CL_KERNEL_FUNCTION_NAME, &n) != CL_SUCCESS) continue;
+        while (!n.empty() && n.back() == '\0') n.pop_back();
+        if (!n.empty()) out.push_back(n);
+      }
+      return out;
+    }
     std::string cur;
     for (char c : names) {
       if (c == ';') {
