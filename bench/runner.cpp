@@ -415,16 +415,19 @@ nlohmann::json measure_matmul(Context& c) {
 // A copy between this device and one of another backend (relayed through host memory by the core),
 // 64 MiB each way, against the slower of the two host links it crosses, measured in the same run:
 // this device's pinned download and the other device's pinned upload (and the reverse). The other
-// device: the first of another backend in gpurt::devices(), GPUs first. Cheap: in --quick too.
+// device: the first of Options::partners of another backend or without peer access, else the first
+// of another backend in gpurt::devices(), GPUs first. Cheap: in --quick too.
 nlohmann::json measure_relayed_copy(Context& c) {
   Device other;
+  for (const Device& d : c.opt.partners)
+    if (!other.valid() && d != c.dev && (d.backend() != c.dev.backend() || !peer_access(c.dev, d))) other = d;
   for (int pass = 0; pass < 2 && !other.valid(); ++pass)
     for (const Device& d : devices())
       if (d.backend() != c.dev.backend() && (pass == 1 || d.properties().type == DeviceType::gpu)) {
         other = d;
         break;
       }
-  if (!other.valid()) return {{"skipped", "needs a device of another backend"}};
+  if (!other.valid()) return {{"skipped", "needs a device of another backend (or context) than this one"}};
   const std::size_t bytes = std::size_t(64) << 20;
   const int copies = c.opt.quick ? 2 : 5;
   c.say("interop: copy between devices, 64 MiB, with " + other.selector());

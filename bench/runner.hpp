@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +16,10 @@ namespace gpurt::bench {
 struct Options {
   bool quick = false;  // fewer sizes and repetitions (CI)
   std::function<void(const std::string&)> progress;  // called with what is being measured
+  // The other devices selected in the same run (gpurt bench -d a,b): the copy between devices is
+  // measured with the first of them of another backend, or of this backend without peer access
+  // (another OpenCL context); none: the first device of another backend in gpurt::devices().
+  std::vector<Device> partners;
 };
 
 nlohmann::json run(const Device& device, const Options& options);
