@@ -4,7 +4,8 @@
 // (Queue::copy between devices: the backend's peer copy where it has one, else relayed through
 // pinned host memory), multiplies, and copies its rows of C back into the first device's C.
 // The result is checked against the same job on the first device alone (and a few rows against
-// the CPU), and the wall time of both is printed (strong scaling: the same job, more devices).
+// the CPU), and the wall time of both is printed (strong scaling: the same job, more devices), from
+// the inputs being on the first device to the product being complete there.
 //
 //   09_multi_gpu [-d SELECTOR[,SELECTOR...]] [-n SIZE]
 //   -d: the devices, as gpurt::device selectors ("cuda:0,cuda:1", "opencl:0,mock:0"); a device
@@ -41,45 +42,48 @@ std::vector<gpurt::Device> pick(const std::string& list) {
   return out;
 }
 
-// C = A * B over `devs` (the first device holds A, B and C), rows split evenly; returns C.
+// C = A * B over `devs` (the first device holds A, B and C), rows split evenly; returns C and, in
+// `seconds`, the wall time from A and B being on the first device to C being complete there: the
+// copies between devices, the multiplies and the copies back (the host uploads and the read-back,
+// the same whatever the number of devices, are not in it).
 std::vector<float> run(const std::vector<gpurt::Device>& devs, const std::vector<float>& a,
-                       const std::vector<float>& b, std::size_t n) {
+                       const std::vector<float>& b, std::size_t n, double& seconds) {
   std::vector<gpurt::Queue> qs;
   for (const gpurt::Device& d : devs) qs.push_back(d.create_queue());
   gpurt::Queue& q0 = qs[0];
   auto da = devs[0].alloc<float>(n * n), db = devs[0].alloc<float>(n * n), dc = devs[0].alloc<float>(n * n);
-  q0.copy(a, da);
-  q0.copy(b, db);
-  const gpurt::Event inputs = q0.record();
   struct Share {
     std::size_t row0, rows;
     gpurt::Buffer<float> a, b, c;
   };
   std::vector<Share> shares;
+  for (std::size_t i = 0; i < devs.size(); ++i) {
+    const std::size_t row0 = n * i / devs.size(), rows = n * (i + 1) / devs.size() - row0;
+    shares.push_back({row0, rows, devs[i].alloc<float>(rows * n), devs[i].alloc<float>(n * n),
+                      devs[i].alloc<float>(rows * n)});
+  }
+  q0.copy(a, da);
+  q0.copy(b, db);
+  q0.finish();
+  const auto t0 = std::chrono::steady_clock::now();
+  const gpurt::Event inputs = q0.record();
   // Phase 1: each device fetches its inputs and starts its multiply (asynchronous), so that the
   // devices already started compute while later ones fetch.
   for (std::size_t i = 0; i < devs.size(); ++i) {
-    const std::size_t row0 = n * i / devs.size(), rows = n * (i + 1) / devs.size() - row0;
-    Share s{row0, rows, devs[i].alloc<float>(rows * n), devs[i].alloc<float>(n * n), devs[i].alloc<float>(rows * n)};
+    Share& s = shares[i];
     qs[i].wait(inputs);  // the uploads to the first device land before the copies read them
-    qs[i].copy(da.view(row0 * n, rows * n), s.a);
+    qs[i].copy(da.view(s.row0 * n, s.rows * n), s.a);
     qs[i].copy(db, s.b);
-    if (rows != 0) gpurt::lib::matmul(qs[i], s.a, s.b, s.c, rows, n, n);
-    shares.push_back(std::move(s));
+    if (s.rows != 0) gpurt::lib::matmul(qs[i], s.a, s.b, s.c, s.rows, n, n);
   }
   // Phase 2: each device's rows of C into the first device's C, ordered before the read on q0.
   for (std::size_t i = 0; i < devs.size(); ++i) {
     qs[i].copy(shares[i].c, dc.view(shares[i].row0 * n, shares[i].rows * n));
     q0.wait(qs[i].record());
   }
+  q0.finish();
+  seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return q0.read(dc);
-}
-
-double seconds_of(const std::vector<gpurt::Device>& devs, const std::vector<float>& a, const std::vector<float>& b,
-                  std::size_t n, std::vector<float>& c) {
-  const auto t0 = std::chrono::steady_clock::now();
-  c = run(devs, a, b, n);
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace
@@ -105,11 +109,11 @@ int main(int argc, char** argv) try {
   for (float& x : b) x = dist(rng);
 
   // Warm-up (program builds, relay buffers), then the timed runs.
-  std::vector<float> one, all;
-  (void)run({devs[0]}, a, b, n);
-  if (devs.size() > 1) (void)run(devs, a, b, n);
-  const double t1 = seconds_of({devs[0]}, a, b, n, one);
-  const double tn = seconds_of(devs, a, b, n, all);
+  double t1 = 0, tn = 0;
+  (void)run({devs[0]}, a, b, n, t1);
+  if (devs.size() > 1) (void)run(devs, a, b, n, tn);
+  const std::vector<float> one = run({devs[0]}, a, b, n, t1);
+  const std::vector<float> all = run(devs, a, b, n, tn);
 
   // Split vs one device: the same kernel on every row, so equal up to the devices' rounding
   // (different devices may contract differently): within k * 2^-20 of the row sums of |a*b| <= k.
@@ -131,8 +135,9 @@ int main(int argc, char** argv) try {
   for (std::size_t i = 0; i < devs.size(); ++i)
     std::printf("device %zu: %s (rows %zu..%zu)\n", i, devs[i].description().c_str(), n * i / devs.size(),
                 n * (i + 1) / devs.size());
-  std::printf("matmul %zux%zu: 1 device %.3f s, %zu device(s) %.3f s, speedup %.2fx\n", n, n, t1, devs.size(), tn,
-              tn > 0 ? t1 / tn : 0.0);
+  std::printf("matmul %zux%zu (inputs on the first device to the product there): 1 device %.3f s, %zu device(s) "
+              "%.3f s, speedup %.2fx\n",
+              n, n, t1, devs.size(), tn, tn > 0 ? t1 / tn : 0.0);
   std::printf("%s: %zu wrong\n", wrong ? "FAILED" : "OK", wrong);
   return wrong ? 1 : 0;
 } catch (const gpurt::Error& e) {
