@@ -279,6 +279,15 @@ TEST_CASE("queue.hpp: device->device copies between two devices - with a queue o
   test::Fixture f;
   const Device other = other_device(f.dev);
   if (!other.valid()) GPURT_SKIP("only one device is listed (GPURT_ENABLE_MOCK=1 adds mock:0)");
+  // native.hpp: peer_access: "A device always reaches its own memory. Never throws for valid devices;
+  // false across backends."
+  CHECK(peer_access(f.dev, f.dev));
+  CHECK(peer_access(other, other));
+  if (other.properties().backend != f.dev.properties().backend) {
+    CHECK_FALSE(peer_access(f.dev, other));
+    CHECK_FALSE(peer_access(other, f.dev));
+  }
+  GPURT_REQUIRE_ERROR(peer_access(Device(), f.dev), ErrorCategory::invalid_argument, "empty");
   Queue q_other = other.create_queue();
   for (std::size_t n : {std::size_t(1), std::size_t(7), std::size_t(4099), std::size_t(65537)}) {
     check_copy_between(f.q, f.dev, other, n);
@@ -565,6 +574,33 @@ TEST_CASE("native.hpp: typed OpenCL accessors check the backend and give the rea
   }
   CHECK(refs() == 1);
   clReleaseMemObject(mem);
+  // interop.md: "On OpenCL gpurt also takes a reference of its own": a borrowed buffer and queue stay
+  // usable after the application dropped its own reference (as the user-event example below does).
+  cl_mem lent = clCreateBuffer(gpurt::opencl::context(f.dev), CL_MEM_READ_WRITE, 7 * sizeof(float), nullptr, &err);
+  REQUIRE(err == CL_SUCCESS);
+  cl_command_queue my_q = clCreateCommandQueue(gpurt::opencl::context(f.dev), gpurt::opencl::device(f.dev), 0, &err);
+  REQUIRE(err == CL_SUCCESS);
+  {
+    auto lb = gpurt::opencl::import_buffer<float>(f.dev, lent, 7, Ownership::borrow);
+    Queue lq = gpurt::opencl::import_queue(f.dev, my_q, Ownership::borrow);
+    clReleaseMemObject(lent);
+    clReleaseCommandQueue(my_q);
+    const std::vector<float> seven = test::random_vector<float>(7);
+    lq.write(seven, lb.view(0, 7));
+    CHECK(lq.read(lb) == seven);
+    CHECK(gpurt::opencl::command_queue(lq) == my_q);
+  }
+  // An out-of-order queue is refused and keeps the application's reference.
+  cl_command_queue ooo = clCreateCommandQueue(gpurt::opencl::context(f.dev), gpurt::opencl::device(f.dev),
+                                              CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
+  if (err == CL_SUCCESS) {
+    GPURT_REQUIRE_ERROR(gpurt::opencl::import_queue(f.dev, ooo, Ownership::adopt), ErrorCategory::invalid_argument,
+                        "out of order");
+    cl_uint qrefs = 0;
+    clGetCommandQueueInfo(ooo, CL_QUEUE_REFERENCE_COUNT, sizeof qrefs, &qrefs, nullptr);
+    CHECK(qrefs == 1);
+    clReleaseCommandQueue(ooo);
+  }
   // interop.md, Ordering: a user event holds back a queue's later work until it is set.
   cl_event ready = clCreateUserEvent(gpurt::opencl::context(f.dev), &err);
   REQUIRE(err == CL_SUCCESS);
@@ -611,6 +647,8 @@ TEST_CASE("interop.md: a Device in the application's own cl_context: its objects
   CHECK(mine.description().find("application context") != std::string::npos);
   CHECK(gpurt::opencl::context(mine) == ctx);
   Queue qm = mine.create_queue();
+  CHECK_NOTHROW(peer_access(f.dev, mine));
+  CHECK(peer_access(mine, mine));
   // Objects of one context refused on the other, naming both contexts; nothing taken.
   auto theirs = f.dev.alloc<float>(8);
   GPURT_REQUIRE_ERROR(gpurt::opencl::import_buffer<float>(mine, gpurt::opencl::memory(theirs), 8, Ownership::adopt),
