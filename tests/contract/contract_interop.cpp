@@ -222,6 +222,16 @@ TEST_CASE("native.hpp: a queue imported from another Queue's handle works from s
   Queue imported = import_queue(f.dev, native_handle(f.q).handle, Ownership::borrow);
   CHECK(imported.id() != f.q.id());
   CHECK(native_handle(imported).handle == native_handle(f.q).handle);
+  // "Events recorded on it can be timed when the native queue allows it": f.q times (the default),
+  // a queue made without timing does not, and neither does its import.
+  const Event t0 = imported.record(), t1 = imported.record();
+  CHECK(elapsed_ms(t0, t1) >= 0.0);
+  QueueOptions untimed;
+  untimed.timing = QueueOptions::Timing::disabled;
+  Queue plain = f.dev.create_queue(untimed);
+  Queue plain_import = import_queue(f.dev, native_handle(plain).handle, Ownership::borrow);
+  const Event u0 = plain_import.record(), u1 = plain_import.record();
+  CHECK_THROWS_AS(elapsed_ms(u0, u1), Error);
   constexpr int threads = 4;
   std::atomic<int> good{0};
   std::vector<std::thread> pool;
@@ -421,8 +431,9 @@ TEST_CASE("queue.hpp: a failure in the middle of a relayed copy leaves the runti
     int op;
     unsigned after;
   };
-  // The first relay of the process allocates its pinned relay buffers: fail that first.
-  for (const Injection inj : {Injection{GPURT_MOCK_OP_ALLOCATE_HOST, 0}, Injection{GPURT_MOCK_OP_COPY, 0}, Injection{GPURT_MOCK_OP_COPY, 1},
+  // The first relay of the process makes the mock's internal queue (when the queue is the other
+  // device's) and allocates its pinned relay buffers: fail those first.
+  for (const Injection inj : {Injection{GPURT_MOCK_OP_QUEUE, 0}, Injection{GPURT_MOCK_OP_ALLOCATE_HOST, 0}, Injection{GPURT_MOCK_OP_COPY, 0}, Injection{GPURT_MOCK_OP_COPY, 1},
                               Injection{GPURT_MOCK_OP_RECORD, 1}, Injection{GPURT_MOCK_OP_FINISH, 0},
                               Injection{GPURT_MOCK_OP_FINISH, 2}}) {
     for (int dir = 0; dir < 2; ++dir) {
