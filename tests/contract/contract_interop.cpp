@@ -349,6 +349,19 @@ TEST_CASE("queue.hpp: a copy between devices with a queue of a third device is i
   f.q.copy(a, b);
   CHECK(q3.read(c) == in);
   CHECK(other.create_queue().read(b) == in);
+  // The direct path (one cl_context) is asynchronous on the queue: ordered after a wait for the
+  // writer's event, and before the queue's later work.
+  const Device& cl_dev = f.dev.properties().backend == "opencl" ? f.dev : other;
+  Queue writer = cl_dev.create_queue();
+  const std::size_t n = (4u << 20) + 3;
+  auto big = cl_dev.alloc<float>(n + 1).view(1, n);
+  auto there = third.alloc<float>(n + 2).view(2, n);
+  for (int round = 1; round <= 3; ++round) {
+    writer.fill(big, float(round));
+    q3.wait(writer.record());
+    q3.copy(big, there);
+    CHECK(q3.read(there) == std::vector<float>(n, float(round)));
+  }
 }
 
 TEST_CASE("queue.hpp: two threads copying between the same two devices at once") {
@@ -405,6 +418,34 @@ TEST_CASE("queue.hpp: Queue::wait on an event of another device or backend waits
   qo.wait(import_event(other, native_handle(done).handle, Ownership::borrow));
   qo.finish();
   CHECK(done.complete());
+}
+
+TEST_CASE("queue.hpp: work of the other device that writes src is ordered with a recorded event and wait()") {
+  // queue.hpp: "Work of the other device that writes `src` or reads `dst` is ordered with events
+  // (record there, wait() here), as between any two queues." Each round: an asynchronous fill of
+  // the source on its own device's queue, an event recorded after it, the copying queue waits for it
+  // and copies; the destination must hold the fill of that round, never an older one.
+  test::Fixture f;
+  const Device other = other_device(f.dev);
+  if (!other.valid()) GPURT_SKIP("only one device is listed (GPURT_ENABLE_MOCK=1 adds mock:0)");
+  const std::size_t n = (8u << 20) / sizeof(float) + 11;
+  for (int dir = 0; dir < 2; ++dir) {
+    const Device& from = dir ? other : f.dev;
+    const Device& to = dir ? f.dev : other;
+    Queue writer = from.create_queue(), copier = to.create_queue(), reader = to.create_queue();
+    auto src = from.alloc<float>(n + 2).view(1, n);
+    auto dst = to.alloc<float>(n + 4).view(3, n);
+    for (int round = 1; round <= 3; ++round) {
+      INFO("direction " << dir << ", round " << round);
+      const float value = static_cast<float>(round * 10 + dir);
+      writer.fill(src, value);
+      copier.wait(writer.record());
+      copier.copy(src, dst);
+      reader.wait(copier.record());
+      const std::vector<float> out = reader.read(dst);
+      CHECK(out == std::vector<float>(n, value));
+    }
+  }
 }
 
 #ifdef GPURT_MOCK_PLUGIN
@@ -583,6 +624,10 @@ TEST_CASE("native.hpp: typed OpenCL accessors check the backend and give the rea
     CHECK(refs() == 2);
     CHECK(f.q.read(owned) == std::vector<float>(n, 1.0f));
   }
+  CHECK(refs() == 1);
+  // interop.md: "An adopted import of zero elements releases the object at once."
+  clRetainMemObject(mem);
+  CHECK(gpurt::opencl::import_buffer<float>(f.dev, mem, 0, Ownership::adopt).size() == 0);
   CHECK(refs() == 1);
   clReleaseMemObject(mem);
   // interop.md: "On OpenCL gpurt also takes a reference of its own": a borrowed buffer and queue stay
