@@ -104,6 +104,20 @@ TEST_CASE("native.hpp: default and moved-from handles are refused by every nativ
                       ErrorCategory::invalid_argument, "null");
   GPURT_REQUIRE_ERROR(import_device("no_such_backend", 1, 0, Ownership::borrow), ErrorCategory::invalid_argument,
                       "no_such_backend");
+  // Queue::wait and a copy between devices with empty handles.
+  GPURT_REQUIRE_ERROR(f.q.wait(Event()), ErrorCategory::invalid_argument, "");
+  GPURT_REQUIRE_ERROR(moved.wait(f.q.record()), ErrorCategory::invalid_argument, "");  // NOLINT(bugprone-use-after-move)
+  const Device other = other_device(f.dev);
+  if (other.valid()) {
+    GPURT_REQUIRE_ERROR(moved.copy(f.dev.alloc<float>(2), other.alloc<float>(2)), ErrorCategory::invalid_argument, "");
+    GPURT_REQUIRE_ERROR(f.q.copy(Buffer<float>(), other.alloc<float>(2)), ErrorCategory::invalid_argument, "");
+  }
+  // A backend without the hook: unsupported (interop.md, Errors).
+  for (const Device& d : {f.dev, other})
+    if (d.valid() && d.properties().backend == "mock")
+      GPURT_REQUIRE_ERROR(import_device("mock", native_handle(d, NativeKind::context).handle,
+                                        native_handle(d, NativeKind::device).handle, Ownership::borrow),
+                          ErrorCategory::unsupported, "mock");
   // An empty buffer has no allocation: handle 0, with its view's numbers.
   const NativeHandle empty = native_handle(f.dev.alloc<float>(0));
   CHECK(empty.handle == 0);
