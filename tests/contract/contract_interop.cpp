@@ -2,8 +2,9 @@
 // copies between buffers of different devices and Queue::wait on events of other devices
 // (gpurt/queue.hpp, docs/api-guide.md "Several devices"), docs/interop.md. Each case quotes the
 // promise it tries to break and runs on every device; a case that needs a second device pairs the
-// device under test with another listed one (GPURT_ENABLE_MOCK=1 adds mock:0 next to opencl:0), and
-// one that injects failures needs the mock backend among the two.
+// device under test with another listed one (GPURT_ENABLE_MOCK=1 adds mock:0 next to opencl:0), or
+// an OpenCL device with a Device in a second cl_context of its own (other_device), and one that
+// injects failures needs the mock backend among the two.
 #include <dlfcn.h>
 
 #include <atomic>
@@ -25,10 +26,24 @@ using namespace gpurt;
 
 namespace {
 
-// Another listed device than `d` (the first), or an invalid Device when there is none.
+// Another listed device than `d` (the first); else, for an OpenCL device, a Device in a second
+// cl_context of its own on the same native device (gpurt::opencl::import_context: copies to it are
+// relayed, as between two platforms); else an invalid Device.
 Device other_device(const Device& d) {
   for (const Device& x : devices())
     if (x.selector() != d.selector()) return x;
+#ifdef GPURT_CONTRACT_OPENCL
+  if (d.properties().backend == "opencl") {
+    static Device second;  // Devices live for the process: make the context once
+    if (!second.valid()) {
+      cl_int err = CL_SUCCESS;
+      cl_device_id id = gpurt::opencl::device(d);
+      cl_context ctx = clCreateContext(nullptr, 1, &id, nullptr, nullptr, &err);
+      if (err == CL_SUCCESS) second = gpurt::opencl::import_context(ctx, nullptr, Ownership::adopt);
+    }
+    return second;
+  }
+#endif
   return Device();
 }
 
@@ -302,7 +317,7 @@ TEST_CASE("queue.hpp: device->device copies between two devices - with a queue o
   // queue on either buffer's device"; "otherwise relayed ... returns once the data is in `dst`".
   test::Fixture f;
   const Device other = other_device(f.dev);
-  if (!other.valid()) GPURT_SKIP("only one device is listed (GPURT_ENABLE_MOCK=1 adds mock:0)");
+  if (!other.valid()) GPURT_SKIP("no second device (GPURT_ENABLE_MOCK=1 adds mock:0; an OpenCL device gets a second context)");
   // native.hpp: peer_access: "A device always reaches its own memory. Never throws for valid devices;
   // false across backends."
   CHECK(peer_access(f.dev, f.dev));
@@ -326,7 +341,7 @@ TEST_CASE("queue.hpp: a copy between devices of size 0 or of different sizes") {
   // different sizes, checked exactly as for copies on one device".
   test::Fixture f;
   const Device other = other_device(f.dev);
-  if (!other.valid()) GPURT_SKIP("only one device is listed (GPURT_ENABLE_MOCK=1 adds mock:0)");
+  if (!other.valid()) GPURT_SKIP("no second device (GPURT_ENABLE_MOCK=1 adds mock:0; an OpenCL device gets a second context)");
   auto a = f.dev.alloc<float>(10);
   auto b = other.alloc<float>(10);
   f.q.copy(a.view(3, 0), b.view(10, 0));  // nothing to copy
@@ -342,11 +357,11 @@ TEST_CASE("queue.hpp: a copy between devices with a queue of a third device is i
   // queue.hpp: "(a queue of a third device is invalid_argument)".
   test::Fixture f;
   const Device other = other_device(f.dev);
-  if (!other.valid()) GPURT_SKIP("only one device is listed (GPURT_ENABLE_MOCK=1 adds mock:0)");
+  if (!other.valid()) GPURT_SKIP("no second device (GPURT_ENABLE_MOCK=1 adds mock:0; an OpenCL device gets a second context)");
   // A third device: one made in an OpenCL device's own context (native.hpp import_device).
   Device third;
   for (const Device& d : {f.dev, other})
-    if (d.properties().backend == "opencl")
+    if (!third.valid() && d.properties().backend == "opencl")
       third = import_device("opencl", native_handle(d, NativeKind::context).handle,
                             native_handle(d, NativeKind::device).handle, Ownership::borrow);
   if (!third.valid()) GPURT_SKIP("no OpenCL device to make a third Device from its context");
@@ -383,7 +398,7 @@ TEST_CASE("queue.hpp: two threads copying between the same two devices at once")
   // copy threads)"; every Queue call may come from any thread.
   test::Fixture f;
   const Device other = other_device(f.dev);
-  if (!other.valid()) GPURT_SKIP("only one device is listed (GPURT_ENABLE_MOCK=1 adds mock:0)");
+  if (!other.valid()) GPURT_SKIP("no second device (GPURT_ENABLE_MOCK=1 adds mock:0; an OpenCL device gets a second context)");
   std::atomic<int> good{0};
   std::vector<std::thread> pool;
   for (int t = 0; t < 4; ++t)
@@ -416,7 +431,7 @@ TEST_CASE("queue.hpp: Queue::wait on an event of another device or backend waits
   // returns".
   test::Fixture f;
   const Device other = other_device(f.dev);
-  if (!other.valid()) GPURT_SKIP("only one device is listed (GPURT_ENABLE_MOCK=1 adds mock:0)");
+  if (!other.valid()) GPURT_SKIP("no second device (GPURT_ENABLE_MOCK=1 adds mock:0; an OpenCL device gets a second context)");
   Queue qo = other.create_queue();
   auto b = other.alloc<float>(4099);
   auto mine = f.dev.alloc<float>(4099);
@@ -441,7 +456,7 @@ TEST_CASE("queue.hpp: work of the other device that writes src is ordered with a
   // and copies; the destination must hold the fill of that round, never an older one.
   test::Fixture f;
   const Device other = other_device(f.dev);
-  if (!other.valid()) GPURT_SKIP("only one device is listed (GPURT_ENABLE_MOCK=1 adds mock:0)");
+  if (!other.valid()) GPURT_SKIP("no second device (GPURT_ENABLE_MOCK=1 adds mock:0; an OpenCL device gets a second context)");
   const std::size_t n = (8u << 20) / sizeof(float) + 11;
   for (int dir = 0; dir < 2; ++dir) {
     const Device& from = dir ? other : f.dev;
@@ -468,7 +483,7 @@ TEST_CASE("queue.hpp: a failure in the middle of a relayed copy leaves the runti
   // gpurt::Error and the runtime stays usable (the next valid call works); nothing deadlocks.
   test::Fixture f;
   const Device other = other_device(f.dev);
-  if (!other.valid()) GPURT_SKIP("only one device is listed (GPURT_ENABLE_MOCK=1 adds mock:0)");
+  if (!other.valid()) GPURT_SKIP("no second device (GPURT_ENABLE_MOCK=1 adds mock:0; an OpenCL device gets a second context)");
   const Device mock = f.dev.properties().backend == "mock" ? f.dev : other;
   const Device real = f.dev.properties().backend == "mock" ? other : f.dev;
   if (mock.properties().backend != "mock" || real.properties().backend == "mock")
