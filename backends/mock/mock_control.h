@@ -43,8 +43,9 @@ typedef struct gpurt_mock_counters {
   uint64_t device_bytes; /* device memory held now */
   uint64_t calls;        /* operations attempted */
   /* References to native objects (the handles of buffers, queues and events) taken and dropped by
-   * imports and by gpurt_mock_retain: a borrowed import takes one and drops it; an adopted one
-   * takes none and drops the caller's. */
+   * imports and by gpurt_mock_retain: a borrowed import takes one and drops it with its last handle;
+   * an adopted one takes one too, drops the caller's at once in its stead, and drops its own with
+   * its last handle (retained +1, released +2, the caller's reference gone). */
   uint64_t native_retained;
   uint64_t native_released;
 } gpurt_mock_counters;

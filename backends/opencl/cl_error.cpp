@@ -63,6 +63,7 @@ ErrorCategory category_of(cl_int code) noexcept {
     case CL_INVALID_OPERATION:
       return ErrorCategory::unsupported;
     case CL_INVALID_VALUE:
+    case CL_MEM_COPY_OVERLAP:  // only aliased imports of one cl_mem get past the core's overlap check
     case CL_INVALID_DEVICE_TYPE:
     case CL_INVALID_PLATFORM:
     case CL_INVALID_DEVICE:

@@ -23,7 +23,10 @@
 //  - Imported objects are checked like gpurt's own: the plugin verifies that the native object
 //    belongs to the device (its context and device) and that a buffer holds the bytes claimed,
 //    where the native API can tell (Error(invalid_argument) otherwise); views, sizes, devices and
-//    events are then checked on every call exactly as for gpurt's own objects.
+//    events are then checked on every call exactly as for gpurt's own objects. A handle that is not
+//    a live object of the kind asked for, of the device's backend, cannot always be told (OpenCL
+//    handles carry no type a driver checks: PoCL crashes on another backend's handle and reads a
+//    cl_command_queue as a cl_event): pass only handles of the import's kind from that backend.
 //  - Imported buffers are not counted in Device::memory_usage().gpurt_bytes (gpurt did not
 //    allocate them) and are not limited by it.
 //  - An import is a new gpurt object: a Buffer imported from the native handle of another gpurt

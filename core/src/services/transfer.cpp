@@ -509,7 +509,10 @@ void TransferEngine::relay(QueueState* sq, bridge::Buffer& src, std::size_t src_
   auto fetch = [&](std::size_t c) {
     const std::size_t len = std::min(piece, bytes - c * piece);
     bridge::Status s = sq->impl->copy_to_host(src, src_offset + c * piece, relay_[c % 2]->data(), len, false);
-    if (s.ok()) s = sq->impl->record(false, landing.event[c % 2]);
+    if (!s.ok()) return s;
+    s = sq->impl->record(false, landing.event[c % 2]);
+    // No event to wait for: the download is in flight all the same; wait for it here.
+    if (!s.ok()) (void)sq->impl->finish();
     return s;
   };
   bridge::Status s = fetch(0);
