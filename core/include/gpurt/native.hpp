@@ -133,7 +133,8 @@ Buffer<T> import_buffer(const Device& device, std::uint64_t native, std::size_t 
 }
 // A native stream / command queue of `device` as a Queue: everything a Queue does works on it, and
 // gpurt's work on it is ordered with the application's own work on the same native queue. Events
-// recorded on it can be timed when the native queue allows it (OpenCL: CL_QUEUE_PROFILING_ENABLE).
+// recorded on it can be timed when the native queue allows it (OpenCL: CL_QUEUE_PROFILING_ENABLE;
+// CUDA: every stream, timing being the event's).
 inline Queue import_queue(const Device& device, std::uint64_t native, Ownership ownership) {
   return detail::import_queue(device, native, ownership, nullptr, "gpurt::import_queue");
 }
