@@ -56,6 +56,17 @@ NativeHandle handle_of(const DeviceState* d, NativeKind kind, const bridge::Stat
   return h;
 }
 
+// The native handle of a Queue, Event, Program or Kernel: each state has `device` and `impl`.
+template <class H>
+NativeHandle native_of_object(const H& handle, NativeKind kind, const char* what, const char* backend,
+                              const char* call) {
+  auto* state = Access::state(handle, call);
+  check_backend(state->device, backend, what, call);
+  bridge::Native n;
+  const bridge::Status s = state->impl->native(n);
+  return handle_of(state->device, kind, s, n);
+}
+
 }  // namespace
 
 NativeHandle native_of(const Device& device, NativeKind kind, const char* backend, const char* call) {
@@ -77,11 +88,7 @@ NativeHandle native_of(const Device& device, NativeKind kind, const char* backen
 }
 
 NativeHandle native_of(const Queue& queue, const char* backend, const char* call) {
-  QueueState* q = Access::state(queue, call);
-  check_backend(q->device, backend, "a queue", call);
-  bridge::Native n;
-  const bridge::Status s = q->impl->native(n);
-  return handle_of(q->device, NativeKind::queue, s, n);
+  return native_of_object(queue, NativeKind::queue, "a queue", backend, call);
 }
 
 NativeHandle native_of_buffer(const Allocation* a, std::size_t offset_bytes, std::size_t size_bytes,
@@ -103,27 +110,15 @@ NativeHandle native_of_buffer(const Allocation* a, std::size_t offset_bytes, std
 }
 
 NativeHandle native_of(const Event& event, const char* backend, const char* call) {
-  EventState* e = Access::state(event, call);
-  check_backend(e->device, backend, "an event", call);
-  bridge::Native n;
-  const bridge::Status s = e->impl->native(n);
-  return handle_of(e->device, NativeKind::event, s, n);
+  return native_of_object(event, NativeKind::event, "an event", backend, call);
 }
 
 NativeHandle native_of(const Program& program, const char* backend, const char* call) {
-  ProgramState* p = Access::state(program, call);
-  check_backend(p->device, backend, "a program", call);
-  bridge::Native n;
-  const bridge::Status s = p->impl->native(n);
-  return handle_of(p->device, NativeKind::program, s, n);
+  return native_of_object(program, NativeKind::program, "a program", backend, call);
 }
 
 NativeHandle native_of(const Kernel& kernel, const char* backend, const char* call) {
-  KernelState* k = Access::state(kernel, call);
-  check_backend(k->device, backend, "a kernel", call);
-  bridge::Native n;
-  const bridge::Status s = k->impl->native(n);
-  return handle_of(k->device, NativeKind::kernel, s, n);
+  return native_of_object(kernel, NativeKind::kernel, "a kernel", backend, call);
 }
 
 namespace {
