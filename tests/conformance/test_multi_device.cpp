@@ -151,6 +151,10 @@ TEST_CASE("queue.hpp: a copy between devices is checked like any copy, and the r
   }
   CHECK(pq.read(b) == sentinel);
   // The runtime works on: the next valid copy between the two devices lands.
+  // A peer copy is asynchronous on f.q: the peer's queue reads after an event of it (queue.hpp:
+  // "Work of the other device ... is ordered with events"). Without the wait this read raced the
+  // copy on two H200s (cuda:0 -> cuda:1).
   f.q.copy(a, b);
+  pq.wait(f.q.record());
   CHECK(pq.read(b) == h);
 }
