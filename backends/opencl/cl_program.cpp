@@ -48,44 +48,30 @@ std::vector<std::string> ClProgram::kernel_names() const noexcept {
   std::vector<std::string> out;
   try {
     std::string names;
-    if (program_.getInfo(CL_PROGRAM_KERNEL_NAMES, &names) != CL_SUCCESS) {
-      // NVIDIA's driver refuses CL_PROGRAM_KERNEL_NAMES for a program of a context of several
-      // devices that was built for one of them (the second H200 of a two-GPU host): list the
-      // kernels through the kernel objects instead, which only need an executable for one device.
-      // (On the H200 host its clCreateKernelsInProgram answered nothing either, so the last resort is
-      // the kernels the source declares, each kept if the driver makes a kernel of that name.)
-      cl_uint count = 0;
-      if (clCreateKernelsInProgram(program_(), 0, nullptr, &count) == CL_SUCCESS && count != 0) {
-        std::vector<cl_kernel> raw(count);
-        if (clCreateKernelsInProgram(program_(), count, raw.data(), nullptr) == CL_SUCCESS)
-          for (cl_kernel k : raw) {
-            cl::Kernel owned(k);  // releases the kernel object
-            std::string n;
-            if (owned.getInfo(CL_KERNEL_FUNCTION_NAME, &n) != CL_SUCCESS) continue;
-            while (!n.empty() && n.back() == '\0') n.pop_back();
-            if (!n.empty()) out.push_back(n);
-          }
-      }
-      if (out.empty())
-        for (const auto& declared : parse_kernel_signatures(source_, device_.address_bits())) {
-          cl_int err = CL_SUCCESS;
-          cl_kernel k = clCreateKernel(program_(), declared.first.c_str(), &err);
-          if (err != CL_SUCCESS || !k) continue;
-          clReleaseKernel(k);
-          out.push_back(declared.first);
+    if (program_.getInfo(CL_PROGRAM_KERNEL_NAMES, &names) == CL_SUCCESS) {
+      std::string cur;
+      for (char c : names) {
+        if (c == ';') {
+          if (!cur.empty()) out.push_back(cur);
+          cur.clear();
+        } else if (c != '\0') {
+          cur += c;
         }
-      return out;
-    }
-    std::string cur;
-    for (char c : names) {
-      if (c == ';') {
-        if (!cur.empty()) out.push_back(cur);
-        cur.clear();
-      } else if (c != '\0') {
-        cur += c;
       }
+      if (!cur.empty()) out.push_back(cur);
     }
-    if (!cur.empty()) out.push_back(cur);
+    // NVIDIA's driver answers no names for a program of a context of several devices that was
+    // built for one of them (the second H200 of a two-GPU host; clCreateKernelsInProgram answered
+    // nothing there either): then the kernels the source declares, each kept if the driver makes a
+    // kernel of that name.
+    if (out.empty())
+      for (const auto& declared : parse_kernel_signatures(source_, device_.address_bits())) {
+        cl_int err = CL_SUCCESS;
+        cl_kernel k = clCreateKernel(program_(), declared.first.c_str(), &err);
+        if (err != CL_SUCCESS || !k) continue;
+        clReleaseKernel(k);
+        out.push_back(declared.first);
+      }
   } catch (...) {
     out.clear();
   }
