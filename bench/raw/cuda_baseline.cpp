@@ -300,12 +300,7 @@ class CudaBaseline final : public RawBaseline {
       if (dir == CopyDirection::device_to_host) return cu_.cuMemcpyDtoHAsync(host, d0, bytes, stream_.get());
       return cu_.cuMemcpyDtoDAsync(d1, d0, bytes, stream_.get());
     };
-    GPURT_RAW_CHECK(one());
-    GPURT_RAW_CHECK(cu_.cuStreamSynchronize(stream_.get()));
-    const auto t0 = clock_type::now();
-    for (std::size_t i = 0; i < reps; ++i) GPURT_RAW_CHECK(one());
-    GPURT_RAW_CHECK(cu_.cuStreamSynchronize(stream_.get()));
-    return since_us(t0) * 1e-6;
+    return timed_on_stream(one, reps);
   }
 
   double build_tiny_ms() override {
@@ -366,6 +361,14 @@ class CudaBaseline final : public RawBaseline {
     const auto odst = own(dst, cu_.cuMemFree);
     ctx_.make_current();
     auto one = [&] { return cu_.cuMemcpyPeerAsync(dst, peer_ctx.get(), src, ctx_.get(), bytes, stream_.get()); };
+    return timed_on_stream(one, reps);
+  }
+
+ private:
+  // Seconds for `reps` calls of `one` (an asynchronous copy on stream_), after one untimed call
+  // and a synchronize; the timed calls are synchronized once, at the end.
+  template <class F>
+  double timed_on_stream(F&& one, std::size_t reps) {
     GPURT_RAW_CHECK(one());
     GPURT_RAW_CHECK(cu_.cuStreamSynchronize(stream_.get()));
     const auto t0 = clock_type::now();
@@ -374,7 +377,6 @@ class CudaBaseline final : public RawBaseline {
     return since_us(t0) * 1e-6;
   }
 
- private:
   const CudaApi& cu_;
   CUdevice dev_;
   PrimaryContext ctx_;  // first in, last out: the stream and module below go before it
