@@ -143,6 +143,7 @@ class HostBuffer {
   }
 
  private:
+  friend struct detail::Access;
   HostBuffer(std::shared_ptr<detail::HostAllocationState> s, T* data, std::size_t count)
       : state_(std::move(s)), data_(data), count_(count) {}
 

@@ -13,6 +13,7 @@
 #include "gpurt/device.hpp"
 #include "gpurt/error.hpp"
 #include "gpurt/event.hpp"
+#include "gpurt/graph.hpp"
 #include "gpurt/launch.hpp"
 #include "gpurt/native.hpp"
 #include "gpurt/program.hpp"

@@ -30,6 +30,8 @@
 
 namespace gpurt {
 
+class Graph;
+
 namespace detail {
 struct QueueState;
 
@@ -222,6 +224,11 @@ class Queue {
     const std::array<detail::Arg, sizeof...(Args)> packed{detail::to_arg(args)...};
     launch_packed(kernel, config, packed.data(), packed.size());
   }
+
+  // Enqueues the commands of `graph` (gpurt/graph.hpp), in recorded order, after this queue's
+  // earlier work, without checking them again (they were checked when recorded or updated).
+  // Asynchronous. The graph must be of this queue's device (else invalid_argument).
+  void replay(const Graph& graph);
 
   // An event that completes when all work enqueued so far has.
   Event record();

@@ -308,6 +308,30 @@ Status Queue::copy_peer(Buffer& src, std::size_t src_offset, Buffer& dst, std::s
   });
 }
 
+Status Graph::set_args(std::size_t index, const LaunchShape& shape, const KernelArg* args,
+                       std::size_t count) noexcept {
+  const gpurt_launch_shape s{{shape.groups.x, shape.groups.y, shape.groups.z},
+                             {shape.group_size.x, shape.group_size.y, shape.group_size.z},
+                             shape.local_bytes};
+  return call([&](gpurt_status* st) { return t_->graph_set_args(h_, index, &s, args, count, st); });
+}
+
+Status Device::create_graph(const gpurt_command* commands, std::size_t count, const std::string& name,
+                            std::unique_ptr<Graph>& out) noexcept {
+  if (!t_->device_graph_create) return unsupported("device_graph_create");
+  gpurt_graph made = nullptr;
+  Status s = call([&](gpurt_status* st) {
+    return t_->device_graph_create(h_, commands, count, name.c_str(), &made, st);
+  });
+  if (!s.ok()) return s;
+  out.reset(new (std::nothrow) Graph(t_, made));
+  if (!out) {
+    t_->graph_release(made);
+    return Status::failure(ErrorCategory::out_of_host_memory, "host memory ran out", "create_graph");
+  }
+  return s;
+}
+
 namespace {
 // Runs device_import for `kind` and wraps what it made in an object of type O; releases it with
 // `release` when no host memory is left for the wrapper.

@@ -214,6 +214,21 @@ class Program {
   std::string log_;
 };
 
+// A recorded command sequence made by the plugin (ABI 4.2).
+class Graph {
+ public:
+  Graph(const Table* t, gpurt_graph h) noexcept : t_(t), h_(h) {}
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  ~Graph() { t_->graph_release(h_); }
+  Status set_args(std::size_t index, const LaunchShape& shape, const KernelArg* args, std::size_t count) noexcept;
+  gpurt_graph handle() const noexcept { return h_; }
+
+ private:
+  const Table* t_;
+  gpurt_graph h_;
+};
+
 class Queue {
  public:
   Queue(const Table* t, gpurt_queue h) noexcept : t_(t), h_(h) {}
@@ -258,6 +273,10 @@ class Queue {
   // queue_copy_peer or cannot copy between these two directly.
   Status copy_peer(Buffer& src, std::size_t src_offset, Buffer& dst, std::size_t dst_offset,
                    std::size_t bytes) noexcept;
+  // Enqueues a graph of this queue's device (the plugin has graphs: Device::has_graphs()).
+  Status replay(Graph& graph) noexcept {
+    return call([&](gpurt_status* st) { return t_->queue_replay(h_, graph.handle(), st); });
+  }
 
  private:
   const Table* t_;
@@ -284,6 +303,10 @@ class Device {
   Status import_queue(std::uint64_t native, bool adopt, bool& timing, std::unique_ptr<Queue>& out) noexcept;
   Status import_event(std::uint64_t native, bool adopt, std::unique_ptr<Event>& out) noexcept;
   Status peer_access(const Device& other, bool& possible) noexcept;
+  // Optional (ABI 4.2): whether the plugin makes graphs itself, and making one.
+  bool has_graphs() const noexcept { return t_->device_graph_create != nullptr; }
+  Status create_graph(const gpurt_command* commands, std::size_t count, const std::string& name,
+                      std::unique_ptr<Graph>& out) noexcept;
 
  private:
   const Table* t_;

@@ -261,6 +261,13 @@ std::unique_ptr<BackendRecord> load_backend(const std::string& name, const std::
                         : !tb.queue_record ? "queue_record" : !tb.queue_wait ? "queue_wait" : !tb.queue_finish ? "queue_finish"
                         : !tb.queue_release ? "queue_release" : !tb.event_wait ? "event_wait" : !tb.event_query ? "event_query"
                         : !tb.event_elapsed_ms ? "event_elapsed_ms" : !tb.event_release ? "event_release" : nullptr;
+  // The graph functions (4.2) come as a set: with any of them missing, the core replays graphs itself.
+  if (!tb.device_graph_create || !tb.graph_set_args || !tb.queue_replay || !tb.graph_release) {
+    r->table->device_graph_create = nullptr;
+    r->table->graph_set_args = nullptr;
+    r->table->queue_replay = nullptr;
+    r->table->graph_release = nullptr;
+  }
   if (missing) {
     invalid(std::string("table entry ") + missing + " is null",
             std::string("lacks the required function ") + missing + "; rebuild it against gpurt/plugin/abi.h");

@@ -1,4 +1,4 @@
-/* The gpurt backend plugin ABI, version 4.1: the only thing that crosses between libgpurt and a
+/* The gpurt backend plugin ABI, version 4.2: the only thing that crosses between libgpurt and a
  * backend plugin. Plain C99: opaque handles, sized structs, result codes with status text, and
  * one versioned table of functions that the plugin fills. docs/writing-a-backend.md explains
  * how to write a backend against it; gpurt/plugin/cxx.hpp is an optional header-only C++ helper
@@ -48,7 +48,7 @@ extern "C" {
 #endif
 
 #define GPURT_ABI_MAJOR 4u
-#define GPURT_ABI_MINOR 1u
+#define GPURT_ABI_MINOR 2u
 #define GPURT_ABI_MAKE_VERSION(major, minor) ((((uint32_t)(major)) << 16) | ((uint32_t)(minor) & 0xffffu))
 #define GPURT_ABI_VERSION GPURT_ABI_MAKE_VERSION(GPURT_ABI_MAJOR, GPURT_ABI_MINOR)
 /* Plugins of gpurt before 4.0 returned their major version alone (1, 2, 3) from
@@ -309,6 +309,37 @@ typedef int32_t gpurt_ownership;
 #define GPURT_ADOPT 1  /* gpurt: it releases the object (cuMemFree, clReleaseMemObject, ...) when the
                         * gpurt object made from it goes; if the import fails, nothing is released */
 
+/* ---- recorded command sequences (ABI 4.2) ---- */
+typedef struct gpurt_graph_o* gpurt_graph;
+
+typedef int32_t gpurt_command_kind;
+#define GPURT_COMMAND_LAUNCH 0         /* kernel, shape, args */
+#define GPURT_COMMAND_COPY 1           /* src + src_offset -> dst + dst_offset, bytes (one device) */
+#define GPURT_COMMAND_COPY_FROM_HOST 2 /* host -> dst + dst_offset, bytes */
+#define GPURT_COMMAND_COPY_TO_HOST 3   /* src + src_offset -> host, bytes */
+#define GPURT_COMMAND_FILL 4           /* pattern (pattern_size bytes) over dst + dst_offset, bytes */
+#define GPURT_COMMAND_WAIT 5           /* later commands wait for event */
+#define GPURT_COMMAND_NOTHING 6        /* an empty copy or fill: does nothing, keeps the numbering */
+
+/* One recorded command. The core has checked it as it checks the queue call it stands for. */
+typedef struct gpurt_command {
+  uint32_t size;
+  gpurt_command_kind kind;
+  gpurt_kernel kernel;          /* LAUNCH */
+  gpurt_launch_shape shape;     /* LAUNCH */
+  const gpurt_kernel_arg* args; /* LAUNCH: arg_count arguments (scalar values valid during the call only) */
+  size_t arg_count;
+  gpurt_buffer src; /* COPY, COPY_TO_HOST */
+  size_t src_offset;
+  gpurt_buffer dst; /* COPY, COPY_FROM_HOST, FILL */
+  size_t dst_offset;
+  size_t bytes;            /* COPY*, FILL: more than 0 */
+  void* host;              /* COPY_FROM_HOST: source; COPY_TO_HOST: destination; from device_allocate_host */
+  const void* pattern;     /* FILL: valid during the call only; 1..128 bytes dividing dst_offset and bytes */
+  size_t pattern_size;
+  gpurt_event event;       /* WAIT: an event of this device */
+} gpurt_command;
+
 /* ---- the table ---- */
 typedef struct gpurt_plugin_table {
   uint32_t size;        /* sizeof(gpurt_plugin_table) as the plugin was built */
@@ -412,6 +443,28 @@ typedef struct gpurt_plugin_table {
    * backend cannot copy between these two directly (the core then stages through host memory). */
   gpurt_result (*queue_copy_peer)(gpurt_queue queue, gpurt_buffer src, size_t src_offset, gpurt_buffer dst,
                                   size_t dst_offset, size_t bytes, gpurt_status* status);
+
+  /* ---- 4.2: recorded command sequences (graphs); optional, all four or none ---- */
+  /* A graph of `count` commands that run in order, each after the one before, when replayed on a
+   * queue of `device`; made ready to run here (instantiated), so that a replay costs as little as
+   * the backend allows. `name` (may be "") is for messages. The plugin copies what it needs of
+   * the commands (argument values, shapes, patterns); the buffers, kernels, events and host memory
+   * they name stay alive as long as the graph (the core keeps them). A failure's status text names
+   * the command by its index ("command 3"). UNSUPPORTED: the core replays the commands itself,
+   * through the queue functions above. */
+  gpurt_result (*device_graph_create)(gpurt_device device, const gpurt_command* commands, size_t count,
+                                      const char* name, gpurt_graph* out, gpurt_status* status);
+  /* New arguments (and shape: its local_bytes may change with them) for the LAUNCH command at
+   * `index`: the same kernel and argument count, checked by the core. Replays enqueued before this
+   * call keep the old arguments; later ones take the new. A failure leaves the old arguments. */
+  gpurt_result (*graph_set_args)(gpurt_graph graph, size_t index, const gpurt_launch_shape* shape,
+                                 const gpurt_kernel_arg* args, size_t arg_count, gpurt_status* status);
+  /* Enqueues the graph's commands on `queue` (of the graph's device) after its earlier work. */
+  gpurt_result (*queue_replay)(gpurt_queue queue, gpurt_graph graph, gpurt_status* status);
+  /* Replays already enqueued still run to completion; the plugin frees what they need after them. */
+  void (*graph_release)(gpurt_graph graph);
+  /* The core never calls graph_set_args, queue_replay or graph_release on one graph from two threads
+   * at once (it serialises them), so a plugin's graph needs no lock of its own. */
 } gpurt_plugin_table;
 
 /* Stores the plugin's install hint (a string literal) in the ELF section ".gpurt_install_hint" as

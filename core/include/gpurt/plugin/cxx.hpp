@@ -226,6 +226,42 @@ struct QueueOptions {
   bool timing = true;  // events recorded on the queue can be timed
 };
 
+// A recorded command sequence ready to run (gpurt_graph, ABI 4.2), made by Device::create_graph.
+class Graph {
+ public:
+  virtual ~Graph() = default;
+  // New arguments for the launch command at `index` (same kernel and count; checked by the core).
+  // Replays enqueued before keep the old ones. A failure must leave the old arguments.
+  virtual Status set_args(std::size_t index, const LaunchShape& shape, const KernelArg* args,
+                          std::size_t arg_count) noexcept = 0;
+};
+
+// One recorded command (gpurt_command with this helper's objects).
+struct Command {
+  enum class Kind : std::int32_t {
+    launch = GPURT_COMMAND_LAUNCH,
+    copy = GPURT_COMMAND_COPY,
+    copy_from_host = GPURT_COMMAND_COPY_FROM_HOST,
+    copy_to_host = GPURT_COMMAND_COPY_TO_HOST,
+    fill = GPURT_COMMAND_FILL,
+    wait = GPURT_COMMAND_WAIT,
+    nothing = GPURT_COMMAND_NOTHING
+  } kind = Kind::nothing;
+  Kernel* kernel = nullptr;  // launch
+  LaunchShape shape{};       // launch
+  const KernelArg* args = nullptr;
+  std::size_t arg_count = 0;
+  Buffer* src = nullptr;  // copy, copy_to_host
+  std::size_t src_offset = 0;
+  Buffer* dst = nullptr;  // copy, copy_from_host, fill
+  std::size_t dst_offset = 0;
+  std::size_t bytes = 0;
+  void* host = nullptr;            // copy_from_host (source), copy_to_host (destination): pinned
+  const void* pattern = nullptr;   // fill (valid during create_graph only)
+  std::size_t pattern_size = 0;
+  Event* event = nullptr;          // wait
+};
+
 class Queue {
  public:
   virtual ~Queue() = default;
@@ -258,6 +294,12 @@ class Queue {
                            std::size_t bytes) noexcept {
     (void)src, (void)src_offset, (void)dst, (void)dst_offset, (void)bytes;
     return unsupported("copies between devices");
+  }
+  // Enqueues `graph` (made by this queue's device) after the queue's earlier work (ABI 4.2).
+  // Unsupported unless overridden - and then Device::create_graph must be unsupported too.
+  virtual Status replay(Graph& graph) noexcept {
+    (void)graph;
+    return unsupported("recorded command sequences");
   }
 };
 
@@ -318,6 +360,15 @@ class Device {
     (void)other;
     possible = false;
     return Status::success();
+  }
+  // ---- recorded command sequences (ABI 4.2); unsupported unless overridden (the core then replays
+  // the commands itself). Override together with Queue::replay. ----
+  // A graph of `count` commands run in order (gpurt_plugin_table::device_graph_create). A failure's
+  // message names the command by its index.
+  virtual Status create_graph(const Command* commands, std::size_t count, const std::string& name,
+                              std::unique_ptr<Graph>& out) noexcept {
+    (void)commands, (void)count, (void)name, (void)out;
+    return unsupported("recorded command sequences");
   }
 
  private:
@@ -733,14 +784,9 @@ struct TableOf {
                                                            "launch"), st);
       a = heap.get();
     }
-    for (std::size_t i = 0; i < count; ++i)
-      a[i] = {static_cast<KernelArg::Kind>(args[i].kind), cxx_detail::object<Buffer>(args[i].buffer), args[i].offset,
-              args[i].size, args[i].value};
-    LaunchShape s;
-    s.groups = Dim3(shape->groups[0], shape->groups[1], shape->groups[2]);
-    s.group_size = Dim3(shape->group_size[0], shape->group_size[1], shape->group_size[2]);
-    s.local_bytes = shape->local_bytes;
-    return cxx_detail::result(cxx_detail::object<Queue>(q)->launch(*cxx_detail::object<Kernel>(k), s, a, count), st);
+    for (std::size_t i = 0; i < count; ++i) a[i] = arg_of(args[i]);
+    return cxx_detail::result(
+        cxx_detail::object<Queue>(q)->launch(*cxx_detail::object<Kernel>(k), shape_of(shape), a, count), st);
   }
   static gpurt_result record(gpurt_queue q, std::int32_t timing, gpurt_event* out, gpurt_status* st) {
     return cxx_detail::run("record", st, [&] {
@@ -859,6 +905,67 @@ struct TableOf {
     });
   }
 
+  static KernelArg arg_of(const gpurt_kernel_arg& a) {
+    return {static_cast<KernelArg::Kind>(a.kind), a.buffer ? cxx_detail::object<Buffer>(a.buffer) : nullptr, a.offset,
+            a.size, a.value};
+  }
+  static LaunchShape shape_of(const gpurt_launch_shape* shape) {
+    LaunchShape s;
+    s.groups = Dim3(shape->groups[0], shape->groups[1], shape->groups[2]);
+    s.group_size = Dim3(shape->group_size[0], shape->group_size[1], shape->group_size[2]);
+    s.local_bytes = shape->local_bytes;
+    return s;
+  }
+  static gpurt_result graph_create(gpurt_device d, const gpurt_command* commands, std::size_t count,
+                                   const char* name, gpurt_graph* out, gpurt_status* st) {
+    return cxx_detail::run("create_graph", st, [&] {
+      std::vector<Command> cmds(count);
+      std::size_t total_args = 0;
+      for (std::size_t i = 0; i < count; ++i)
+        if (commands[i].kind == GPURT_COMMAND_LAUNCH) total_args += commands[i].arg_count;
+      std::vector<KernelArg> args(total_args);
+      std::size_t next = 0;
+      for (std::size_t i = 0; i < count; ++i) {
+        const gpurt_command& c = commands[i];
+        Command& o = cmds[i];
+        o.kind = static_cast<Command::Kind>(c.kind);
+        o.kernel = c.kernel ? cxx_detail::object<Kernel>(c.kernel) : nullptr;
+        o.shape = shape_of(&c.shape);
+        if (c.kind == GPURT_COMMAND_LAUNCH) {
+          o.args = args.data() + next;
+          o.arg_count = c.arg_count;
+          for (std::size_t a = 0; a < c.arg_count; ++a) args[next++] = arg_of(c.args[a]);
+        }
+        o.src = c.src ? cxx_detail::object<Buffer>(c.src) : nullptr;
+        o.src_offset = c.src_offset;
+        o.dst = c.dst ? cxx_detail::object<Buffer>(c.dst) : nullptr;
+        o.dst_offset = c.dst_offset;
+        o.bytes = c.bytes;
+        o.host = c.host;
+        o.pattern = c.pattern;
+        o.pattern_size = c.pattern_size;
+        o.event = c.event ? cxx_detail::object<Event>(c.event) : nullptr;
+      }
+      std::unique_ptr<Graph> g;
+      Status s = cxx_detail::object<Device>(d)->create_graph(cmds.data(), count, name ? name : "", g);
+      if (s.ok()) *out = cxx_detail::handle<gpurt_graph>(g.release());
+      return s;
+    });
+  }
+  static gpurt_result graph_set_args(gpurt_graph g, std::size_t index, const gpurt_launch_shape* shape,
+                                     const gpurt_kernel_arg* args, std::size_t count, gpurt_status* st) {
+    return cxx_detail::run("graph_set_args", st, [&] {
+      std::vector<KernelArg> native(count);
+      for (std::size_t a = 0; a < count; ++a) native[a] = arg_of(args[a]);
+      return cxx_detail::object<Graph>(g)->set_args(index, shape_of(shape), native.data(), count);
+    });
+  }
+  static gpurt_result replay(gpurt_queue q, gpurt_graph g, gpurt_status* st) {
+    return cxx_detail::run("replay", st,
+                           [&] { return cxx_detail::object<Queue>(q)->replay(*cxx_detail::object<Graph>(g)); });
+  }
+  static void graph_release(gpurt_graph g) { delete cxx_detail::object<Graph>(g); }
+
   static const gpurt_plugin_table* table() noexcept {
     static const gpurt_plugin_table t = {
         sizeof(gpurt_plugin_table), GPURT_ABI_VERSION, &describe, &open, &device_count, &device,
@@ -867,7 +974,7 @@ struct TableOf {
         &program_binary, &program_release, &kernel_info, &resident_groups, &kernel_release, &copy_from_host,
         &copy_to_host, &copy, &fill, &launch, &record, &queue_wait, &finish, &queue_release, &event_wait,
         &event_query, &elapsed_ms, &event_release, &native_handle, &device_import, &import_device,
-        &peer_access, &copy_peer};
+        &peer_access, &copy_peer, &graph_create, &graph_set_args, &replay, &graph_release};
     return &t;
   }
 };
