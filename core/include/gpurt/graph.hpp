@@ -33,7 +33,9 @@
 //    the recorded wait no longer delays anything. Events of other devices are invalid_argument
 //    (wait for them on the queue, before replay).
 // Every buffer, HostBuffer, kernel and event a recording or graph names is kept alive by it (as
-// long as the Recording, and then the Graph, lives), so a replay never touches freed memory.
+// long as the Recording, and then the Graph, lives), so a replay never touches freed memory: a
+// Graph destroyed while its replays may still run hands them to the queues it was replayed on,
+// which release them at their next finish() (or when the queue goes, after its work).
 //
 // Replay: Queue::replay(graph) enqueues the commands, in order, after the queue's earlier work;
 // later work on the queue runs after them, and record()/finish() cover them as any work. It is
@@ -56,6 +58,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -90,10 +93,13 @@ template <class H, class P = std::remove_cv_t<std::remove_reference_t<H>>>
 constexpr bool is_pageable = !is_host_buffer<P>::value && !is_device_buffer<P>::value;
 }  // namespace detail
 
-// A recorded launch: names it in Graph::set_arg / set_args. Its index counts every recorded
-// command (launches, copies, fills, waits) from 0, in recorded order.
+// A recorded launch: names it in Graph::set_arg / set_args of the graph its recording made. Its
+// index counts every recorded command (launches, copies, fills, waits) from 0, in recorded order;
+// `recording` identifies the recording (a Step of another recording's graph, or a default one, is
+// invalid_argument).
 struct Step {
   std::size_t index = static_cast<std::size_t>(-1);
+  std::uint64_t recording = 0;
 };
 
 class Graph;
@@ -197,7 +203,9 @@ class Graph {
   // graph's device, of the element type the kernel takes, a scalar of the parameter's type, a
   // Local of at least one byte within the device's local memory...); a bad one is the same Error,
   // and the graph keeps its old argument. A step that is not a launch of this graph, or an index
-  // past the launch's arguments, is invalid_argument.
+  // past the launch's arguments, is invalid_argument. An argument replaced while earlier replays
+  // may still run stays alive until they can no longer use it (the next finish() of the queues
+  // the graph was replayed on).
   template <class T>
   void set_arg(Step step, std::size_t index, const T& value) {
     const detail::Arg a = detail::to_arg(value);

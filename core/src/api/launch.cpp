@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "api/format.hpp"
+#include "api/launch.hpp"
 #include "gpurt/plugin/signature.hpp"
 #include "gpurt/queue.hpp"
 #include "api/state.hpp"
@@ -13,10 +14,9 @@ namespace gpurt {
 namespace {
 
 const char* const dim_name[3] = {"x", "y", "z"};
-constexpr const char* call = "Queue::launch";
 
 void check_shape(const detail::DeviceState* d, const bridge::KernelInfo& info,
-                 const LaunchConfig& c) {
+                 const LaunchConfig& c, const char* call) {
   const DeviceProperties& p = d->props;
   for (int i = 0; i < 3; ++i) {
     if (c.groups[i] == 0)
@@ -64,7 +64,7 @@ std::size_t saturating_add(std::size_t a, std::size_t b) {
 }
 
 void check_local(const detail::DeviceState* d, const bridge::KernelInfo& info, std::size_t dynamic,
-                 std::size_t from_args) {
+                 std::size_t from_args, const char* call) {
   const std::size_t total = saturating_add(saturating_add(dynamic, from_args), info.static_local_bytes);
   if (total > d->props.max_local_memory)
     detail::invalid("too much local memory: the launch asks for " + detail::format_bytes(total) +
@@ -91,7 +91,7 @@ bool top_bit(const detail::Arg& a) { return a.size > 0 && (a.value[a.size - 1] &
 // A scalar argument against the parameter's declared type (kind, width, and signedness where it
 // changes the value). Parameters of unknown or aggregate type are checked by size only.
 void check_scalar_type(std::size_t i, const detail::Arg& a, const plugin::ParamType& t,
-                       const bridge::KernelInfo& info, const detail::DeviceState* d) {
+                       const bridge::KernelInfo& info, const detail::DeviceState* d, const char* call) {
   using detail::ValueKind;
   if (!t.known || t.pointer || a.type.kind == ValueKind::unknown) return;
   const detail::ValueType& want = t.value;
@@ -101,7 +101,7 @@ void check_scalar_type(std::size_t i, const detail::Arg& a, const plugin::ParamT
     const std::string expected = plugin::describe_value(want);
     detail::invalid(arg_text(i) + " is a " + plugin::describe_value(got) + " but " + param_text(info, i) +
                         " is a " + expected + why + "; pass a " + expected,
-                    "Queue::launch", d);
+                    call, d);
   };
   const bool want_half = want.kind == ValueKind::floating && want.bytes == 2;
   if (want_half) {  // the host has no half type: its bits travel as a 16-bit integer
@@ -126,7 +126,7 @@ void check_scalar_type(std::size_t i, const detail::Arg& a, const plugin::ParamT
 
 // A buffer argument's element type against the pointee of the parameter's declared type.
 void check_buffer_type(std::size_t i, const detail::Arg& a, const plugin::ParamType& t,
-                       const bridge::KernelInfo& info, const detail::DeviceState* d) {
+                       const bridge::KernelInfo& info, const detail::DeviceState* d, const char* call) {
   using detail::ValueKind;
   if (!t.known || !t.pointer || t.void_pointee) return;
   const detail::ValueType& want = t.value;
@@ -144,7 +144,7 @@ void check_buffer_type(std::size_t i, const detail::Arg& a, const plugin::ParamT
     detail::invalid(arg_text(i) + " is a Buffer<" + plugin::describe_value(got) + "> but " + param_text(info, i) +
                         " points to " + expected + "; pass a Buffer<" + expected +
                         ">, or reinterpret the bytes with buffer.as<" + expected + ">()",
-                    "Queue::launch", d);
+                    call, d);
   }
 }
 
@@ -199,20 +199,17 @@ LaunchConfig LaunchConfig::cover(const Kernel& kernel, std::size_t items, std::s
   return cover(Dim3(items), Dim3(kernel.suggested_group_size()), local_bytes);
 }
 
-void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, const detail::Arg* args,
-                          std::size_t count) {
-  detail::QueueState* q = checked(call);
-  detail::KernelState* k = detail::Access::state(kernel, call);
-  detail::DeviceState* d = q->device;
+void detail::prepare_launch(DeviceState* d, KernelState* k, const LaunchConfig& config, const Arg* args,
+                            std::size_t count, const char* call, PreparedLaunch& out) {
   if (k->device != d)
     detail::invalid("kernel '" + k->info.name + "' was built for " + k->device->description +
                         " but the queue is on " + d->description + "; build the program for the "
                         "queue's device",
                     call, d);
   const bridge::KernelInfo& info = k->info;
-  check_shape(d, info, config);
+  check_shape(d, info, config, call);
 
-  check_local(d, info, config.local_bytes, 0);
+  check_local(d, info, config.local_bytes, 0, call);
   const bool dynamic_param = info.dynamic_local_is_parameter && config.local_bytes > 0;
   if (info.params_known) {
     const std::size_t expected = info.params.size() - (dynamic_param ? 1 : 0);
@@ -242,7 +239,7 @@ void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, cons
                       call, d);
   }
 
-  bridge::KernelArg native[detail::max_kernel_args + 1];  // uninitialised; filled below
+  bridge::KernelArg* native = out.native;  // uninitialised; filled below
   std::size_t local_from_args = 0;
   for (std::size_t i = 0; i < count; ++i) {
     const detail::Arg& a = args[i];
@@ -266,7 +263,7 @@ void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, cons
                               param_text(info, i) + " has " + std::to_string(p->size) + " bytes",
                           call, d);
         detail::check_range(a.allocation, a.offset, a.size, call);
-        if (!k->types.empty()) check_buffer_type(i, a, k->types[i], info, d);
+        if (!k->types.empty()) check_buffer_type(i, a, k->types[i], info, d, call);
         if (a.offset % k->view_alignment != 0)
           detail::invalid("argument " + std::to_string(i) + " is a view starting at byte " +
                               std::to_string(a.offset) + ", but " + param_text(info, i) +
@@ -286,7 +283,7 @@ void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, cons
                               " is a pointer; pass a Buffer" +
                               (p->kind == bridge::ParamKind::local_pointer ? " or gpurt::Local" : ""),
                           call, d);
-        if (!k->types.empty()) check_scalar_type(i, a, k->types[i], info, d);
+        if (!k->types.empty()) check_scalar_type(i, a, k->types[i], info, d, call);
         if (p && p->size != 0 && p->size != a.size)
           detail::invalid("argument " + std::to_string(i) + " has " + std::to_string(a.size) +
                               " bytes but " + param_text(info, i) + " has " +
@@ -321,16 +318,25 @@ void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, cons
         break;
     }
   }
-  check_local(d, info, config.local_bytes, local_from_args);
+  check_local(d, info, config.local_bytes, local_from_args, call);
 
-  std::size_t native_count = count;
-  bridge::LaunchShape shape{config.groups, config.group_size, config.local_bytes};
+  out.count = count;
+  out.shape = bridge::LaunchShape{config.groups, config.group_size, config.local_bytes};
   if (dynamic_param) {
-    native[native_count++] = {GPURT_ARG_LOCAL, nullptr, 0, config.local_bytes, nullptr};
-    shape.local_bytes = 0;
+    native[out.count++] = {GPURT_ARG_LOCAL, nullptr, 0, config.local_bytes, nullptr};
+    out.shape.local_bytes = 0;
   }
-  detail::Traced trace("launch", info.name.c_str(), 0, q, d);
-  detail::check(q->impl->launch(*k->impl, shape, native, native_count), d);
+}
+
+void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, const detail::Arg* args,
+                          std::size_t count) {
+  constexpr const char* call = "Queue::launch";
+  detail::QueueState* q = checked(call);
+  detail::KernelState* k = detail::Access::state(kernel, call);
+  detail::PreparedLaunch p;
+  detail::prepare_launch(q->device, k, config, args, count, call, p);
+  detail::Traced trace("launch", k->info.name.c_str(), 0, q, q->device);
+  detail::check(q->impl->launch(*k->impl, p.shape, p.native, p.count), q->device);
 }
 
 }  // namespace gpurt

@@ -35,6 +35,11 @@ struct Access {
   static const auto& shared_allocation(const B& b) {
     return b.alloc_;
   }
+  // The shared state behind a Kernel or Event handle (null for an empty one).
+  template <class H>
+  static const auto& shared_state(const H& h) {
+    return h.state_;
+  }
   // A HostBuffer's shared pinned memory (null for an empty one).
   template <class H>
   static const auto& shared_host(const H& h) {
