@@ -294,7 +294,9 @@ Graph Recording::finish() {
   g->device = r->device;
   g->name = r->name;
   g->id = r->id;
-  if (r->device->impl->has_graphs()) {
+  const bool work = std::any_of(r->commands.begin(), r->commands.end(),
+                                [](const detail::Command& c) { return c.kind != GPURT_COMMAND_NOTHING; });
+  if (work && r->device->impl->has_graphs()) {  // a graph with nothing to do needs no native one
     std::vector<gpurt_command> cmds(r->commands.size());
     for (std::size_t i = 0; i < cmds.size(); ++i) {
       const detail::Command& c = r->commands[i];
