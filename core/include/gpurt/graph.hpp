@@ -49,7 +49,8 @@
 //
 // Errors: a failure while a replay is enqueued or runs names the graph and, where the backend can
 // tell, the recorded command (its index and what it is: "command 2 (launch 'saxpy')"). A replay
-// that failed leaves the queue and the graph usable.
+// that failed leaves the queue and the graph usable; the commands before the one that failed may
+// have been enqueued (and run).
 //
 // Threads: a Graph may be replayed and updated from several threads; each call is atomic with
 // respect to the others on that graph. A Recording is not thread-safe: record from one thread at

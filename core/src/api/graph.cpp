@@ -322,7 +322,7 @@ Graph Recording::finish() {
       n.pattern_size = c.pattern_size;
       if (c.event) n.event = c.event->impl->handle();
     }
-    detail::Traced trace("graph instantiate", r->name.c_str(), cmds.size(), nullptr, r->device);
+    detail::Traced trace("graph instantiate", r->name.c_str(), 0, nullptr, r->device);
     bridge::Status s = r->device->impl->create_graph(cmds.data(), cmds.size(), r->name, g->native);
     if (s.failed && s.category == ErrorCategory::unsupported) {
       g->native.reset();  // a plugin of the C++ helper without graphs of its own: the core replays
@@ -421,7 +421,7 @@ void Queue::replay(const Graph& graph) {
     if (!known) g->replayed_on.push_back(state_);
     g->last_queue = q->id;
   }
-  detail::Traced trace("replay", g->name.c_str(), g->commands.size(), q, q->device);
+  detail::Traced trace("replay", g->name.c_str(), 0, q, q->device);
   if (g->native) {
     if (detail::observing())  // the commands, as host entries inside the replay
       for (std::size_t i = 0; i < g->commands.size(); ++i) {
