@@ -276,6 +276,18 @@ static gpurt_result elapsed(gpurt_event a, gpurt_event b, double* ms, gpurt_stat
 }
 static void event_release(gpurt_event e) { (void)e; }
 
+#if FAKE_MODE == 6
+static gpurt_result graph_create(gpurt_device d, const gpurt_command* c, size_t n, const char* name, gpurt_graph* out,
+                                 gpurt_status* st) {
+  (void)d, (void)c, (void)n, (void)name, (void)out, (void)st;
+  return GPURT_ERROR_INTERNAL;
+}
+static gpurt_result replay(gpurt_queue q, gpurt_graph g, gpurt_status* st) {
+  (void)q, (void)g, (void)st;
+  return GPURT_ERROR_INTERNAL;
+}
+#endif
+
 /* A table of a newer minor version: this core's functions, then one it does not know. */
 struct newer_table {
   gpurt_plugin_table base;
@@ -340,6 +352,11 @@ EXPORT const gpurt_plugin_table* gpurt_plugin_table_get(uint32_t core_version) {
   t->event_query = event_query;
   t->event_elapsed_ms = elapsed;
   t->event_release = event_release;
+#if FAKE_MODE == 6
+  /* Half of the graph set (ABI 4.2): the core must treat graphs as absent and replay them itself. */
+  t->device_graph_create = graph_create;
+  t->queue_replay = replay;
+#endif
   g_table.from_the_future = future;
   return t;
 }

@@ -107,6 +107,11 @@ TEST_CASE("loader: a C plugin of another minor version loads, and its missing op
   std::unique_ptr<gpurt::bridge::Program> loaded;
   CHECK(d.load_binary({gpurt::SourceLanguage::portable, "x", "fake.cl"}, {}, "bin", loaded).category ==
         gpurt::ErrorCategory::unsupported);
+  // abi.h (4.2): the graph functions are "optional, all four or none". This plugin gives two of them:
+  // the core counts graphs as absent (and replays recorded commands itself), never calling either.
+  CHECK_FALSE(d.has_graphs());
+  std::unique_ptr<gpurt::bridge::Graph> graph;
+  CHECK(d.create_graph(nullptr, 0, "g", graph).category == gpurt::ErrorCategory::unsupported);
 }
 
 TEST_CASE("loader refuses a plugin whose declared name is not its file name") {
