@@ -227,9 +227,10 @@ Status CuDevice::create_graph(const plugin::Command* commands, std::size_t count
     if (r != CUDA_SUCCESS) return fail(r, "cuStreamCreate", "creating the stream a graph is captured on");
     const Owner<StreamTraits> stream(raw);
     CuQueue queue(*this, ctx_, raw, false);  // borrows the stream: the plain queue paths, captured
-    // The last node of each command (the capture's dependency set after it), to name the command
-    // that instantiation fails on.
+    // The nodes each command ends in (those of the capture's dependency set after it that were not
+    // there before it), to name the command that instantiation fails on.
     std::vector<std::pair<CUgraphNode, std::size_t>> ends;
+    std::vector<CUgraphNode> before;  // the dependency set after the previous command (one node, as a rule)
     auto launch = graph->launches_.begin();
     {
       Capture capture(raw);  // ended (and its graph destroyed) before the stream goes
@@ -279,8 +280,8 @@ Status CuDevice::create_graph(const plugin::Command* commands, std::size_t count
           ++launch;
         }
         for (std::size_t d = 0; d < n; ++d)
-          if (std::none_of(ends.begin(), ends.end(), [&](const auto& e) { return e.first == deps[d]; }))
-            ends.emplace_back(deps[d], i);
+          if (std::find(before.begin(), before.end(), deps[d]) == before.end()) ends.emplace_back(deps[d], i);
+        before.assign(deps, deps + n);
       }
       r = capture.end(graph->graph_);
       if (r != CUDA_SUCCESS) return fail(r, "cuStreamEndCapture", "capturing a graph");
@@ -295,7 +296,7 @@ Status CuDevice::create_graph(const plugin::Command* commands, std::size_t count
     if (r != CUDA_SUCCESS) {
       const std::string what = std::string("instantiating the graph") + instantiate_reason(ip.result_out);
       for (const auto& e : ends)
-        if (e.first == ip.hErrNode_out && ip.hErrNode_out)
+        if (ip.hErrNode_out && e.first == ip.hErrNode_out)
           return in_command(fail(r, "cuGraphInstantiateWithParams", what), e.second, commands[e.second]);
       return fail(r, "cuGraphInstantiateWithParams", what);
     }
