@@ -139,8 +139,7 @@ Status CuQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
   if (!s.ok()) return s;
   CuKernel& k = static_cast<CuKernel&>(kernel);
   PackedLaunch p;
-  s = pack_launch(k, shape, args, count, p);
-  if (!s.ok()) return s;
+  if (Status packed = pack_launch(k, shape, args, count, p); !packed.ok()) return packed;
   const Dim3 g = shape.groups, b = shape.group_size;
   const CUresult r = cuLaunchKernel(k.function(), static_cast<unsigned>(g.x), static_cast<unsigned>(g.y),
                                     static_cast<unsigned>(g.z), static_cast<unsigned>(b.x),
