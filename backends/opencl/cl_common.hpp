@@ -263,6 +263,20 @@ class ClDevice final : public plugin::Device {
   // widening, a range not aligned to it, or the fill kernels did not build.
   bool fill_with_kernel(cl::CommandQueue& queue, cl_mem buffer, std::size_t offset, std::size_t bytes,
                         const void* pattern, std::size_t pattern_size, Status& status) noexcept;
+  // How fill_with_kernel runs a fill: which fill kernel, its arguments and range. plan_fill returns
+  // false where fill_with_kernel would (the driver's fill then); graphs (cl_graph.cpp) set the plan
+  // on a kernel object of their own.
+  struct FillPlan {
+    std::size_t which = 0;  // fill_kernels_: 4-, 8-, 16-byte words
+    unsigned char word[16] = {};
+    std::size_t size = 0;  // of `word`
+    cl_ulong first = 0, n = 0;
+    std::size_t global = 0, group = 256;
+  };
+  bool plan_fill(std::size_t offset, std::size_t bytes, const void* pattern, std::size_t pattern_size,
+                 FillPlan& out) noexcept;
+  cl_kernel fill_kernel(const FillPlan& plan) const { return fill_kernels_[plan.which](); }
+  static cl_int set_fill_args(cl_kernel kernel, cl_mem buffer, const FillPlan& plan) noexcept;
 
  private:
   Status utility_queue(cl::CommandQueue& out);

@@ -15,26 +15,41 @@ cl_mem mem_of(plugin::Buffer* b) { return b ? static_cast<ClBuffer*>(b)->handle(
 
 // A new kernel object of `k`'s program and function, with no arguments set: the graph's own, so
 // that neither a replay nor an update touches the application's cl_kernel (clCloneKernel would do,
-// but it is OpenCL 2.1 and the plugin targets 1.2).
-Status own_kernel(const ClKernel& k, cl::Kernel& out) {
+// but it is OpenCL 2.1 and the plugin targets 1.2). `name` is for messages.
+Status own_kernel(cl_kernel k, const std::string& name, cl::Kernel& out) {
   cl_program program = nullptr;
-  cl_int err = clGetKernelInfo(k.handle(), CL_KERNEL_PROGRAM, sizeof program, &program, nullptr);
-  if (err != CL_SUCCESS) return fail(err, "clGetKernelInfo", "reading the program of '" + k.info().name + "'");
+  cl_int err = clGetKernelInfo(k, CL_KERNEL_PROGRAM, sizeof program, &program, nullptr);
+  if (err != CL_SUCCESS) return fail(err, "clGetKernelInfo", "reading the program of '" + name + "'");
   std::size_t length = 0;
-  err = clGetKernelInfo(k.handle(), CL_KERNEL_FUNCTION_NAME, 0, nullptr, &length);
+  err = clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, 0, nullptr, &length);
   std::string function(length, '\0');
-  if (err == CL_SUCCESS && length)
-    err = clGetKernelInfo(k.handle(), CL_KERNEL_FUNCTION_NAME, length, &function[0], nullptr);
-  if (err != CL_SUCCESS) return fail(err, "clGetKernelInfo", "reading the function name of '" + k.info().name + "'");
+  if (err == CL_SUCCESS && length) err = clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, length, &function[0], nullptr);
+  if (err != CL_SUCCESS) return fail(err, "clGetKernelInfo", "reading the function name of '" + name + "'");
   while (!function.empty() && function.back() == '\0') function.pop_back();
   cl_kernel made = clCreateKernel(program, function.c_str(), &err);
-  if (err != CL_SUCCESS) return fail(err, "clCreateKernel", "making a kernel object of '" + k.info().name + "' for the graph");
+  if (err != CL_SUCCESS) return fail(err, "clCreateKernel", "making a kernel object of '" + name + "' for the graph");
   out = cl::Kernel(made);  // adopts the reference
+  return Status::success();
+}
+Status own_kernel(const ClKernel& k, cl::Kernel& out) { return own_kernel(k.handle(), k.info().name, out); }
+
+// A fill the device runs as a kernel (GPUs, ClDevice::fill_with_kernel) as a kernel object of the
+// graph's own with its arguments set; else nothing is made, and replays use clEnqueueFillBuffer.
+Status fill_as_kernel(ClDevice& device, ClGraph::Step& st) {
+  ClDevice::FillPlan plan;
+  if (!device.plan_fill(st.dst_offset, st.bytes, st.pattern, st.pattern_size, plan)) return Status::success();
+  Status s = own_kernel(device.fill_kernel(plan), "gpurt_fill", st.kernel);
+  if (!s.ok()) return s;
+  const cl_int err = ClDevice::set_fill_args(st.kernel(), st.dst, plan);
+  if (err != CL_SUCCESS) return fail(err, "clSetKernelArg", "setting the arguments of a fill kernel");
+  st.range.dims = 1;
+  st.range.global[0] = plan.global;
+  st.range.local[0] = plan.group;
   return Status::success();
 }
 
 // Packs commands[i] into `st`.
-Status pack(const plugin::Command& c, ClGraph::Step& st) {
+Status pack(ClDevice& device, const plugin::Command& c, ClGraph::Step& st) {
   switch (c.kind) {
     case Kind::launch: {
       st.user = static_cast<const ClKernel*>(c.kernel);
@@ -65,7 +80,7 @@ Status pack(const plugin::Command& c, ClGraph::Step& st) {
       st.bytes = c.bytes;
       std::memcpy(st.pattern, c.pattern, c.pattern_size);
       st.pattern_size = c.pattern_size;
-      break;
+      return fill_as_kernel(device, st);
     case Kind::wait:
       st.event = cl::Event(static_cast<const ClEvent*>(c.event)->handle(), true);  // retains it
       break;
@@ -110,7 +125,7 @@ Status ClDevice::create_graph(const plugin::Command* commands, std::size_t count
       ClGraph::Step& st = g->steps_.back();
       st.kind = c.kind;
       st.index = i;
-      Status s = guarded("Recording::finish", [&] { return pack(c, st); });
+      Status s = guarded("Recording::finish", [&] { return pack(*this, c, st); });
       if (!s.ok()) return named(std::move(s), st);
     }
     out = std::move(g);
@@ -179,6 +194,12 @@ Status ClQueue::replay(plugin::Graph& graph) noexcept {
         call = "clEnqueueReadBuffer";
         break;
       case Kind::fill:
+        if (st.kernel()) {  // as ClQueue::fill: a fill kernel on GPUs
+          err = clEnqueueNDRangeKernel(q, st.kernel(), 1, nullptr, st.range.global, st.range.local, 0, nullptr,
+                                       nullptr);
+          call = "clEnqueueNDRangeKernel";
+          break;
+        }
         err = clEnqueueFillBuffer(q, st.dst, st.pattern, st.pattern_size, st.dst_offset, st.bytes, 0, nullptr,
                                   nullptr);
         call = "clEnqueueFillBuffer";

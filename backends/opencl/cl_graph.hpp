@@ -4,8 +4,9 @@
 // Mapping: each recorded launch gets a cl_kernel of its own (clCreateKernel on the recorded kernel's
 // program and function), its arguments set when the graph is made, and its NDRange precomputed;
 // the views an OpenCL C kernel takes are sub-buffers the graph holds. Copies and fills keep their
-// cl_mem handles, offsets, sizes and pattern; a wait keeps a reference to its cl_event and becomes
-// a barrier on it. Empty commands (NOTHING) are left out. The application's kernel (ClKernel) is
+// cl_mem handles, offsets, sizes and pattern; a fill the device runs as a kernel (GPUs, as
+// ClQueue::fill) gets a fill kernel object of its own, arguments set. A wait keeps a reference to
+// its cl_event and becomes a barrier on it. Empty commands (NOTHING) are left out. The application's kernel (ClKernel) is
 // never touched by a replay, so it may be launched with other arguments at the same time.
 //
 // No cl_khr_command_buffer: PoCL 3.1 lists it at revision 0.9.0, and the Khronos headers here
@@ -30,7 +31,7 @@ class ClGraph final : public plugin::Graph {
     std::size_t index = 0;
     // launch
     const ClKernel* user = nullptr;  // the recorded kernel (parameters, name); the core keeps it alive
-    cl::Kernel kernel;               // the graph's own, arguments set
+    cl::Kernel kernel;               // the graph's own, arguments set (also a fill run as a kernel)
     std::vector<cl::Buffer> views;   // sub-buffers `kernel`'s arguments name
     cl::Kernel spare;                // set_args fills it, then swaps it in (see cl_graph.cpp)
     std::vector<cl::Buffer> spare_views;
