@@ -716,7 +716,7 @@ TEST_CASE("graph.hpp: Graph::size, name and device") {
   CHECK(s3.recording != s.recording);
 }
 
-TEST_CASE("graph.hpp: several threads replay and update one graph; each call is atomic") {
+TEST_CASE("graph.hpp: several threads replay and update one graph, each call atomic") {
   // graph.hpp: "a Graph may be replayed and updated from several threads; each call is atomic with
   // respect to the others on that graph." The updater changes the target buffer and the value
   // together (set_args: buffer k gets value k + 1); a replay that saw half an update would write one

@@ -310,7 +310,7 @@ TEST_CASE("graph.hpp: a graph outlives the queue it was replayed on and every ot
   }
 }
 
-TEST_CASE("graph.hpp: a failed replay names the graph and the command; the queue and the graph stay usable") {
+TEST_CASE("graph.hpp: a failed replay names the graph and the command, and the queue and the graph stay usable") {
   // graph.hpp: "a failure while a replay is enqueued or runs names the graph and, where the backend can
   // tell, the recorded command (its index and what it is: \"command 2 (launch 'saxpy')\"). A replay that
   // failed leaves the queue and the graph usable". The mock backend fails the command on demand; a
