@@ -718,31 +718,37 @@ TEST_CASE("graph.hpp: Graph::size, name and device") {
 
 TEST_CASE("graph.hpp: several threads replay and update one graph, each call atomic") {
   // graph.hpp: "a Graph may be replayed and updated from several threads; each call is atomic with
-  // respect to the others on that graph." The updater changes the target buffer and the value
-  // together (set_args: buffer k gets value k + 1); a replay that saw half an update would write one
-  // buffer's value into another, which the check finds.
+  // respect to the others on that graph." The graph is one launch, acc += inc (vector_add(acc, inc,
+  // acc, n)); the updater switches it between three (acc_k, inc_k) pairs with set_args, inc_k all
+  // 3, 5 or 7. Every replay adds its inc to its own acc exactly once, so at the end each acc_k is a
+  // multiple of inc_k and the acc_k / inc_k add up to the number of replays: a replay that saw half
+  // an update (one pair's acc with another's inc), or a lost or doubled replay, breaks one of the two.
+  // The replaying threads share one queue, so the adds never race on the device.
   test::Fixture f;
   GPURT_NEEDS(f.dev, test::Need::portable_dialect);
   const Kernels k = kernels(f.dev);
-  const std::size_t n = 1021, targets = 6;
-  const int replayers = 4, replays = 60, updates = 200;
-  std::vector<Buffer<std::uint32_t>> bufs;
-  for (std::size_t i = 0; i < targets; ++i) {
-    bufs.push_back(f.dev.alloc<std::uint32_t>(n));
-    f.q.fill(bufs.back(), 0u);
+  const std::size_t n = 257, pairs = 3;
+  const int replayers = 4, replays = 300, updates = 3000;
+  const float incs[pairs] = {3.0f, 5.0f, 7.0f};
+  std::vector<Buffer<float>> acc, inc;
+  for (std::size_t i = 0; i < pairs; ++i) {
+    acc.push_back(f.dev.alloc<float>(n));
+    inc.push_back(f.dev.alloc<float>(n + i).view(i, n));  // at odd offsets too
+    f.q.fill(acc.back(), 0.0f);
+    f.q.fill(inc.back(), incs[i]);
   }
   f.q.finish();
-  FillGraph fg = fill_graph(f.dev, k.fill, bufs[0], 1u, "threads");
+  Recording rec(f.dev, "threads");
+  const Step s = rec.launch(k.add, over(k.add, n), acc[0], inc[0], acc[0], static_cast<std::uint64_t>(n));
+  Graph g = rec.finish();
   std::vector<std::string> failures(replayers + 1);
   std::atomic<bool> go{false};
   std::vector<std::thread> threads;
   for (int t = 0; t < replayers; ++t)
     threads.emplace_back([&, t] {
       try {
-        Queue q = f.dev.create_queue();
         while (!go.load()) std::this_thread::yield();
-        for (int r = 0; r < replays; ++r) q.replay(fg.graph);
-        q.finish();
+        for (int r = 0; r < replays; ++r) f.q.replay(g);
       } catch (const std::exception& e) {
         failures[static_cast<std::size_t>(t)] = e.what();
       }
@@ -751,8 +757,8 @@ TEST_CASE("graph.hpp: several threads replay and update one graph, each call ato
     try {
       while (!go.load()) std::this_thread::yield();
       for (int u = 0; u < updates; ++u) {
-        const std::size_t i = static_cast<std::size_t>(u) % targets;
-        fg.graph.set_args(fg.step, bufs[i], static_cast<std::uint32_t>(i + 1), static_cast<std::uint64_t>(n));
+        const std::size_t i = static_cast<std::size_t>(u) % pairs;
+        g.set_args(s, acc[i], inc[i], acc[i], static_cast<std::uint64_t>(n));
       }
     } catch (const std::exception& e) {
       failures[replayers] = e.what();
@@ -760,19 +766,21 @@ TEST_CASE("graph.hpp: several threads replay and update one graph, each call ato
   });
   go = true;
   for (auto& t : threads) t.join();
-  for (const std::string& s : failures) CHECK(s.empty());
-  // Each buffer holds 0 (never a target while a replay ran) or its own value, nothing else.
-  std::size_t mixed = 0;
-  for (std::size_t i = 0; i < targets; ++i) {
-    const auto got = f.q.read(bufs[i]);
-    for (std::uint32_t v : got) mixed += v != 0 && v != i + 1;
+  for (const std::string& e : failures) CHECK(e.empty());
+  std::vector<std::vector<float>> got;
+  for (std::size_t i = 0; i < pairs; ++i) got.push_back(f.q.read(acc[i]));
+  std::size_t torn = 0, miscounted = 0;
+  for (std::size_t e = 0; e < n; ++e) {
+    double count = 0;
+    for (std::size_t i = 0; i < pairs; ++i) {
+      const double q = got[i][e] / incs[i];
+      torn += q != static_cast<double>(static_cast<long>(q));
+      count += q;
+    }
+    miscounted += count != replayers * replays;
   }
-  CHECK(mixed == 0);
-  // The graph still replays with the last update: bufs[(updates - 1) % targets].
-  const std::size_t last = (updates - 1) % targets;
-  f.q.fill(bufs[last], 0u);
-  f.q.replay(fg.graph);
-  CHECK(count_not(f.q.read(bufs[last]), static_cast<std::uint32_t>(last + 1)) == 0);
+  CHECK(torn == 0);
+  CHECK(miscounted == 0);
 }
 
 TEST_CASE("graph.hpp: threads replaying one graph on their own queues each run every replay") {
