@@ -343,6 +343,11 @@ TEST_CASE("graph.hpp: an update with a buffer of another device is refused, the 
   GPURT_REQUIRE_ERROR(rec.copy(peer_host, here), ErrorCategory::invalid_argument, "HostBuffer");
   Queue pq = peer.create_queue();
   GPURT_REQUIRE_ERROR(rec.wait(pq.record()), ErrorCategory::invalid_argument, "Queue::wait");
+  if (test::missing(peer, test::Need::portable_dialect).empty()) {  // a kernel built for the peer
+    const Kernel theirs = kernels(peer).fill;
+    GPURT_REQUIRE_ERROR(rec.launch(theirs, over(theirs, n), here, 1u, std::uint64_t{n}),
+                        ErrorCategory::invalid_argument, "was built for");
+  }
   CHECK(rec.size() == 0);
   // graph.hpp: "may be called on any queue of the graph's device (another device's queue:
   // invalid_argument)".

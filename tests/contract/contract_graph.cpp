@@ -92,6 +92,50 @@ TEST_CASE("graph.hpp: default-constructed and moved-from Recordings refuse every
   CHECK(f.q.read(x) == std::vector<float>(4, 3.0f));
 }
 
+TEST_CASE("graph.hpp: finish() through one copy of a Recording spends it for every copy") {
+  // graph.hpp: "Graph and Recording are reference-counted handles, like Buffer: copies share one
+  // graph"; finish(): "The recording is spent: ... its calls throw invalid_argument"; set_arg: "A step
+  // that is not a launch of this graph ... is invalid_argument". A copy that kept recording into the
+  // spent recording would make a second graph with the first one's identity, whose Steps it takes.
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_dialect);
+  const Kernel fill = kernel(f.dev, "fill_u32");
+  const std::size_t n = 16;
+  auto a = f.dev.alloc<std::uint32_t>(n), b = f.dev.alloc<std::uint32_t>(n);
+  Recording rec(f.dev, "shared");
+  Recording copy = rec;
+  rec.fill(b, 0u);                                                         // command 0: a fill
+  const Step s = rec.launch(fill, over(fill, n), a, 1u, std::uint64_t{n});  // command 1: a launch
+  CHECK(copy.size() == 2);  // one recording, two handles
+  const Graph g = copy.finish();
+  CHECK(g.size() == 2);
+  CHECK_THROWS_AS(rec.size(), Error);  // not GPURT_REQUIRE_ERROR, which ends the case: see what follows
+  // Recording into the spent recording through the other handle: refused, else a second graph from it.
+  Graph g2;
+  try {
+    rec.launch(fill, over(fill, n), b, 2u, std::uint64_t{n});             // would be command 0
+    rec.launch(fill, over(fill, n), b, 3u, std::uint64_t{n});             // would be command 1
+    g2 = rec.finish();
+  } catch (const Error& e) {
+    CHECK(e.category() == ErrorCategory::invalid_argument);
+  }
+  CHECK_FALSE(g2.valid());
+  if (g2.valid()) {
+    // The first graph's Step names a launch of this second graph too.
+    bool refused = false;
+    try {
+      g2.set_arg(s, 1, 9u);
+    } catch (const Error&) {
+      refused = true;
+    }
+    CHECK(refused);
+  }
+  // The graph made through the copy is whole and runs.
+  f.q.fill(a, 0u);
+  f.q.replay(g);
+  CHECK(f.q.read(a) == std::vector<std::uint32_t>(n, 1u));
+}
+
 TEST_CASE("graph.hpp: default-constructed and moved-from Graphs refuse replay and updates") {
   // graph.hpp: Graph::valid() is "false when default-constructed or moved-from"; Queue::replay and
   // set_arg of such a graph are errors, not crashes.
@@ -436,6 +480,24 @@ TEST_CASE("graph.hpp: a graph dropped, or an argument replaced, while replays ma
   // The first graph replays with the buffer that replaced a.
   f.q.replay(g);
   CHECK(f.q.read(b) == std::vector<std::uint32_t>(n, 1u));
+  // "(or when the queue goes, after its work)": a graph dropped after a replay on a queue that then
+  // goes is released with the queue.
+  {
+    Queue q2 = f.dev.create_queue();
+    Graph g3;
+    {
+      auto d = f.dev.alloc<std::uint32_t>(n);
+      Recording rec(f.dev, "with the queue");
+      rec.launch(fill, over(fill, n), d, 3u, std::uint64_t{n});
+      g3 = rec.finish();
+    }
+    q2.replay(g3);
+    const std::uint64_t before3 = m.now().destroyed[GPURT_MOCK_BUFFER];
+    g3 = Graph();
+    CHECK(m.now().destroyed[GPURT_MOCK_BUFFER] == before3);
+    q2 = Queue();
+    CHECK(m.now().destroyed[GPURT_MOCK_BUFFER] == before3 + 1);
+  }
 #endif
 }
 
