@@ -817,3 +817,70 @@ TEST_CASE("graph.hpp: threads replaying one graph on their own queues each run e
   for (const std::string& s : failures) CHECK(s.empty());
   CHECK(f.q.read(counter)[0] == static_cast<std::uint32_t>(threads_n * replays * 96));
 }
+
+TEST_CASE("graph.hpp: recorded scalars of every width replay intact, and each can be replaced") {
+  // graph.hpp: launch "(Buffers and views, Local sizes, scalars), checked as Queue::launch checks
+  // them"; set_arg "Replaces argument `index` ... with `value`" - of any scalar type the kernel takes.
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  const Kernel k = f.program().kernel("scalars");
+  auto out = f.dev.alloc<std::int64_t>(6), other = f.dev.alloc<std::int64_t>(6 + 3).view(3, 6);
+  Recording rec(f.dev, "scalars");
+  const Step s = rec.launch(k, LaunchConfig(Dim3(1), Dim3(1)), out, std::int8_t{-5}, std::int16_t{-30000},
+                            std::int32_t{-2000000000}, std::int64_t{-9000000000000000000ll}, 1.5f,
+                            std::uint32_t{4000000000u});
+  const Graph g0 = rec.finish();
+  Graph g = g0;
+  f.q.replay(g);
+  CHECK(f.q.read(out) ==
+        std::vector<std::int64_t>{-5, -30000, -2000000000, -9000000000000000000ll, 1500, 4000000000ll});
+  g.set_arg(s, 1, std::int8_t{127});
+  g.set_arg(s, 2, std::int16_t{32767});
+  g.set_arg(s, 3, std::int32_t{7});
+  g.set_arg(s, 4, std::int64_t{9000000000000000000ll});
+  g.set_arg(s, 5, -2.25f);
+  g.set_arg(s, 6, std::uint32_t{1});
+  f.q.replay(g);
+  CHECK(f.q.read(out) == std::vector<std::int64_t>{127, 32767, 7, 9000000000000000000ll, -2250, 1});
+  g.set_args(s, other, std::int8_t{1}, std::int16_t{2}, std::int32_t{3}, std::int64_t{4}, 0.005f, std::uint32_t{6});
+  f.q.replay(g);
+  CHECK(f.q.read(other) == std::vector<std::int64_t>{1, 2, 3, 4, 5, 6});
+  CHECK(f.q.read(out) == std::vector<std::int64_t>{127, 32767, 7, 9000000000000000000ll, -2250, 1});
+}
+
+TEST_CASE("graph.hpp: a recorded launch with dynamic local memory replays, and takes a new buffer") {
+  // graph.hpp: launch(kernel, config, args...) "as Queue::launch" - config.local_bytes included (a
+  // GPURT_DYNAMIC_LOCAL kernel); set_arg with a view at an odd offset.
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  const Kernel k = f.program().kernel("reverse_in_group");
+  const std::size_t group = 32, n = group * 9 - 5;  // the last group is partial
+  const auto in = test::random_vector<std::int32_t>(n), in2 = test::random_vector<std::int32_t>(n);
+  auto d = f.dev.alloc<std::int32_t>(n), d2 = f.dev.alloc<std::int32_t>(n + 1).view(1, n);
+  f.q.write(in, d);
+  f.q.write(in2, d2);
+  Recording rec(f.dev, "reverse");
+  const Step s = rec.launch(k, LaunchConfig::cover(Dim3(n), Dim3(group), group * sizeof(std::int32_t)), d,
+                            static_cast<std::uint32_t>(n));
+  Graph g = rec.finish();
+  auto check = [&](const Buffer<std::int32_t>& b, const std::vector<std::int32_t>& h, int times) {
+    const auto r = f.q.read(b);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t src = (i / group) * group + (group - 1 - i % group);
+      // An odd number of reversals swaps i with src where both are inside; the partial group's
+      // elements whose partner is past n stay.
+      const std::int32_t want = (times % 2 == 1 && src < n) ? h[src] : h[i];
+      wrong += r[i] != want;
+    }
+    CHECK(wrong == 0);
+  };
+  f.q.replay(g);
+  check(d, in, 1);
+  g.set_arg(s, 0, d2);
+  f.q.replay(g);
+  f.q.replay(g);
+  f.q.replay(g);
+  check(d2, in2, 3);
+  check(d, in, 1);
+}
