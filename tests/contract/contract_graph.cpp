@@ -539,6 +539,7 @@ TEST_CASE("graph.hpp: a replay appears in the trace with its commands") {
   INFO(t.dump(1));
   REQUIRE(replays.size() == 2);
   CHECK(replays[0].at("args").value("name", "") == "traced step");
+  CHECK_FALSE(replays[0].at("args").contains("bytes"));  // a replay moves no bytes of its own
   const char* expected[] = {"replay fill command 0 (fill", "replay launch command 1 (launch 'vector_add')",
                             "replay copy device to host command 2 (copy device to host"};
   for (const auto& r : replays) {
