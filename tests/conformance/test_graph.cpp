@@ -884,3 +884,56 @@ TEST_CASE("graph.hpp: a recorded launch with dynamic local memory replays, and t
   check(d2, in2, 3);
   check(d, in, 1);
 }
+
+namespace {
+
+template <std::size_t Bytes>
+struct Pattern {
+  unsigned char b[Bytes];
+};
+
+// Records fill(view, p) with a pattern of `Bytes` random bytes into a view at an odd element offset,
+// replays it twice and checks every byte, the guards around the view untouched.
+template <std::size_t Bytes>
+void check_recorded_fill(test::Fixture& f, std::size_t n) {
+  INFO(Bytes << "-byte pattern, " << n << " elements");
+  using P = Pattern<Bytes>;
+  auto all = f.dev.alloc<P>(n + 4);
+  auto view = all.view(3, n);
+  const auto guard = test::random_vector<int>(Bytes, 0, 255);
+  const auto bytes = test::random_vector<int>(Bytes, 0, 255);
+  P g{}, p{};
+  for (std::size_t i = 0; i < Bytes; ++i) {
+    g.b[i] = static_cast<unsigned char>(guard[i]);
+    p.b[i] = static_cast<unsigned char>(bytes[i]);
+  }
+  f.q.fill(all, g);
+  Recording rec(f.dev, "fill");
+  rec.fill(view, p);
+  const Graph graph = rec.finish();
+  f.q.replay(graph);
+  f.q.replay(graph);
+  const std::vector<P> got = f.q.read(all);
+  std::size_t wrong = 0;
+  for (std::size_t e = 0; e < n + 4; ++e)
+    for (std::size_t i = 0; i < Bytes; ++i)
+      wrong += got[e].b[i] != ((e >= 3 && e < n + 3) ? p.b[i] : g.b[i]);
+  CHECK(wrong == 0);
+}
+
+}  // namespace
+
+TEST_CASE("graph.hpp: a recorded fill of every pattern size replays into a view at an odd offset") {
+  // graph.hpp: "fill(dst, value): as Queue::fill" - patterns of 1, 2, 4, 8, 16, 32, 64 and 128 bytes.
+  test::Fixture f;
+  for (std::size_t n : {std::size_t(1), std::size_t(7), std::size_t(1021)}) {
+    check_recorded_fill<1>(f, n);
+    check_recorded_fill<2>(f, n);
+    check_recorded_fill<4>(f, n);
+    check_recorded_fill<8>(f, n);
+    check_recorded_fill<16>(f, n);
+    check_recorded_fill<32>(f, n);
+    check_recorded_fill<64>(f, n);
+    check_recorded_fill<128>(f, n);
+  }
+}
