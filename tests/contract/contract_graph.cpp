@@ -14,27 +14,19 @@
 #include <thread>
 #include <vector>
 
-#include "fixture.hpp"
+#include "graph_support.hpp"
 #include "mock_control.hpp"
 
 using namespace gpurt;
+using test::over;
+using test::random_ints;
 
 namespace {
 
-// vector_add and fill_u32 in the portable dialect: the mock backend's built-in kernels, so every
-// case runs on the mock device too.
-const std::string source = std::string(test::portable_vector_add) + R"(
-GPURT_KERNEL void fill_u32(GPURT_GLOBAL uint32_t* out, uint32_t value, uint64_t n) {
-  const size_t i = gpurt_global_id(0);
-  if (i < n) out[i] = value;
-}
-)";
-
 Kernel kernel(const Device& dev, const char* name) {
-  return dev.build({SourceLanguage::portable, source, "contract_graph.gpurt"}).kernel(name);
+  const test::GraphKernels k = test::graph_kernels(dev);
+  return std::string(name) == "vector_add" ? k.add : k.fill;
 }
-
-LaunchConfig over(const Kernel& k, std::size_t n) { return LaunchConfig::cover(k, n == 0 ? 1 : n); }
 
 // x += 1 as a graph: fill(ones, 1) then vector_add(x, ones, x, n).
 Graph increment(const Device& dev, const Buffer<float>& x, const std::string& name = "increment") {
@@ -50,12 +42,6 @@ std::size_t count_not(const std::vector<float>& got, const std::vector<float>& w
   std::size_t wrong = 0;
   for (std::size_t i = 0; i < got.size(); ++i) wrong += got[i] != want[i] + plus;
   return wrong + (got.size() != want.size());
-}
-
-std::vector<float> random_ints(std::size_t n) {
-  std::vector<float> v = test::random_vector<float>(n, -1000.0f, 1000.0f);
-  for (float& x : v) x = static_cast<float>(static_cast<int>(x));
-  return v;
 }
 
 }  // namespace
