@@ -99,7 +99,11 @@ Status ClQueue::fill(plugin::Buffer& dst, std::size_t offset, std::size_t bytes,
 Status ClQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
                        const plugin::KernelArg* args, std::size_t count) noexcept {
   ClKernel& k = static_cast<ClKernel&>(kernel);
-  std::lock_guard<std::mutex> lock(k.mutex());
+  // clSetKernelArg and the enqueue that reads the arguments must not interleave between threads
+  // sharing the kernel. A launch with no arguments sets none, and enqueueing is thread-safe: it
+  // takes no lock, as a raw program launching one cl_kernel from several threads takes none.
+  std::unique_lock<std::mutex> lock(k.mutex(), std::defer_lock);
+  if (count > 0) lock.lock();
   std::vector<cl::Buffer> views;  // sub-buffers in use by this launch (OpenCL C kernels only)
   cl_uint index = 0;  // native argument index: a portable kernel's global pointer takes two
   for (std::size_t i = 0; i < count; ++i, ++index) {
