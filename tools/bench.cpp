@@ -312,13 +312,17 @@ void each_object(const nlohmann::json& parent, const std::string& where, const c
   }
 }
 
-// A row of gpurt against a baseline (`base`: "raw", "slower_link"): its spread and trial count,
-// which files from before 2026-11-30 (issue 20) lack, must be numbers where present.
+// A row of gpurt against a baseline (`base`: "raw", "slower_link"): its spread, trial count and
+// per-trial figures, which files from before 2026-11-30 (issue 20) lack, must be there in full
+// once one of them is.
 void need_spread(const nlohmann::json& row, const std::string& where, const std::string& base = "raw") {
-  if (!row.contains("gpurt_min")) return;
+  if (!row.contains("gpurt_min") && !row.contains("trials")) return;
   for (const std::string& k : {std::string("gpurt_min"), std::string("gpurt_max"), base + "_min", base + "_max",
                                std::string("ratio_min"), std::string("ratio_max"), std::string("trials")})
     need(row, where, k.c_str(), Want::number);
+  for (const std::string& k : {std::string("gpurt_trials"), base + "_trials"})
+    for (const nlohmann::json& v : need(row, where, k.c_str(), Want::array))
+      if (!v.is_number()) throw UsageError(where + "." + k + " holds " + v.type_name() + ", not only numbers");
 }
 
 void check_bench_document(const nlohmann::json& doc) {
