@@ -344,7 +344,8 @@ void check_bench_document(const nlohmann::json& doc) {
       need_all(row, w + ".launch." + k, {"gpurt", "raw", "ratio"}, Want::number);
       need_spread(row, w + ".launch." + k);
     }
-    if (launch.contains("async_us_tracing_on")) need(launch, w + ".launch", "async_us_tracing_on", Want::number);
+    for (const char* k : {"async_us_tracing_on", "launches_per_trial"})
+      if (launch.contains(k)) need(launch, w + ".launch", k, Want::number);
     if (r.contains("method")) need(need(r, w, "method", Want::object), w + ".method", "trials", Want::number);
     if (r.contains("launch_scaling")) {
       const std::string lw = w + ".launch_scaling";
@@ -451,7 +452,15 @@ void write_markdown(const nlohmann::json& doc, std::ostream& os) {
         "(bench/raw/threaded.hpp) times both sides. Kernel figures are device time between timed events: streaming "
         "kernels 5 back-to-back calls per pair on random inputs, median of 7; matrix multiplies median of 5 single "
         "calls on constant inputs (their error is measured on random ones). device_to_device counts bytes copied; "
-        "the copy bandwidth the kernels are compared with counts bytes read plus bytes written.\n\n"
+        "the copy bandwidth the kernels are compared with counts bytes read plus bytes written."
+     << [&] {
+          for (const auto& r : doc["runs"])
+            if (!r.contains("method"))
+              return " The run rendered here predates issue 20: 5 trials per row (3 with --quick), async_us over "
+                     "20,000 launches (2,000 with --quick), the ratio of the two medians, no spreads and no launch-rate rows.";
+          return "";
+        }()
+     << "\n\n"
      << "Reproduce: `scripts/gpu-check.sh` on the GPU machine runs the command above (by hand: `gpurt bench -d "
         "cuda:0,opencl:1 --trials 7 --json bench.json`); then "
         "`gpurt bench --render <its bench.json> --markdown docs/PERFORMANCE.md --svg docs/bench/h200.svg`.\n\n"
@@ -461,7 +470,10 @@ void write_markdown(const nlohmann::json& doc, std::ostream& os) {
     const auto& av = r["launch"]["async_us"];
     const auto& sv = r["launch"]["sync_us"];
     const double a = av["ratio"], sy = sv["ratio"];
-    os << "| " << sel << " | asynchronous launch (100,000 empty launches, one wait) <= 1.05 x raw | " << fmt(a)
+    os << "| " << sel << " | asynchronous launch ("
+       << (r["launch"].contains("launches_per_trial") ? std::to_string(r["launch"]["launches_per_trial"].get<std::size_t>())
+                                                      : std::string("many"))
+       << " empty launches, one wait) <= 1.05 x raw | " << fmt(a)
        << spread_text(av, "ratio", 3) << " | " << (a <= 1.05 ? "yes" : "no") << " |\n";
     os << "| " << sel << " | synchronous round trip <= 1.05 x raw | " << fmt(sy) << spread_text(sv, "ratio", 3)
        << " | " << (sy <= 1.05 ? "yes" : "no") << " |\n";
