@@ -101,7 +101,8 @@ void print_table(const nlohmann::json& r, std::ostream& os) {
   if (trials_of(r) > 0)
     os << "\neach row: median [min..max] of " << trials_of(r)
        << " trials, gpurt and raw alternating; gpurt/raw: median [min..max] of the per-trial ratios\n";
-  os << "\nlaunch                       gpurt                        raw                          gpurt/raw\n";
+  os << "\n" << std::left << std::setw(24) << "launch" << std::right << std::setw(11) << "gpurt" << std::setw(29) << "raw"
+     << std::setw(26) << "gpurt/raw" << "\n";
   for (const char* k : {"async_us", "sync_us", "enqueue_four_args_us"}) {
     const auto& v = r["launch"][k];
     os << "  " << std::left << std::setw(22) << k << std::right << std::setw(8) << fmt(v["gpurt"].get<double>(), 2)
@@ -116,7 +117,8 @@ void print_table(const nlohmann::json& r, std::ostream& os) {
     os << "  async_us with a trace running " << fmt(r["launch"]["async_us_tracing_on"].get<double>(), 2)
        << " us (the rows above run with tracing off)\n";
   if (r.contains("launch_scaling")) {
-    os << "\nlaunch rate by host threads (launches/s)  gpurt        raw          gpurt/raw\n";
+    os << "\nlaunch rate by host threads (launches/s, all threads together)\n"
+       << std::setw(44) << "gpurt" << std::setw(13) << "raw" << std::setw(10) << "gpurt/raw" << "\n";
     for (const auto& t : r["launch_scaling"]["rows"])
       os << "  " << std::left << std::setw(17) << t["layout"].get<std::string>() << std::right << std::setw(3)
          << t["threads"].get<unsigned>() << " threads" << std::setw(14) << fmt(t["gpurt"].get<double>(), 0)
