@@ -15,6 +15,8 @@ namespace gpurt::bench {
 
 struct Options {
   bool quick = false;  // fewer sizes and repetitions (CI)
+  // Trials per row, gpurt and raw alternating (gpurt bench --trials); 0: 7, or 3 with quick.
+  int trials = 0;
   std::function<void(const std::string&)> progress;  // called with what is being measured
   // The other devices selected in the same run (gpurt bench -d a,b): the copy between devices is
   // measured with the first of them of another backend, or of this backend without peer access

@@ -38,6 +38,28 @@ std::string default_threads_text(const nlohmann::json& d) {
          std::to_string(d["device_to_host"].get<unsigned>()) + " down";
 }
 
+// " [min..max]" of row[key + "_min"], row[key + "_max"]; empty for a file from before the spreads
+// (2026-11-30, issue 20) or a row without them.
+std::string spread_text(const nlohmann::json& row, const std::string& key, int precision) {
+  const std::string lo = key + "_min", hi = key + "_max";
+  if (!row.contains(lo) || !row.contains(hi)) return "";
+  return " [" + fmt(row[lo].get<double>(), precision) + ".." + fmt(row[hi].get<double>(), precision) + "]";
+}
+
+// The number of trials of a run, or 0 for a file from before the method was recorded.
+int trials_of(const nlohmann::json& run) {
+  return run.contains("method") ? run["method"]["trials"].get<int>() : 0;
+}
+
+// The lowest per-trial ratio of the launch_scaling rows of `layout` (1e9 without rows).
+double lowest_scaling_ratio(const nlohmann::json& run, const std::string& layout) {
+  double lowest = 1e9;
+  if (run.contains("launch_scaling"))
+    for (const auto& t : run["launch_scaling"]["rows"])
+      if (t["layout"] == layout) lowest = std::min(lowest, t["ratio"].get<double>());
+  return lowest;
+}
+
 // The interop rows: cuBLAS on gpurt buffers and stream against cuBLAS on its own, and copies
 // between two GPUs through Queue::copy against the native peer copy; each may say why it was skipped.
 void print_interop(const nlohmann::json& in, std::ostream& os) {
@@ -76,22 +98,39 @@ void print_table(const nlohmann::json& r, std::ostream& os) {
      << d["driver"].get<std::string>() << ", " << d["backend_version"].get<std::string>() << "; raw API: "
      << d["raw_api"].get<std::string>() << "; " << r["date"].get<std::string>() << " on " << r["host"].get<std::string>()
      << (r["quick"].get<bool>() ? " (quick)" : "") << "\n";
-  os << "\nlaunch                       gpurt       raw      gpurt/raw\n";
+  if (trials_of(r) > 0)
+    os << "\neach row: median [min..max] of " << trials_of(r)
+       << " trials, gpurt and raw alternating; gpurt/raw: median [min..max] of the per-trial ratios\n";
+  os << "\n" << std::left << std::setw(24) << "launch" << std::right << std::setw(11) << "gpurt" << std::setw(29) << "raw"
+     << std::setw(26) << "gpurt/raw" << "\n";
   for (const char* k : {"async_us", "sync_us", "enqueue_four_args_us"}) {
     const auto& v = r["launch"][k];
-    os << "  " << std::left << std::setw(26) << k << std::right << std::setw(8) << fmt(v["gpurt"].get<double>(), 2)
-       << " us " << std::setw(7) << fmt(v["raw"].get<double>(), 2) << " us " << std::setw(8)
-       << fmt(v["ratio"].get<double>()) << "\n";
+    os << "  " << std::left << std::setw(22) << k << std::right << std::setw(8) << fmt(v["gpurt"].get<double>(), 2)
+       << " us" << std::left << std::setw(18) << spread_text(v, "gpurt", 2) << std::right << std::setw(8)
+       << fmt(v["raw"].get<double>(), 2) << " us" << std::left << std::setw(18) << spread_text(v, "raw", 2)
+       << std::right << std::setw(8) << fmt(v["ratio"].get<double>()) << spread_text(v, "ratio", 3) << "\n";
   }
+  if (r["launch"].contains("launches_per_trial"))
+    os << "  (async_us: " << r["launch"]["launches_per_trial"].get<std::size_t>()
+       << " empty 1x1 launches on one queue, one wait, per trial)\n";
   if (r["launch"].contains("async_us_tracing_on") && r["launch"]["async_us_tracing_on"].get<double>() > 0)
     os << "  async_us with a trace running " << fmt(r["launch"]["async_us_tracing_on"].get<double>(), 2)
        << " us (the rows above run with tracing off)\n";
+  if (r.contains("launch_scaling")) {
+    os << "\nlaunch rate by host threads (launches/s, all threads together)\n"
+       << std::setw(44) << "gpurt" << std::setw(13) << "raw" << std::setw(10) << "gpurt/raw" << "\n";
+    for (const auto& t : r["launch_scaling"]["rows"])
+      os << "  " << std::left << std::setw(17) << t["layout"].get<std::string>() << std::right << std::setw(3)
+         << t["threads"].get<unsigned>() << " threads" << std::setw(14) << fmt(t["gpurt"].get<double>(), 0)
+         << std::setw(13) << fmt(t["raw"].get<double>(), 0) << std::setw(10) << fmt(t["ratio"].get<double>())
+         << spread_text(t, "ratio", 3) << "\n";
+  }
   os << "\ntransfers (GB/s)             size       gpurt       raw      gpurt/raw\n";
   for (const auto& t : r["transfers"]) {
     os << "  " << std::left << std::setw(17) << t["direction"].get<std::string>() << std::setw(9)
        << t["memory"].get<std::string>() << std::right << std::setw(9) << size_text(t["bytes"].get<std::uint64_t>())
        << std::setw(10) << fmt(t["gpurt"].get<double>(), 2) << std::setw(10) << fmt(t["raw"].get<double>(), 2)
-       << std::setw(10) << fmt(t["ratio"].get<double>()) << "\n";
+       << std::setw(10) << fmt(t["ratio"].get<double>()) << spread_text(t, "ratio", 3) << "\n";
   }
   if (r.contains("staging_threads")) {
     const auto& st = r["staging_threads"];
@@ -134,35 +173,53 @@ void print_table(const nlohmann::json& r, std::ostream& os) {
   if (r.contains("interop")) print_interop(r["interop"], os);
 }
 
+// The spread columns of a CSV line (gpurt_min .. trials): empty for a row without them.
+std::string csv_spread(const nlohmann::json& row, const std::string& base = "raw") {
+  std::string out;
+  const std::string keys[] = {"gpurt_min", "gpurt_max", base + "_min", base + "_max", "ratio_min", "ratio_max", "trials"};
+  for (const std::string& k : keys) out += "," + (row.contains(k) ? row[k].dump() : std::string());
+  return out;
+}
+
 void write_csv(const nlohmann::json& runs, std::ostream& os) {
-  os << "device,section,name,bytes,gpurt,raw,ratio,unit\n";
+  os << "device,section,name,bytes,gpurt,raw,ratio,unit,gpurt_min,gpurt_max,raw_min,raw_max,ratio_min,ratio_max,"
+        "trials\n";
+  const std::string no_spread = ",,,,,,,";
   for (const auto& r : runs) {
     const std::string dev = r["device"]["selector"];
     for (const char* k : {"async_us", "sync_us", "enqueue_four_args_us"}) {
       const auto& v = r["launch"][k];
-      os << dev << ",launch," << k << ",," << v["gpurt"] << "," << v["raw"] << "," << v["ratio"] << ",us\n";
+      os << dev << ",launch," << k << ",," << v["gpurt"] << "," << v["raw"] << "," << v["ratio"] << ",us"
+         << csv_spread(v) << "\n";
     }
+    if (r.contains("launch_scaling"))
+      for (const auto& t : r["launch_scaling"]["rows"])
+        os << dev << ",launch_scaling," << t["layout"].get<std::string>() << "_" << t["threads"] << "_threads,,"
+           << t["gpurt"] << "," << t["raw"] << "," << t["ratio"] << ",launches/s" << csv_spread(t) << "\n";
     for (const auto& t : r["transfers"])
       os << dev << ",transfer," << t["direction"].get<std::string>() << "_" << t["memory"].get<std::string>() << ","
-         << t["bytes"] << "," << t["gpurt"] << "," << t["raw"] << "," << t["ratio"] << ",GB/s\n";
+         << t["bytes"] << "," << t["gpurt"] << "," << t["raw"] << "," << t["ratio"] << ",GB/s" << csv_spread(t)
+         << "\n";
     for (const auto& k : r["kernels"])
       os << dev << ",kernel," << k["name"].get<std::string>() << "," << k["bytes"] << "," << k["gbps"] << ",,"
-         << k["fraction_of_copy"] << ",GB/s\n";
-    os << dev << ",build,cold,," << r["build"]["gpurt_cold_ms"] << "," << r["build"]["raw_cold_ms"] << ",,ms\n";
-    os << dev << ",build,cached,," << r["build"]["gpurt_cached_ms"] << ",,,ms\n";
+         << k["fraction_of_copy"] << ",GB/s" << no_spread << "\n";
+    os << dev << ",build,cold,," << r["build"]["gpurt_cold_ms"] << "," << r["build"]["raw_cold_ms"] << ",,ms"
+       << no_spread << "\n";
+    os << dev << ",build,cached,," << r["build"]["gpurt_cached_ms"] << ",,,ms" << no_spread << "\n";
     if (r.contains("interop")) {
       const auto& g = r["interop"]["cublas_sgemm"];
       if (!g.contains("skipped"))
         os << dev << ",interop,cublas_sgemm_" << g["n"] << ",," << g["gpurt"] << "," << g["raw"] << "," << g["ratio"]
-           << ",GFLOP/s\n";
+           << ",GFLOP/s" << csv_spread(g) << "\n";
       if (r["interop"]["peer_copy"].is_array())
         for (const auto& t : r["interop"]["peer_copy"])
           os << dev << ",interop,peer_copy_to_" << t["peer"].get<std::string>() << "," << t["bytes"] << "," << t["gpurt"]
-             << "," << t["raw"] << "," << t["ratio"] << ",GB/s\n";
+             << "," << t["raw"] << "," << t["ratio"] << ",GB/s" << csv_spread(t) << "\n";
       if (r["interop"].contains("relayed_copy") && r["interop"]["relayed_copy"].is_array())
         for (const auto& t : r["interop"]["relayed_copy"])
           os << dev << ",interop,relayed_copy_" << t["from"].get<std::string>() << "_to_" << t["to"].get<std::string>()
-             << "," << t["bytes"] << "," << t["gpurt"] << "," << t["slower_link"] << "," << t["ratio"] << ",GB/s\n";
+             << "," << t["bytes"] << "," << t["gpurt"] << "," << t["slower_link"] << "," << t["ratio"] << ",GB/s"
+             << csv_spread(t, "slower_link") << "\n";
     }
   }
 }
@@ -257,6 +314,19 @@ void each_object(const nlohmann::json& parent, const std::string& where, const c
   }
 }
 
+// A row of gpurt against a baseline (`base`: "raw", "slower_link"): its spread, trial count and
+// per-trial figures, which files from before 2026-11-30 (issue 20) lack, must be there in full
+// once one of them is.
+void need_spread(const nlohmann::json& row, const std::string& where, const std::string& base = "raw") {
+  if (!row.contains("gpurt_min") && !row.contains("trials")) return;
+  for (const std::string& k : {std::string("gpurt_min"), std::string("gpurt_max"), base + "_min", base + "_max",
+                               std::string("ratio_min"), std::string("ratio_max"), std::string("trials")})
+    need(row, where, k.c_str(), Want::number);
+  for (const std::string& k : {std::string("gpurt_trials"), base + "_trials"})
+    for (const nlohmann::json& v : need(row, where, k.c_str(), Want::array))
+      if (!v.is_number()) throw UsageError(where + "." + k + " holds " + v.type_name() + ", not only numbers");
+}
+
 void check_bench_document(const nlohmann::json& doc) {
   if (!doc.is_object()) throw UsageError(std::string("the document is ") + doc.type_name() + ", not an object");
   need(doc, "", "command", Want::string);
@@ -271,12 +341,27 @@ void check_bench_document(const nlohmann::json& doc) {
     need_all(need(r, w, "device", Want::object), w + ".device",
              {"selector", "name", "backend", "driver", "backend_version", "raw_api"}, Want::string);
     const nlohmann::json& launch = need(r, w, "launch", Want::object);
-    for (const char* k : {"async_us", "sync_us", "enqueue_four_args_us"})
-      need_all(need(launch, w + ".launch", k, Want::object), w + ".launch." + k, {"gpurt", "raw", "ratio"}, Want::number);
-    if (launch.contains("async_us_tracing_on")) need(launch, w + ".launch", "async_us_tracing_on", Want::number);
+    for (const char* k : {"async_us", "sync_us", "enqueue_four_args_us"}) {
+      const nlohmann::json& row = need(launch, w + ".launch", k, Want::object);
+      need_all(row, w + ".launch." + k, {"gpurt", "raw", "ratio"}, Want::number);
+      need_spread(row, w + ".launch." + k);
+    }
+    for (const char* k : {"async_us_tracing_on", "launches_per_trial"})
+      if (launch.contains(k)) need(launch, w + ".launch", k, Want::number);
+    if (r.contains("method")) need(need(r, w, "method", Want::object), w + ".method", "trials", Want::number);
+    if (r.contains("launch_scaling")) {
+      const std::string lw = w + ".launch_scaling";
+      need(need(r, w, "launch_scaling", Want::object), lw, "launches_per_trial", Want::number);
+      each_object(r["launch_scaling"], lw, "rows", [](const nlohmann::json& t, const std::string& p) {
+        need(t, p, "layout", Want::string);
+        need_all(t, p, {"threads", "launches_per_thread", "gpurt", "raw", "ratio"}, Want::number);
+        need_spread(t, p);
+      });
+    }
     each_object(r, w, "transfers", [](const nlohmann::json& t, const std::string& p) {
       need_all(t, p, {"direction", "memory"}, Want::string);
       need_all(t, p, {"bytes", "gpurt", "raw", "ratio"}, Want::number);
+      need_spread(t, p);
     });
     const nlohmann::json& b = need(r, w, "build", Want::object);
     need_all(b, w + ".build", {"raw_cold_ms", "gpurt_cold_ms", "gpurt_cached_ms"}, Want::number);
@@ -306,13 +391,17 @@ void check_bench_document(const nlohmann::json& doc) {
       const nlohmann::json& in = need(r, w, "interop", Want::object);
       const nlohmann::json& g = need(in, iw, "cublas_sgemm", Want::object);
       if (g.contains("skipped")) need(g, iw + ".cublas_sgemm", "skipped", Want::string);
-      else need_all(g, iw + ".cublas_sgemm", {"n", "gpurt", "raw", "ratio"}, Want::number);
+      else {
+        need_all(g, iw + ".cublas_sgemm", {"n", "gpurt", "raw", "ratio"}, Want::number);
+        need_spread(g, iw + ".cublas_sgemm");
+      }
       if (!in.contains("peer_copy")) throw UsageError(iw + ".peer_copy is missing");
       if (in["peer_copy"].is_object())
         need(in["peer_copy"], iw + ".peer_copy", "skipped", Want::string);
       else
         each_object(in, iw, "peer_copy", [](const nlohmann::json& t, const std::string& p) {
           need_all(t, p, {"bytes", "gpurt", "raw", "ratio"}, Want::number);
+          need_spread(t, p);
           need(t, p, "peer", Want::string);
           need(t, p, "peer_access", Want::boolean);
         });
@@ -322,6 +411,7 @@ void check_bench_document(const nlohmann::json& doc) {
         else
           each_object(in, iw, "relayed_copy", [](const nlohmann::json& t, const std::string& p) {
             need_all(t, p, {"bytes", "gpurt", "slower_link", "ratio"}, Want::number);
+            need_spread(t, p, "slower_link");
             need(t, p, "from", Want::string);
             need(t, p, "to", Want::string);
           });
@@ -345,21 +435,56 @@ void check_bench_document(const nlohmann::json& doc) {
 void write_markdown(const nlohmann::json& doc, std::ostream& os) {
   os << "# Performance\n\nGenerated by `gpurt bench --render` from the JSON of this run; do not edit by hand.\n\n"
      << "Command: `" << doc["command"].get<std::string>() << "`\n\n"
-     << "Launch and transfer figures are host wall time (median of trials, gpurt and raw alternating, "
-        "same process, same device; the raw side calls the vendor API directly with the same kernels, loops and sizes: "
-        "bench/raw/, which loads libcuda, NVRTC, cuBLAS or libOpenCL itself, apart from gpurt's plugins; runs before "
-        "issue 18 made the same calls from inside the plugins); kernel figures are device time between timed events: streaming kernels 5 back-to-back calls per pair on random inputs, median of 7; matrix multiplies median of 5 single calls on constant inputs (their error is measured on random ones). Ratios are "
-        "gpurt / raw: for launch times above 1 means gpurt is slower, for bandwidth below 1 means gpurt is slower. "
-        "device_to_device counts bytes copied; the copy bandwidth the kernels are compared with counts "
-        "bytes read plus bytes written.\n\n"
-     << "Reproduce: `scripts/gpu-check.sh` on the GPU machine runs the command above; then "
+     << "How the rows are measured. Launch and transfer figures are host wall time, in the same process on the same "
+        "device: in each row gpurt and the raw API take turns, trial by trial (gpurt, raw, gpurt, raw, ...; 7 trials "
+        "each unless `--trials N` says otherwise, 3 with `--quick`), each after a warm-up, so that drift (clocks, "
+        "other load) affects both alike. The raw side calls the vendor API directly with the same kernels, loops and "
+        "sizes: bench/raw/, which loads libcuda, NVRTC, cuBLAS or libOpenCL itself, apart from gpurt's plugins (runs "
+        "before issue 18 made the same calls from inside the plugins). Each side's figure is the median of its "
+        "trials, with its spread in brackets: [lowest..highest trial]. The ratio gpurt / raw is the median of the "
+        "per-trial ratios (gpurt's trial i against raw's trial i, taken back to back), with their [min..max]: a "
+        "range that lies wholly on one side of 1 is a difference the run's own noise does not explain; one that "
+        "straddles 1 is not a difference at all. For launch times a ratio above 1 means gpurt is slower; for "
+        "bandwidth and launch rates, below 1. Runs before issue 20 (no spreads in their JSON) show the ratio of the "
+        "two medians. async_us is the independent harness of issue 20: 100,000 empty 1x1 launches on one queue and "
+        "one wait per trial (10,000 with --quick). The launch-rate rows give the aggregate launches per second of "
+        "the empty 1x1 kernel from 1, 2, 4, 8 and 16 host threads, each with a queue of its own or all on one "
+        "queue, against raw CUDA streams / OpenCL command queues in the same layout: 80,000 launches per trial split "
+        "evenly over the threads, released together, every queue waited for once; one harness "
+        "(bench/raw/threaded.hpp) times both sides. Kernel figures are device time between timed events: streaming "
+        "kernels 5 back-to-back calls per pair on random inputs, median of 7; matrix multiplies median of 5 single "
+        "calls on constant inputs (their error is measured on random ones). device_to_device counts bytes copied; "
+        "the copy bandwidth the kernels are compared with counts bytes read plus bytes written."
+     << [&] {
+          for (const auto& r : doc["runs"])
+            if (!r.contains("method"))
+              return " The run rendered here predates issue 20: 5 trials per row (3 with --quick), async_us over "
+                     "20,000 launches (2,000 with --quick), the ratio of the two medians, no spreads and no launch-rate rows.";
+          return "";
+        }()
+     << "\n\n"
+     << "Reproduce: `scripts/gpu-check.sh` on the GPU machine runs the command above (by hand: `gpurt bench -d "
+        "cuda:0,opencl:1 --trials 7 --json bench.json`); then "
         "`gpurt bench --render <its bench.json> --markdown docs/PERFORMANCE.md --svg docs/bench/h200.svg`.\n\n"
      << "## Targets\n\n| device | target | measured | met |\n| --- | --- | ---: | --- |\n";
   for (const auto& r : doc["runs"]) {
     const std::string sel = r["device"]["selector"];
-    const double a = r["launch"]["async_us"]["ratio"], sy = r["launch"]["sync_us"]["ratio"];
-    os << "| " << sel << " | asynchronous launch <= 1.07 x raw | " << fmt(a) << " | " << (a <= 1.07 ? "yes" : "no") << " |\n";
-    os << "| " << sel << " | synchronous round trip <= 1.05 x raw | " << fmt(sy) << " | " << (sy <= 1.05 ? "yes" : "no") << " |\n";
+    const auto& av = r["launch"]["async_us"];
+    const auto& sv = r["launch"]["sync_us"];
+    const double a = av["ratio"], sy = sv["ratio"];
+    os << "| " << sel << " | asynchronous launch ("
+       << (r["launch"].contains("launches_per_trial") ? std::to_string(r["launch"]["launches_per_trial"].get<std::size_t>())
+                                                      : std::string("many"))
+       << " empty launches, one wait) <= 1.05 x raw | " << fmt(a)
+       << spread_text(av, "ratio", 3) << " | " << (a <= 1.05 ? "yes" : "no") << " |\n";
+    os << "| " << sel << " | synchronous round trip <= 1.05 x raw | " << fmt(sy) << spread_text(sv, "ratio", 3)
+       << " | " << (sy <= 1.05 ? "yes" : "no") << " |\n";
+    for (const char* layout : {"queue_per_thread", "shared_queue"}) {
+      const double lowest = lowest_scaling_ratio(r, layout);
+      if (lowest < 1e9)
+        os << "| " << sel << " | aggregate launch rate >= 0.9 x raw at 1-16 host threads, " << layout
+           << " (lowest ratio) | " << fmt(lowest) << " | " << (lowest >= 0.9 ? "yes" : "no") << " |\n";
+    }
     double worst = 1e9;
     for (const auto& t : r["transfers"])
       if (t["memory"] == "pinned" && t["bytes"].get<std::uint64_t>() >= (1u << 20)) worst = std::min(worst, t["ratio"].get<double>());
@@ -427,14 +552,25 @@ void write_markdown(const nlohmann::json& doc, std::ostream& os) {
     os << "| launch | gpurt | raw | gpurt/raw |\n| --- | ---: | ---: | ---: |\n";
     for (const char* k : {"async_us", "sync_us", "enqueue_four_args_us"}) {
       const auto& v = r["launch"][k];
-      os << "| " << k << " | " << fmt(v["gpurt"].get<double>(), 2) << " µs | " << fmt(v["raw"].get<double>(), 2)
-         << " µs | " << fmt(v["ratio"].get<double>()) << " |\n";
+      os << "| " << k << " | " << fmt(v["gpurt"].get<double>(), 2) << " µs" << spread_text(v, "gpurt", 2) << " | "
+         << fmt(v["raw"].get<double>(), 2) << " µs" << spread_text(v, "raw", 2) << " | "
+         << fmt(v["ratio"].get<double>()) << spread_text(v, "ratio", 3) << " |\n";
+    }
+    if (r.contains("launch_scaling")) {
+      os << "\n| launch rate (launches/s) | host threads | gpurt | raw | gpurt/raw |\n"
+            "| --- | ---: | ---: | ---: | ---: |\n";
+      for (const auto& t : r["launch_scaling"]["rows"])
+        os << "| " << t["layout"].get<std::string>() << " | " << t["threads"].get<unsigned>() << " | "
+           << fmt(t["gpurt"].get<double>(), 0) << spread_text(t, "gpurt", 0) << " | " << fmt(t["raw"].get<double>(), 0)
+           << spread_text(t, "raw", 0) << " | " << fmt(t["ratio"].get<double>()) << spread_text(t, "ratio", 3)
+           << " |\n";
     }
     os << "\n| transfer | memory | size | gpurt GB/s | raw GB/s | gpurt/raw |\n| --- | --- | ---: | ---: | ---: | ---: |\n";
     for (const auto& t : r["transfers"])
       os << "| " << t["direction"].get<std::string>() << " | " << t["memory"].get<std::string>() << " | "
          << size_text(t["bytes"].get<std::uint64_t>()) << " | " << fmt(t["gpurt"].get<double>(), 2) << " | "
-         << fmt(t["raw"].get<double>(), 2) << " | " << fmt(t["ratio"].get<double>()) << " |\n";
+         << fmt(t["raw"].get<double>(), 2) << " | " << fmt(t["ratio"].get<double>()) << spread_text(t, "ratio", 3)
+         << " |\n";
     const auto& b = r["build"];
     os << "\nProgram build, three tiny kernels: raw cold " << fmt(b["raw_cold_ms"].get<double>(), 1)
        << " ms; gpurt cold " << fmt(b["gpurt_cold_ms"].get<double>(), 1) << " ms; gpurt from the cache "
@@ -564,7 +700,8 @@ void check_outputs(const BenchCommand& cmd, std::size_t runs) {
 
 int run_bench(const BenchCommand& cmd) {
   if (!cmd.render.empty()) {  // re-render a saved run without measuring
-    if (!cmd.devices.empty() || cmd.quick) throw UsageError("--render re-renders a saved run; -d and --quick measure");
+    if (!cmd.devices.empty() || cmd.quick || cmd.trials != -1)
+      throw UsageError("--render re-renders a saved run; -d, --quick and --trials measure");
     nlohmann::json doc;
     const std::string what = "'" + cmd.render + "' is not a gpurt bench --json file: ";
     try {
@@ -585,6 +722,9 @@ int run_bench(const BenchCommand& cmd) {
     }
     return exit_code::ok;
   }
+  if (cmd.trials != -1 && (cmd.trials < 1 || cmd.trials > 1000))
+    throw UsageError("--trials " + std::to_string(cmd.trials) +
+                     " is out of range: give 1 to 1000 trials per row (each row reports their median and min..max)");
   check_outputs(cmd, std::max<std::size_t>(cmd.devices.size(), 1));
   std::vector<Device> devs;
   if (cmd.devices.empty()) devs.push_back(default_device());
@@ -594,6 +734,7 @@ int run_bench(const BenchCommand& cmd) {
   for (const Device& d : devs) {
     bench::Options opt;
     opt.quick = cmd.quick;
+    opt.trials = std::max(cmd.trials, 0);  // 0: the default
     opt.progress = [&](const std::string& what) {
       if (tty) std::cerr << "\r\033[K[" << d.selector() << "] " << what << std::flush;
       else std::cerr << "[" << d.selector() << "] " << what << "\n";

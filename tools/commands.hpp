@@ -64,6 +64,7 @@ int run_conformance(const ConformanceCommand& cmd);
 struct BenchCommand {
   std::vector<std::string> devices;  // selectors; empty: the default device
   bool quick = false;
+  int trials = -1;                       // --trials: per row, gpurt and raw alternating; -1: not given
   std::string json, csv, svg, markdown;  // output files; empty: not written
   std::string render;                // a saved --json file to re-render instead of measuring
   std::string command_line;          // recorded in the JSON

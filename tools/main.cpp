@@ -93,6 +93,9 @@ int run(int argc, char** argv) {
   CLI::App* bench = app.add_subcommand("bench", "measure gpurt against the raw vendor API in the same run");
   bench->add_option("-d,--device", bench_cmd.devices, "device selectors (default: the default device)")->delimiter(',');
   bench->add_flag("--quick", bench_cmd.quick, "a short run (fewer sizes and repetitions)");
+  bench->add_option("--trials", bench_cmd.trials,
+                    "trials per row, gpurt and raw alternating; each row reports the median and min..max "
+                    "(default 7, 3 with --quick; 1 to 1000)");
   bench->add_option("--json", bench_cmd.json, "write the results as JSON to this file ('-': standard output)");
   bench->add_option("--csv", bench_cmd.csv, "write the results as CSV to this file ('-': standard output)");
   bench->add_option("--svg", bench_cmd.svg,

@@ -152,7 +152,11 @@ NdRange nd_range(const plugin::LaunchShape& shape) noexcept {
 Status ClQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
                        const plugin::KernelArg* args, std::size_t count) noexcept {
   ClKernel& k = static_cast<ClKernel&>(kernel);
-  std::lock_guard<std::mutex> lock(k.mutex());
+  // clSetKernelArg and the enqueue that reads the arguments must not interleave between threads
+  // sharing the kernel. A launch with no arguments sets none, and enqueueing is thread-safe: it
+  // takes no lock, as a raw program launching one cl_kernel from several threads takes none.
+  std::unique_lock<std::mutex> lock(k.mutex(), std::defer_lock);
+  if (count > 0) lock.lock();
   std::vector<cl::Buffer> views;  // sub-buffers in use by this launch (OpenCL C kernels only)
   Status s = set_kernel_args(k, k.handle(), args, count, views);
   if (!s.ok()) return s;

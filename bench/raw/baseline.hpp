@@ -29,6 +29,12 @@ class RawBaseline {
   // Mean host microseconds to enqueue one launch (4 groups of 256) of a kernel with four arguments
   // (two buffers, an integer and a float), the queue drained outside the timed loop.
   virtual double enqueue_four_args_us(std::size_t launches) = 0;
+  // Aggregate launches per second of the empty kernel (one group of one item) from `threads` host
+  // threads, each making `per_thread` launches: on a queue (stream) of each thread's own, or with
+  // `shared_queue` all on the baseline's one queue; every queue is then waited for once. The queues
+  // are made, and warmed with 100 launches and a wait each, before the clock starts; the timing is
+  // raw::threaded_rate's (raw/threaded.hpp), the same as gpurt's side of the row.
+  virtual double launch_rate(std::size_t threads, bool shared_queue, std::size_t per_thread) = 0;
   // Seconds for `reps` back-to-back copies of `bytes` and one wait, after one untimed copy;
   // `mem` chooses page-locked or ordinary host memory (ignored device to device).
   virtual double copy_seconds(CopyDirection dir, HostMemory mem, std::size_t bytes, std::size_t reps) = 0;

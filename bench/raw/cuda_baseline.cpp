@@ -15,6 +15,7 @@
 #include "raw/baseline.hpp"
 #include "raw/common.hpp"
 #include "raw/cuda_api.hpp"
+#include "raw/threaded.hpp"
 
 namespace gpurt::bench::raw {
 
@@ -273,6 +274,35 @@ class CudaBaseline final : public RawBaseline {
     const double us = since_us(t0) / static_cast<double>(launches);
     GPURT_RAW_CHECK(cu_.cuStreamSynchronize(stream_.get()));
     return us;
+  }
+
+  double launch_rate(std::size_t threads, bool shared_queue, std::size_t per_thread) override {
+    ctx_.make_current();
+    std::vector<Owned<CUstream, CUresult>> own_streams;
+    std::vector<CUstream> streams(threads, stream_.get());
+    if (!shared_queue)
+      for (std::size_t t = 0; t < threads; ++t) {
+        CUstream st = nullptr;
+        GPURT_RAW_CHECK(cu_.cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
+        own_streams.push_back(own(st, cu_.cuStreamDestroy));
+        streams[t] = st;
+      }
+    for (CUstream st : streams) {
+      for (int i = 0; i < 100; ++i) GPURT_RAW_CHECK(cu_.cuLaunchKernel(empty_, 1, 1, 1, 1, 1, 1, 0, st, nullptr, nullptr));
+      GPURT_RAW_CHECK(cu_.cuStreamSynchronize(st));
+    }
+    const CUfunction empty = empty_;
+    return threaded_rate(
+        threads, per_thread, [&](std::size_t) { ctx_.make_current(); },
+        [&](std::size_t t) {
+          const CUstream st = streams[t];
+          for (std::size_t i = 0; i < per_thread; ++i)
+            GPURT_RAW_CHECK(cu_.cuLaunchKernel(empty, 1, 1, 1, 1, 1, 1, 0, st, nullptr, nullptr));
+        },
+        [&] {
+          if (shared_queue) GPURT_RAW_CHECK(cu_.cuStreamSynchronize(stream_.get()));
+          else for (CUstream st : streams) GPURT_RAW_CHECK(cu_.cuStreamSynchronize(st));
+        });
   }
 
   double copy_seconds(CopyDirection dir, HostMemory mem, std::size_t bytes, std::size_t reps) override {

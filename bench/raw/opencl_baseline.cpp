@@ -7,6 +7,7 @@
 #include "raw/baseline.hpp"
 #include "raw/common.hpp"
 #include "raw/opencl_api.hpp"
+#include "raw/threaded.hpp"
 
 namespace gpurt::bench::raw {
 
@@ -164,6 +165,38 @@ class OpenclBaseline final : public RawBaseline {
     const double us = since_us(t0) / static_cast<double>(launches);
     GPURT_RAW_CHECK(cl_.clFinish(queue));
     return us;
+  }
+
+  // The threads share the one cl_kernel: enqueueing it needs no lock (it has no arguments to set,
+  // and clSetKernelArg is the one OpenCL call that is not thread-safe).
+  double launch_rate(std::size_t threads, bool shared_queue, std::size_t per_thread) override {
+    std::vector<CommandQueue> own_queues;
+    std::vector<cl_command_queue> queues(threads, queue_.get());
+    if (!shared_queue)
+      for (std::size_t t = 0; t < threads; ++t) {
+        cl_int err = CL_SUCCESS;
+        own_queues.push_back(own(cl_.clCreateCommandQueue(ctx_.get(), dev_, 0, &err), cl_.clReleaseCommandQueue));
+        GPURT_RAW_CHECK(err);
+        queues[t] = own_queues.back().get();
+      }
+    const cl_kernel empty = empty_.get();
+    const size_t one = 1;
+    for (cl_command_queue queue : queues) {
+      for (int i = 0; i < 100; ++i)
+        GPURT_RAW_CHECK(cl_.clEnqueueNDRangeKernel(queue, empty, 1, nullptr, &one, &one, 0, nullptr, nullptr));
+      GPURT_RAW_CHECK(cl_.clFinish(queue));
+    }
+    return threaded_rate(
+        threads, per_thread, [](std::size_t) {},
+        [&](std::size_t t) {
+          const cl_command_queue queue = queues[t];
+          for (std::size_t i = 0; i < per_thread; ++i)
+            GPURT_RAW_CHECK(cl_.clEnqueueNDRangeKernel(queue, empty, 1, nullptr, &one, &one, 0, nullptr, nullptr));
+        },
+        [&] {
+          if (shared_queue) GPURT_RAW_CHECK(cl_.clFinish(queue_.get()));
+          else for (cl_command_queue queue : queues) GPURT_RAW_CHECK(cl_.clFinish(queue));
+        });
   }
 
   double copy_seconds(CopyDirection dir, HostMemory mem, std::size_t bytes, std::size_t reps) override {

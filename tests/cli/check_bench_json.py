@@ -5,21 +5,60 @@ import math
 import sys
 
 doc = json.load(open(sys.argv[1]))
+# argv[2], when given: the trials per row the run was asked for (gpurt bench --trials N).
+asked_trials = int(sys.argv[2]) if len(sys.argv) > 2 else None
+
+
+def median(values):
+    v = sorted(values)
+    n = len(v)
+    return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
+
+
+def check_paired(row, trials, base="raw", where=""):
+    """docs/PERFORMANCE.md: "Each side's figure is the median of its trials, with its spread in brackets:
+    [lowest..highest trial]. The ratio gpurt / raw is the median of the per-trial ratios (gpurt's trial i
+    against raw's trial i ...), with their [min..max]" - recomputed here from the per-trial figures."""
+    g, r = row["gpurt_trials"], row[base + "_trials"]
+    assert row["trials"] == trials and len(g) == trials and len(r) == trials, (where, row)
+    assert all(x > 0 for x in g + r), (where, row)
+    ratios = [a / b for a, b in zip(g, r)]
+    for key, values in (("gpurt", g), (base, r), ("ratio", ratios)):
+        assert math.isclose(row[key], median(values), rel_tol=1e-9), (where, key, row)
+        assert math.isclose(row[key + "_min"], min(values), rel_tol=1e-9), (where, key, row)
+        assert math.isclose(row[key + "_max"], max(values), rel_tol=1e-9), (where, key, row)
+        assert row[key + "_min"] <= row[key] <= row[key + "_max"], (where, key, row)
+
+
 assert "command" in doc and doc["runs"], "no runs"
 for run in doc["runs"]:
-    for key in ("gpurt_version", "date", "host", "device", "launch", "transfers", "build", "kernels",
-                "copy_bandwidth_gbps", "matmul"):
+    for key in ("gpurt_version", "date", "host", "device", "method", "launch", "launch_scaling", "transfers", "build",
+                "kernels", "copy_bandwidth_gbps", "matmul"):
         assert key in run, f"missing {key}"
     for key in ("selector", "name", "backend", "driver", "raw_api"):
         assert run["device"][key], f"device.{key} empty"
+    # README / docs: 7 trials per row by default, 3 with --quick, N with --trials N.
+    trials = run["method"]["trials"]
+    assert trials == (asked_trials or (3 if run["quick"] else 7)), run["method"]
+    for key in ("order", "value", "spread", "ratio"):
+        assert run["method"][key], f"method.{key} empty"
     for key in ("async_us", "sync_us", "enqueue_four_args_us"):
-        v = run["launch"][key]
-        assert v["gpurt"] > 0 and v["raw"] > 0 and math.isclose(v["ratio"], v["gpurt"] / v["raw"]), key
+        check_paired(run["launch"][key], trials, where=key)
+    # issue 20's harness: 100,000 empty 1x1 launches on one queue and one wait (10,000 with --quick).
+    assert run["launch"]["launches_per_trial"] == (10000 if run["quick"] else 100000), run["launch"]
+    # The launch-rate rows: 1, 2, 4, 8 and 16 host threads, each with its own queue and all on one.
+    scaling = run["launch_scaling"]
+    layouts = [(t["layout"], t["threads"]) for t in scaling["rows"]]
+    assert layouts == [(l, n) for l in ("queue_per_thread", "shared_queue") for n in (1, 2, 4, 8, 16)], layouts
+    for t in scaling["rows"]:
+        assert t["unit"] == "launches/s" and t["launches_per_thread"] * t["threads"] == scaling["launches_per_trial"], t
+        check_paired(t, trials, where=f"launch_scaling {t['layout']} {t['threads']}")
     directions = {(t["direction"], t["memory"]) for t in run["transfers"]}
     assert directions == {("host_to_device", "pinned"), ("host_to_device", "pageable"), ("device_to_host", "pinned"),
                           ("device_to_host", "pageable"), ("device_to_device", "device")}, directions
     for t in run["transfers"]:
         assert t["bytes"] >= 4096 and t["gpurt"] > 0 and t["raw"] > 0 and t["unit"] == "GB/s", t
+        check_paired(t, trials, where=f"transfer {t['direction']} {t['memory']} {t['bytes']}")
     assert run["build"]["gpurt_cached_path"] == "loaded_from_cache", run["build"]
     assert run["build"]["gpurt_cold_ms"] > 0 and run["build"]["raw_cold_ms"] > 0
     names = {k["name"] for k in run["kernels"]}
@@ -30,8 +69,14 @@ for run in doc["runs"]:
     if "interop" in run:  # cuBLAS on gpurt buffers and stream; peer copies (each may be skipped, saying why)
         sgemm, peer = run["interop"]["cublas_sgemm"], run["interop"]["peer_copy"]
         assert sgemm.get("skipped") or (sgemm["gpurt"] > 0 and sgemm["raw"] > 0), sgemm
+        if not sgemm.get("skipped"):
+            check_paired(sgemm, trials, where="cublas_sgemm")
         assert (isinstance(peer, dict) and peer["skipped"]) or all(p["gpurt"] > 0 and p["raw"] > 0 for p in peer), peer
+        for p in peer if isinstance(peer, list) else []:
+            check_paired(p, trials, where="peer_copy")
         relay = run["interop"].get("relayed_copy", {"skipped": "absent"})  # copies between backends
         assert (isinstance(relay, dict) and relay["skipped"]) or \
             all(t["gpurt"] > 0 and t["slower_link"] > 0 and t["from"] != t["to"] for t in relay), relay
+        for t in relay if isinstance(relay, list) else []:
+            check_paired(t, trials, base="slower_link", where="relayed_copy")
 print("bench JSON: shape ok for", [r["device"]["selector"] for r in doc["runs"]])
