@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gpurt/native.hpp"
+#include "graph_rows.hpp"
 #include "raw/baseline.hpp"
 #include "tiny3.hpp"
 
@@ -567,6 +568,7 @@ nlohmann::json run(const Device& device, const Options& options) {
   j["copy_bandwidth_gbps"] = copy_gbps;
   j["matmul"] = measure_matmul(c);
   j["interop"] = measure_interop(c);
+  j["graph"] = measure_graph_rows(device, options, c.trials);
   return j;
 }
 

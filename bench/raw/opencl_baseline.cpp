@@ -7,6 +7,7 @@
 #include "raw/baseline.hpp"
 #include "raw/common.hpp"
 #include "raw/opencl_api.hpp"
+#include "raw/opencl_common.hpp"
 
 namespace gpurt::bench::raw {
 
@@ -26,7 +27,9 @@ __kernel void tiny_add(__global const float* a, __global const float* b, __globa
 __kernel void tiny_iota(__global uint* x, uint n) { size_t i = get_global_id(0); if (i < n) x[i] = (uint)i; }
 )";
 
-[[noreturn]] __attribute__((noinline)) void opencl_fail(cl_int e, const char* call) {
+}  // namespace
+
+void opencl_fail(cl_int e, const char* call) {
   const ErrorCategory category = e == CL_OUT_OF_HOST_MEMORY ? ErrorCategory::out_of_host_memory
                                  : e == CL_MEM_OBJECT_ALLOCATION_FAILURE || e == CL_OUT_OF_RESOURCES
                                      ? ErrorCategory::out_of_device_memory
@@ -36,21 +39,9 @@ __kernel void tiny_iota(__global uint* x, uint n) { size_t i = get_global_id(0);
        call, e);
 }
 
-#define GPURT_RAW_CHECK(call)                        \
-  do {                                               \
-    const cl_int e_ = (call);                        \
-    if (e_ != CL_SUCCESS) opencl_fail(e_, #call);    \
-  } while (0)
-
-using Context = Owned<cl_context, cl_int>;
-using CommandQueue = Owned<cl_command_queue, cl_int>;
-using Program = Owned<cl_program, cl_int>;
-using Kernel = Owned<cl_kernel, cl_int>;
-using Mem = Owned<cl_mem, cl_int>;
-
 // An info string without its terminating NUL, as gpurt's OpenCL backend reads it.
 template <class Handle, class Query, class Fn>
-std::string info_text(Fn get_info, Handle h, Query what) {
+static std::string info_text(Fn get_info, Handle h, Query what) {
   std::size_t size = 0;
   if (get_info(h, what, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
   std::vector<char> text(size);
@@ -58,12 +49,6 @@ std::string info_text(Fn get_info, Handle h, Query what) {
   return std::string(text.data());
 }
 
-// The ICD loader's device that `p` describes: the platform and device names as gpurt reports them,
-// and among devices so named, the one in the same position as this gpurt device among gpurt's.
-struct Found {
-  cl_platform_id platform = nullptr;
-  cl_device_id device = nullptr;
-};
 Found find_device(const OpenclApi& cl, const DeviceProperties& p, const std::string& selector) {
   std::size_t rank = 0;
   for (const Device& d : devices()) {
@@ -91,6 +76,8 @@ Found find_device(const OpenclApi& cl, const DeviceProperties& p, const std::str
            selector + "; run gpurt info to compare",
        "clGetDeviceIDs");
 }
+
+namespace {
 
 class OpenclBaseline final : public RawBaseline {
  public:
