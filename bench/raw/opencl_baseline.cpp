@@ -77,20 +77,26 @@ Found find_device(const OpenclApi& cl, const DeviceProperties& p, const std::str
        "clGetDeviceIDs");
 }
 
+void open_device(const OpenclApi& cl, const Found& found, const char* source, Context& context, CommandQueue& queue,
+                 Program& program) {
+  cl_int err = CL_SUCCESS;
+  const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(found.platform), 0};
+  context = own(cl.clCreateContext(props, 1, &found.device, nullptr, nullptr, &err), cl.clReleaseContext);
+  GPURT_RAW_CHECK(err);
+  queue = own(cl.clCreateCommandQueue(context.get(), found.device, 0, &err), cl.clReleaseCommandQueue);
+  GPURT_RAW_CHECK(err);
+  program = own(cl.clCreateProgramWithSource(context.get(), 1, &source, nullptr, &err), cl.clReleaseProgram);
+  GPURT_RAW_CHECK(err);
+  GPURT_RAW_CHECK(cl.clBuildProgram(program.get(), 1, &found.device, "", nullptr, nullptr));
+}
+
 namespace {
 
 class OpenclBaseline final : public RawBaseline {
  public:
   OpenclBaseline(const OpenclApi& cl, Found found) : cl_(cl), dev_(found.device) {
+    open_device(cl_, found, raw_kernels, ctx_, queue_, program_);
     cl_int err = CL_SUCCESS;
-    const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(found.platform), 0};
-    ctx_ = own(cl_.clCreateContext(props, 1, &dev_, nullptr, nullptr, &err), cl_.clReleaseContext);
-    GPURT_RAW_CHECK(err);
-    queue_ = own(cl_.clCreateCommandQueue(ctx_.get(), dev_, 0, &err), cl_.clReleaseCommandQueue);
-    GPURT_RAW_CHECK(err);
-    program_ = own(cl_.clCreateProgramWithSource(ctx_.get(), 1, &raw_kernels, nullptr, &err), cl_.clReleaseProgram);
-    GPURT_RAW_CHECK(err);
-    GPURT_RAW_CHECK(cl_.clBuildProgram(program_.get(), 1, &dev_, "", nullptr, nullptr));
     empty_ = own(cl_.clCreateKernel(program_.get(), "empty_kernel", &err), cl_.clReleaseKernel);
     GPURT_RAW_CHECK(err);
     four_ = own(cl_.clCreateKernel(program_.get(), "four_args", &err), cl_.clReleaseKernel);

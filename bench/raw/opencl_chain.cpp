@@ -33,16 +33,9 @@ __kernel void chain_sub(__global float* x, __global const float* y, uint n) {
 
 class OpenclChains final : public RawChains {
  public:
-  OpenclChains(const OpenclApi& cl, Found found) : cl_(cl), dev_(found.device) {
+  OpenclChains(const OpenclApi& cl, const Found& found) : cl_(cl) {
+    open_device(cl_, found, chain_kernels, ctx_, queue_, program_);
     cl_int err = CL_SUCCESS;
-    const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(found.platform), 0};
-    ctx_ = own(cl_.clCreateContext(props, 1, &dev_, nullptr, nullptr, &err), cl_.clReleaseContext);
-    GPURT_RAW_CHECK(err);
-    queue_ = own(cl_.clCreateCommandQueue(ctx_.get(), dev_, 0, &err), cl_.clReleaseCommandQueue);
-    GPURT_RAW_CHECK(err);
-    program_ = own(cl_.clCreateProgramWithSource(ctx_.get(), 1, &chain_kernels, nullptr, &err), cl_.clReleaseProgram);
-    GPURT_RAW_CHECK(err);
-    GPURT_RAW_CHECK(cl_.clBuildProgram(program_.get(), 1, &dev_, "", nullptr, nullptr));
     const char* names[4] = {"chain_empty", "chain_saxpy", "chain_scale", "chain_sub"};
     for (int k = 0; k < 4; ++k) {
       kernels_[k] = own(cl_.clCreateKernel(program_.get(), names[k], &err), cl_.clReleaseKernel);
@@ -107,7 +100,6 @@ class OpenclChains final : public RawChains {
   }
 
   const OpenclApi& cl_;
-  cl_device_id dev_;
   Context ctx_;  // declared first: released after the queue, program and kernels
   CommandQueue queue_;
   Program program_;

@@ -36,4 +36,8 @@ struct Found {
 };
 Found find_device(const OpenclApi& cl, const DeviceProperties& p, const std::string& selector);
 
+// A context and an in-order queue on `found`'s device, and `source` (OpenCL C) built for it.
+void open_device(const OpenclApi& cl, const Found& found, const char* source, Context& context, CommandQueue& queue,
+                 Program& program);
+
 }  // namespace gpurt::bench::raw
