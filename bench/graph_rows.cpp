@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -77,6 +78,47 @@ double per_kernel_us(Queue& q, std::size_t repeats, std::size_t kernels, F&& run
 
 nlohmann::json low_high(const Summary& s) { return {s.low, s.high}; }
 
+// Whether `steps` replays of the step chain compute what `steps` launches of it compute (the same
+// kernels in the same order: bit for bit) and what the host computes (within rounding), from inputs
+// that differ by element: a replay that skipped, reordered or misplaced a command would make its
+// figure meaningless.
+bool replay_computes_the_chain(Queue& q, const Kernels& k, const Graph& graph, const Chain& chain, int steps) {
+  const std::size_t n = chain_step_elements;
+  std::vector<float> x0(n), y0(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    x0[i] = static_cast<float>(i % 7) * 0.25f;
+    y0[i] = 1.0f + static_cast<float>(i % 5) * 0.5f;
+  }
+  auto run = [&](bool replay) {
+    q.write(x0, k.x);
+    q.write(y0, k.y);
+    for (int s = 0; s < steps; ++s) {
+      if (replay) {
+        q.replay(graph);
+      } else {
+        for (std::size_t i = 0; i < chain.length; ++i) k.add(q, chain, i);
+      }
+    }
+    std::vector<float> out = q.read(k.x), y = q.read(k.y);
+    out.insert(out.end(), y.begin(), y.end());
+    return out;
+  };
+  const std::vector<float> replayed = run(true), launched = run(false);
+  std::vector<double> x(x0.begin(), x0.end()), y(y0.begin(), y0.end());
+  for (int s = 0; s < steps; ++s)
+    for (std::size_t i = 0; i < chain.length; ++i)
+      for (std::size_t e = 0; e < n; ++e) {
+        if (i % 3 == 0) y[e] = 2.0 * x[e] + y[e];
+        else if (i % 3 == 1) y[e] *= 0.5;
+        else x[e] = y[e] - x[e];
+      }
+  for (std::size_t e = 0; e < 2 * n; ++e) {
+    const double want = e < n ? x[e] : y[e - n];
+    if (replayed[e] != launched[e] || std::abs(replayed[e] - want) > 1e-5 * (1.0 + std::abs(want))) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 nlohmann::json measure_graph_rows(const Device& device, const Options& options, int trials) {
@@ -146,6 +188,7 @@ nlohmann::json measure_graph_rows(const Device& device, const Options& options, 
         row["target"] = cuda_graph.empty() ? 0.9 : 1.05;
       }
       if (!graph_note.empty()) row["raw_graph_note"] = graph_note;
+      if (chain.kind == ChainKind::step) row["replay_computes_the_chain"] = replay_computes_the_chain(q, k, graph, chain, 10);
       rows.push_back(row);
     }
   } catch (const Error& e) {

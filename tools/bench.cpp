@@ -352,6 +352,7 @@ void check_bench_document(const nlohmann::json& doc) {
           need(t, p, "chain", Want::string);
           need_all(t, p, {"kernels", "repeats", "gpurt_replay_us", "gpurt_launch_us", "replay_to_launch"}, Want::number);
           need_all(t, p, {"raw_stream_us", "raw_graph_us"}, Want::number_or_null);
+          if (t.contains("replay_computes_the_chain")) need(t, p, "replay_computes_the_chain", Want::boolean);
           if (!t.contains("ratio")) return;
           need_all(t, p, {"ratio", "target"}, Want::number);
           const std::string versus = need(t, p, "versus", Want::string);

@@ -28,7 +28,12 @@ std::string versus_text(const nlohmann::json& row) {
   return row["versus"] == "raw_graph" ? "raw CUDA graph" : "raw enqueues";
 }
 
-bool met(const nlohmann::json& row) { return row["ratio"].get<double>() <= row["target"].get<double>(); }
+// false when the run found the replay's results differ from the launches' (replay_computes_the_chain).
+bool computes(const nlohmann::json& row) {
+  return !row.contains("replay_computes_the_chain") || row["replay_computes_the_chain"].get<bool>();
+}
+
+bool met(const nlohmann::json& row) { return computes(row) && row["ratio"].get<double>() <= row["target"].get<double>(); }
 
 }  // namespace
 
@@ -45,6 +50,7 @@ void print_graph_rows(const nlohmann::json& graph, std::ostream& os) {
     if (row.contains("ratio"))
       os << std::setw(8) << num(row["ratio"], 3) << " (" << num(row["ratio_spread"][0], 2) << "-"
          << num(row["ratio_spread"][1], 2) << ") vs " << versus_text(row) << ", target <= " << num(row["target"], 2);
+    if (!computes(row)) os << "  (the replay's results differ from the launches': figures invalid)";
     os << "\n";
   }
   os << "  (" << graph["kernels_per_measurement"].get<std::size_t>() << " kernels per figure, median of "
@@ -90,7 +96,7 @@ void write_graph_markdown(const nlohmann::json& graph, std::ostream& os) {
     if (row.contains("ratio"))
       os << num(row["ratio"], 3) << " vs " << versus_text(row) << " (" << num(row["ratio_spread"][0], 2) << "-"
          << num(row["ratio_spread"][1], 2) << ")";
-    os << " | " << num(row["replay_to_launch"], 3) << " |\n";
+    os << " | " << num(row["replay_to_launch"], 3) << (computes(row) ? "" : " (replay results differ: invalid)") << " |\n";
   }
   os << "\n" << graph["kernels_per_measurement"].get<std::size_t>() << " kernels per figure, median of "
      << graph["trials"].get<int>() << " trials.\n";

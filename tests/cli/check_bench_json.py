@@ -54,4 +54,6 @@ for run in doc["runs"]:
             assert r["versus"] == "raw_stream" and r["target"] == 0.9, r
         low, high = r["ratio_spread"]
         assert 0 < low <= r["ratio"] <= high, r
+        # The step is checked: replays compute what launches and the host compute.
+        assert r.get("replay_computes_the_chain", r["chain"] == "empty") is True, r
 print("bench JSON: shape ok for", [r["device"]["selector"] for r in doc["runs"]])
