@@ -8,6 +8,9 @@
 // (PTX kept for the driver to JIT when NVRTC does not know the architecture), from PTX, or from a
 // cubin/fatbin. Every native handle is owned by one move-only Owner<Traits> template.
 //
+// Graphs (cu_graph.cpp): a recorded command sequence is a CUgraph captured from the plugin's own
+// queue paths and instantiated once; a replay is one cuGraphLaunch.
+//
 // Interop (cu_interop.cpp): each object hands out its native handle; the application's device
 // pointers, streams and events become Buffers, Queues and Events of a device (owned by gpurt with
 // adopt, never released with borrow), and an application's context becomes a Device of its own
@@ -103,6 +106,17 @@ struct HostMemoryTraits {
   static CUresult release(void* p) { return cuMemFreeHost(p); }
   static constexpr const char* release_name = "cuMemFreeHost";
 };
+struct GraphTraits {
+  using handle = CUgraph;
+  static CUresult release(CUgraph g) { return cuGraphDestroy(g); }
+  static constexpr const char* release_name = "cuGraphDestroy";
+};
+// An executable graph still in flight is freed by the driver once it completes (cuGraphExecDestroy).
+struct GraphExecTraits {
+  using handle = CUgraphExec;
+  static CUresult release(CUgraphExec g) { return cuGraphExecDestroy(g); }
+  static constexpr const char* release_name = "cuGraphExecDestroy";
+};
 struct NvrtcProgramTraits {
   using handle = nvrtcProgram;
   static nvrtcResult release(nvrtcProgram p) { return nvrtcDestroyProgram(&p); }
@@ -116,6 +130,25 @@ Status make_current(CUcontext ctx) noexcept;
 Status device_of_context(CUcontext ctx, CUdevice& out) noexcept;
 
 class CuDevice;
+class CuKernel;
+
+// A launch's arguments as cuLaunchKernel and kernel nodes take them (one pointer per parameter)
+// and its dynamic shared memory. Filled in place by pack_launch; the pointers point into it and
+// into the scalar values passed, so it neither moves nor outlives them.
+struct PackedLaunch {
+  static constexpr std::size_t max_params = 72;
+  void* params[max_params];
+  CUdeviceptr pointers[max_params];
+  std::size_t shared = 0;  // bytes: the shape's local_bytes plus the Local arguments'
+  PackedLaunch() = default;
+  PackedLaunch(const PackedLaunch&) = delete;
+  PackedLaunch& operator=(const PackedLaunch&) = delete;
+};
+// Packs `args` for `kernel` and raises the kernel's dynamic shared memory limit when the launch
+// needs more than 48 KiB (CuKernel::allow_dynamic_shared). Used by CuQueue::launch and by graph
+// updates (cu_queue.cpp).
+Status pack_launch(CuKernel& kernel, const plugin::LaunchShape& shape, const plugin::KernelArg* args,
+                   std::size_t count, PackedLaunch& out) noexcept;
 
 // The allocations gpurt made in one context, with their exact sizes: the driver's view of an
 // allocation's extent (CU_POINTER_ATTRIBUTE_RANGE_SIZE) may be rounded up, so an import of gpurt's
@@ -247,6 +280,8 @@ class CuQueue final : public plugin::Queue {
   // cuMemcpyPeerAsync between the buffers' contexts on this stream (cu_interop.cpp).
   Status copy_peer(plugin::Buffer& src, std::size_t src_offset, plugin::Buffer& dst, std::size_t dst_offset,
                    std::size_t bytes) noexcept override;
+  // cuGraphLaunch of the graph's executable graph on this stream (cu_graph.cpp).
+  Status replay(plugin::Graph& graph) noexcept override;
 
  private:
   CuDevice& device_;
@@ -282,6 +317,11 @@ class CuDevice final : public plugin::Device {
   Status import_event(std::uint64_t native, plugin::Ownership ownership,
                       std::unique_ptr<plugin::Event>& out) noexcept override;
   Status peer_access(plugin::Device& other, bool& possible) noexcept override;
+  // ---- graphs (cu_graph.cpp) ----
+  // Captures the commands on a private stream through this plugin's queue paths and instantiates
+  // the graph once.
+  Status create_graph(const plugin::Command* commands, std::size_t count, const std::string& name,
+                      std::unique_ptr<plugin::Graph>& out) noexcept override;
   // Enables direct access from this device's context to `peer` (another device's context) the
   // first time a copy asks for it; later calls only look it up. Failures are logged, not
   // returned: cuMemcpyPeerAsync copies without peer access too.

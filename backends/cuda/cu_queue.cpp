@@ -1,5 +1,4 @@
 // CuQueue and CuEvent: asynchronous copies, fills, launches and synchronisation on a CUstream.
-#include <array>
 #include <cstring>
 
 #include "cu_common.hpp"
@@ -107,45 +106,45 @@ Status CuQueue::fill(plugin::Buffer& dst, std::size_t offset, std::size_t bytes,
   return Status::success();
 }
 
-Status CuQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
-                       const plugin::KernelArg* args, std::size_t count) noexcept {
-  Status s = make_current(ctx_);
-  if (!s.ok()) return s;
-  CuKernel& k = static_cast<CuKernel&>(kernel);
-  std::array<void*, 72> params;
-  std::array<CUdeviceptr, 72> pointers;
+Status pack_launch(CuKernel& kernel, const plugin::LaunchShape& shape, const plugin::KernelArg* args,
+                   std::size_t count, PackedLaunch& out) noexcept {
   static const unsigned char tag = 0;  // value of a portable kernel's dynamic-local parameter
-  std::size_t shared = shape.local_bytes;
-  if (count > params.size())
+  out.shared = shape.local_bytes;
+  if (count > PackedLaunch::max_params)
     return Status::failure(ErrorCategory::invalid_argument, "too many kernel arguments", "cuLaunchKernel");
   for (std::size_t i = 0; i < count; ++i) {
     const plugin::KernelArg& a = args[i];
     switch (a.kind) {
       case plugin::KernelArg::Kind::buffer:
-        pointers[i] = (a.buffer && a.size != 0) ? ptr_of(*a.buffer, a.offset) : 0;
-        params[i] = &pointers[i];
+        out.pointers[i] = (a.buffer && a.size != 0) ? ptr_of(*a.buffer, a.offset) : 0;
+        out.params[i] = &out.pointers[i];
         break;
       case plugin::KernelArg::Kind::scalar:
-        params[i] = const_cast<void*>(a.value);
+        out.params[i] = const_cast<void*>(a.value);
         break;
       case plugin::KernelArg::Kind::local:
         // Only the core passes these: the dynamic local memory of a portable kernel, whose last
         // parameter is an empty tag; the bytes become the launch's dynamic shared memory.
-        params[i] = const_cast<unsigned char*>(&tag);
-        shared += a.size;
+        out.params[i] = const_cast<unsigned char*>(&tag);
+        out.shared += a.size;
         break;
     }
   }
-  if (shared > 48 * 1024) {
-    s = k.allow_dynamic_shared(shared);
-    if (!s.ok()) return s;
-  }
+  return out.shared > 48 * 1024 ? kernel.allow_dynamic_shared(out.shared) : Status::success();
+}
+
+Status CuQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
+                       const plugin::KernelArg* args, std::size_t count) noexcept {
+  Status s = make_current(ctx_);
+  if (!s.ok()) return s;
+  CuKernel& k = static_cast<CuKernel&>(kernel);
+  PackedLaunch p;
+  if (Status packed = pack_launch(k, shape, args, count, p); !packed.ok()) return packed;
   const Dim3 g = shape.groups, b = shape.group_size;
   const CUresult r = cuLaunchKernel(k.function(), static_cast<unsigned>(g.x), static_cast<unsigned>(g.y),
                                     static_cast<unsigned>(g.z), static_cast<unsigned>(b.x),
                                     static_cast<unsigned>(b.y), static_cast<unsigned>(b.z),
-                                    static_cast<unsigned>(shared), stream_,
-                                    count ? params.data() : nullptr, nullptr);
+                                    static_cast<unsigned>(p.shared), stream_, count ? p.params : nullptr, nullptr);
   return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuLaunchKernel", "launching '" + k.info().name + "'");
 }
 
