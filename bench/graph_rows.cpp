@@ -154,6 +154,7 @@ nlohmann::json measure_graph_rows(const Device& device, const Options& options, 
       q.finish();
       std::vector<double> replay, launch, stream, cuda_graph, ratio;
       std::string graph_note = raw ? std::string() : raw_note;
+      bool graph_failed = false;  // a raw graph that should have run did not: no ratio then
       for (int t = 0; t < trials; ++t) {
         replay.push_back(per_kernel_us(q, repeats, chain.length, [&] { q.replay(graph); }));
         if (raw && graph_note.empty()) {
@@ -161,13 +162,15 @@ nlohmann::json measure_graph_rows(const Device& device, const Options& options, 
             cuda_graph.push_back(raw->graph_us(chain, repeats));
           } catch (const Error& e) {  // OpenCL: no graphs; the replay is compared with the enqueues
             graph_note = e.message();
+            graph_failed = e.category() != ErrorCategory::unsupported;
           }
         }
         launch.push_back(per_kernel_us(q, repeats, chain.length, launch_chain));
         if (raw) stream.push_back(raw->stream_us(chain, repeats));
         const std::vector<double>& versus = cuda_graph.empty() ? stream : cuda_graph;
-        if (!versus.empty()) ratio.push_back(replay.back() / versus.back());
+        if (!graph_failed && !versus.empty()) ratio.push_back(replay.back() / versus.back());
       }
+      if (graph_failed) ratio.clear();
       const Summary r = summarize(replay), l = summarize(launch), s = summarize(stream), g = summarize(cuda_graph),
                     x = summarize(ratio);
       nlohmann::json row{{"chain", name}, {"kernels", chain.length}, {"repeats", repeats},
