@@ -148,6 +148,22 @@ class ClKernel final : public plugin::Kernel {
   std::mutex mutex_;
 };
 
+// What a launch of `kernel` hands OpenCL, shared by ClQueue::launch and the graphs (cl_graph.cpp).
+// Sets `args` as the launch's arguments on `target`: `kernel`'s own cl_kernel or another kernel object
+// of the same program and function. Portable kernels' views go as the cl_mem and the byte offset
+// (takes_offset), OpenCL C kernels' views as sub-buffers, appended to `views`: the caller holds them
+// until the kernel is enqueued (or, for a graph, as long as the arguments are set). A failure names
+// the argument; the arguments before it are set already.
+Status set_kernel_args(const ClKernel& kernel, cl_kernel target, const plugin::KernelArg* args, std::size_t count,
+                       std::vector<cl::Buffer>& views) noexcept;
+// The NDRange of a launch shape: global and local sizes of `dims` dimensions.
+struct NdRange {
+  cl_uint dims = 1;
+  std::size_t global[3] = {1, 1, 1};
+  std::size_t local[3] = {1, 1, 1};
+};
+NdRange nd_range(const plugin::LaunchShape& shape) noexcept;
+
 class ClProgram final : public plugin::Program {
  public:
   // `source`: the full text compiled, read for parameters when the driver has no argument info.
@@ -192,6 +208,8 @@ class ClQueue final : public plugin::Queue {
   // buffers; buffers of another context are unsupported (the core stages through the host).
   Status copy_peer(plugin::Buffer& src, std::size_t src_offset, plugin::Buffer& dst, std::size_t dst_offset,
                    std::size_t bytes) noexcept override;
+  // Enqueues a ClGraph's pre-packed commands (cl_graph.cpp).
+  Status replay(plugin::Graph& graph) noexcept override;
   ~ClQueue() override;
 
  private:
@@ -231,6 +249,9 @@ class ClDevice final : public plugin::Device {
                       std::unique_ptr<plugin::Queue>& out) noexcept override;
   Status import_event(std::uint64_t native, plugin::Ownership ownership,
                       std::unique_ptr<plugin::Event>& out) noexcept override;
+  // A ClGraph of the commands (cl_graph.cpp).
+  Status create_graph(const plugin::Command* commands, std::size_t count, const std::string& name,
+                      std::unique_ptr<plugin::Graph>& out) noexcept override;
 
   const cl::Device& native() const { return device_; }
   const cl::Context& context() const { return context_; }
@@ -242,6 +263,20 @@ class ClDevice final : public plugin::Device {
   // widening, a range not aligned to it, or the fill kernels did not build.
   bool fill_with_kernel(cl::CommandQueue& queue, cl_mem buffer, std::size_t offset, std::size_t bytes,
                         const void* pattern, std::size_t pattern_size, Status& status) noexcept;
+  // How fill_with_kernel runs a fill: which fill kernel, its arguments and range. plan_fill returns
+  // false where fill_with_kernel would (the driver's fill then); graphs (cl_graph.cpp) set the plan
+  // on a kernel object of their own.
+  struct FillPlan {
+    std::size_t which = 0;  // fill_kernels_: 4-, 8-, 16-byte words
+    unsigned char word[16] = {};
+    std::size_t size = 0;  // of `word`
+    cl_ulong first = 0, n = 0;
+    std::size_t global = 0, group = 256;
+  };
+  bool plan_fill(std::size_t offset, std::size_t bytes, const void* pattern, std::size_t pattern_size,
+                 FillPlan& out) noexcept;
+  cl_kernel fill_kernel(const FillPlan& plan) const { return fill_kernels_[plan.which](); }
+  static cl_int set_fill_args(cl_kernel kernel, cl_mem buffer, const FillPlan& plan) noexcept;
 
  private:
   Status utility_queue(cl::CommandQueue& out);

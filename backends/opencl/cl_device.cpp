@@ -293,19 +293,18 @@ __kernel void gpurt_fill16(__global ulong2* p, ulong2 v, ulong first, ulong n) {
 )CL";
 }  // namespace
 
-bool ClDevice::fill_with_kernel(cl::CommandQueue& queue, cl_mem buffer, std::size_t offset, std::size_t bytes,
-                                const void* pattern, std::size_t pattern_size, Status& status) noexcept {
+bool ClDevice::plan_fill(std::size_t offset, std::size_t bytes, const void* pattern, std::size_t pattern_size,
+                         FillPlan& p) noexcept {
   if (props_.type != DeviceType::gpu) return false;
   // 1- and 2-byte patterns repeat exactly as a 4-byte word.
-  unsigned char word[16];
-  std::size_t size = pattern_size;
+  p.size = pattern_size;
   if (pattern_size < 4) {
-    for (std::size_t i = 0; i < 4; ++i) word[i] = static_cast<const unsigned char*>(pattern)[i % pattern_size];
-    size = 4;
+    for (std::size_t i = 0; i < 4; ++i) p.word[i] = static_cast<const unsigned char*>(pattern)[i % pattern_size];
+    p.size = 4;
   } else if (pattern_size <= 16) {
-    std::memcpy(word, pattern, pattern_size);
+    std::memcpy(p.word, pattern, pattern_size);
   }
-  if ((size != 4 && size != 8 && size != 16) || offset % size != 0 || bytes % size != 0) return false;
+  if ((p.size != 4 && p.size != 8 && p.size != 16) || offset % p.size != 0 || bytes % p.size != 0) return false;
   std::call_once(fill_once_, [&] {
     try {
       cl::Program program(context_, fill_source);
@@ -317,20 +316,32 @@ bool ClDevice::fill_with_kernel(cl::CommandQueue& queue, cl_mem buffer, std::siz
       for (auto& k : fill_kernels_) k = cl::Kernel();
     }
   });
-  cl::Kernel& k = fill_kernels_[size == 4 ? 0 : size == 8 ? 1 : 2];
-  if (!k()) return false;
-  const cl_ulong first = offset / size, n = bytes / size;
-  const std::size_t group = 256;
+  p.which = p.size == 4 ? 0 : p.size == 8 ? 1 : 2;
+  if (!fill_kernels_[p.which]()) return false;
+  p.first = offset / p.size, p.n = bytes / p.size;
   const std::size_t groups = std::max<std::size_t>(
-      1, std::min<std::size_t>((n + group - 1) / group, std::size_t(props_.compute_units) * 32));
-  const std::size_t global = groups * group;
+      1, std::min<std::size_t>((p.n + p.group - 1) / p.group, std::size_t(props_.compute_units) * 32));
+  p.global = groups * p.group;
+  return true;
+}
+
+cl_int ClDevice::set_fill_args(cl_kernel k, cl_mem buffer, const FillPlan& p) noexcept {
+  cl_int err = clSetKernelArg(k, 0, sizeof(cl_mem), &buffer);
+  if (err == CL_SUCCESS) err = clSetKernelArg(k, 1, p.size, p.word);
+  if (err == CL_SUCCESS) err = clSetKernelArg(k, 2, sizeof p.first, &p.first);
+  if (err == CL_SUCCESS) err = clSetKernelArg(k, 3, sizeof p.n, &p.n);
+  return err;
+}
+
+bool ClDevice::fill_with_kernel(cl::CommandQueue& queue, cl_mem buffer, std::size_t offset, std::size_t bytes,
+                                const void* pattern, std::size_t pattern_size, Status& status) noexcept {
+  FillPlan p;
+  if (!plan_fill(offset, bytes, pattern, pattern_size, p)) return false;
+  cl_kernel k = fill_kernel(p);
   std::lock_guard<std::mutex> lock(fill_mutex_);
-  cl_int err = clSetKernelArg(k(), 0, sizeof(cl_mem), &buffer);
-  if (err == CL_SUCCESS) err = clSetKernelArg(k(), 1, size, word);
-  if (err == CL_SUCCESS) err = clSetKernelArg(k(), 2, sizeof first, &first);
-  if (err == CL_SUCCESS) err = clSetKernelArg(k(), 3, sizeof n, &n);
+  cl_int err = set_fill_args(k, buffer, p);
   if (err == CL_SUCCESS)
-    err = clEnqueueNDRangeKernel(queue(), k(), 1, nullptr, &global, &group, 0, nullptr, nullptr);
+    err = clEnqueueNDRangeKernel(queue(), k, 1, nullptr, &p.global, &p.group, 0, nullptr, nullptr);
   status = err == CL_SUCCESS ? Status::success() : fail(err, "clEnqueueNDRangeKernel", "filling a buffer");
   return true;
 }

@@ -96,11 +96,8 @@ Status ClQueue::fill(plugin::Buffer& dst, std::size_t offset, std::size_t bytes,
   return err == CL_SUCCESS ? Status::success() : fail_enqueue(queue_(), device_.native()(), err, "clEnqueueFillBuffer");
 }
 
-Status ClQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
-                       const plugin::KernelArg* args, std::size_t count) noexcept {
-  ClKernel& k = static_cast<ClKernel&>(kernel);
-  std::lock_guard<std::mutex> lock(k.mutex());
-  std::vector<cl::Buffer> views;  // sub-buffers in use by this launch (OpenCL C kernels only)
+Status set_kernel_args(const ClKernel& k, cl_kernel target, const plugin::KernelArg* args, std::size_t count,
+                       std::vector<cl::Buffer>& views) noexcept {
   cl_uint index = 0;  // native argument index: a portable kernel's global pointer takes two
   for (std::size_t i = 0; i < count; ++i, ++index) {
     const plugin::KernelArg& a = args[i];
@@ -111,8 +108,8 @@ Status ClQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
         if (k.takes_offset(i)) {  // the whole cl_mem and the view's byte offset
           const cl_ulong offset = a.buffer ? a.offset : 0;
           if (a.buffer) mem = buf(*a.buffer).handle();
-          err = clSetKernelArg(k.handle(), index, sizeof(cl_mem), mem ? &mem : nullptr);
-          if (err == CL_SUCCESS) err = clSetKernelArg(k.handle(), ++index, sizeof offset, &offset);
+          err = clSetKernelArg(target, index, sizeof(cl_mem), mem ? &mem : nullptr);
+          if (err == CL_SUCCESS) err = clSetKernelArg(target, ++index, sizeof offset, &offset);
           break;
         }
         if (a.buffer && a.size != 0) {
@@ -127,24 +124,40 @@ Status ClQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
             }
           }
         }
-        err = clSetKernelArg(k.handle(), index, sizeof(cl_mem), mem ? &mem : nullptr);
+        err = clSetKernelArg(target, index, sizeof(cl_mem), mem ? &mem : nullptr);
         break;
       }
       case plugin::KernelArg::Kind::scalar:
-        err = clSetKernelArg(k.handle(), index, a.size, a.value);
+        err = clSetKernelArg(target, index, a.size, a.value);
         break;
       case plugin::KernelArg::Kind::local:
-        err = clSetKernelArg(k.handle(), index, a.size, nullptr);
+        err = clSetKernelArg(target, index, a.size, nullptr);
         break;
     }
     if (err != CL_SUCCESS)
       return fail(err, "clSetKernelArg", "setting argument " + std::to_string(i) + " of '" + k.info().name + "'");
   }
+  return Status::success();
+}
+
+NdRange nd_range(const plugin::LaunchShape& shape) noexcept {
   const Dim3 g = shape.groups, l = shape.group_size;
-  const size_t global[3] = {g.x * l.x, g.y * l.y, g.z * l.z};
-  const size_t local[3] = {l.x, l.y, l.z};
-  const cl_uint dims = (g.z == 1 && l.z == 1) ? ((g.y == 1 && l.y == 1) ? 1 : 2) : 3;
-  const cl_int err = clEnqueueNDRangeKernel(queue_(), k.handle(), dims, nullptr, global, local, 0,
+  NdRange r;
+  r.global[0] = g.x * l.x, r.global[1] = g.y * l.y, r.global[2] = g.z * l.z;
+  r.local[0] = l.x, r.local[1] = l.y, r.local[2] = l.z;
+  r.dims = (g.z == 1 && l.z == 1) ? ((g.y == 1 && l.y == 1) ? 1 : 2) : 3;
+  return r;
+}
+
+Status ClQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
+                       const plugin::KernelArg* args, std::size_t count) noexcept {
+  ClKernel& k = static_cast<ClKernel&>(kernel);
+  std::lock_guard<std::mutex> lock(k.mutex());
+  std::vector<cl::Buffer> views;  // sub-buffers in use by this launch (OpenCL C kernels only)
+  Status s = set_kernel_args(k, k.handle(), args, count, views);
+  if (!s.ok()) return s;
+  const NdRange r = nd_range(shape);
+  const cl_int err = clEnqueueNDRangeKernel(queue_(), k.handle(), r.dims, nullptr, r.global, r.local, 0,
                                             nullptr, nullptr);
   return err == CL_SUCCESS ? Status::success()
                            : fail_enqueue(queue_(), device_.native()(), err, "clEnqueueNDRangeKernel", "launching '" + k.info().name + "'");

@@ -2,7 +2,9 @@
 // what a case needs of the device beyond memory, queues and events (GPURT_NEEDS).
 #pragma once
 
+#include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "harness.hpp"
 #include "kernels.hpp"
@@ -64,6 +66,21 @@ inline std::string missing(const Device& d, SourceLanguage language) {
   return d.selector() + " (" + d.properties().name + ") does not build " + to_string(language) + " programs";
 }
 
+// The second device of a case that needs two: GPURT_TEST_PEER (a selector) when set, else the next
+// device of devices() after `dev` (wrapping around), else an invalid Device.
+inline Device peer_of(const Device& dev) {
+  if (const char* sel = std::getenv("GPURT_TEST_PEER"); sel != nullptr && *sel != '\0') {
+    Device p = device(sel);
+    return p == dev ? Device() : p;
+  }
+  const std::vector<Device> all = devices();
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (all[i] == dev)
+      for (std::size_t j = 1; j < all.size(); ++j)
+        if (all[(i + j) % all.size()] != dev) return all[(i + j) % all.size()];
+  return Device();
+}
+
 }  // namespace gpurt::test
 
 // Skips the running case, with the reason, unless `device` declares `need` (a test::Need or a
@@ -73,3 +90,12 @@ inline std::string missing(const Device& d, SourceLanguage language) {
     const std::string gpurt_missing_ = ::gpurt::test::missing(device, need);   \
     if (!gpurt_missing_.empty()) GPURT_SKIP(gpurt_missing_);                   \
   } while (0)
+
+// The pair under test (a Device named `peer`, from test::peer_of); skips the case when there is no
+// second device.
+#define GPURT_PEER(f, peer)                                                                               \
+  const ::gpurt::Device peer = ::gpurt::test::peer_of((f).dev);                                          \
+  if (!peer.valid())                                                                                      \
+    GPURT_SKIP("no second device besides " + (f).dev.description() +                                    \
+               " (set GPURT_TEST_PEER to a selector, or enable another backend, e.g. GPURT_ENABLE_MOCK=1)"); \
+  INFO("device " << (f).dev.description() << ", peer " << peer.description())

@@ -14,29 +14,6 @@ using namespace gpurt;
 
 namespace {
 
-// The second device: GPURT_TEST_PEER (a selector) when set, else the next device of devices()
-// after `dev` (wrapping around), else an invalid Device.
-Device peer_of(const Device& dev) {
-  if (const char* sel = std::getenv("GPURT_TEST_PEER"); sel != nullptr && *sel != '\0') {
-    Device p = device(sel);
-    return p == dev ? Device() : p;
-  }
-  const std::vector<Device> all = devices();
-  for (std::size_t i = 0; i < all.size(); ++i)
-    if (all[i] == dev)
-      for (std::size_t j = 1; j < all.size(); ++j)
-        if (all[(i + j) % all.size()] != dev) return all[(i + j) % all.size()];
-  return Device();
-}
-
-// The pair under test; skips the case when there is no second device.
-#define GPURT_PEER(f, peer)                                                                               \
-  const Device peer = peer_of((f).dev);                                                                   \
-  if (!peer.valid())                                                                                      \
-    GPURT_SKIP("no second device besides " + (f).dev.description() +                                    \
-               " (set GPURT_TEST_PEER to a selector, or enable another backend, e.g. GPURT_ENABLE_MOCK=1)"); \
-  INFO("device " << (f).dev.description() << ", peer " << peer.description())
-
 // Copies `n` random elements from a fresh buffer of `from` to one of `to` with queue `q`, at element
 // offsets `so` and `dso` into larger allocations, and checks the destination against the CPU: the
 // copied range holds the source's values and the rest of the destination is untouched.

@@ -18,9 +18,7 @@
 #ifdef GPURT_CONTRACT_OPENCL
 #include "gpurt/opencl.hpp"
 #endif
-#ifdef GPURT_MOCK_PLUGIN
-#include "mock_control.h"
-#endif
+#include "mock_control.hpp"
 
 using namespace gpurt;
 
@@ -46,30 +44,6 @@ Device other_device(const Device& d) {
 #endif
   return Device();
 }
-
-#ifdef GPURT_MOCK_PLUGIN
-struct MockControl {
-  gpurt_mock_fail_fn fail = nullptr;
-  gpurt_mock_reset_fn reset = nullptr;
-  gpurt_mock_references_fn references = nullptr;
-  gpurt_mock_retain_fn retain = nullptr;
-  gpurt_mock_lose_device_fn lose = nullptr;
-  // The plugin the core loaded, or all null when the mock backend is not in use.
-  static MockControl get() {
-    MockControl c;
-    void* h = ::dlopen(GPURT_MOCK_PLUGIN, RTLD_NOW | RTLD_NOLOAD);
-    if (!h) return c;
-    c.fail = reinterpret_cast<gpurt_mock_fail_fn>(::dlsym(h, "gpurt_mock_fail"));
-    c.reset = reinterpret_cast<gpurt_mock_reset_fn>(::dlsym(h, "gpurt_mock_reset"));
-    c.references = reinterpret_cast<gpurt_mock_references_fn>(::dlsym(h, "gpurt_mock_references"));
-    c.retain = reinterpret_cast<gpurt_mock_retain_fn>(::dlsym(h, "gpurt_mock_retain"));
-    c.lose = reinterpret_cast<gpurt_mock_lose_device_fn>(::dlsym(h, "gpurt_mock_lose_device"));
-    if (c.reset) c.reset();
-    return c;
-  }
-  explicit operator bool() const { return fail && reset && references && retain && lose; }
-};
-#endif
 
 // Copies `n` random floats between views at odd offsets of `a_dev` and `b_dev` with `q`, both
 // directions, and checks every element against the host input.
@@ -497,7 +471,7 @@ TEST_CASE("queue.hpp: a failure in the middle of a relayed copy leaves the runti
   const Device real = f.dev.properties().backend == "mock" ? other : f.dev;
   if (mock.properties().backend != "mock" || real.properties().backend == "mock")
     GPURT_SKIP("needs the mock backend and another backend");
-  MockControl m = MockControl::get();
+  test::MockControl m = test::MockControl::get();
   REQUIRE(m);
   Queue qm = mock.create_queue(), qr = real.create_queue();
   const std::size_t n = (40u << 20) / sizeof(float) + 5;  // two relay chunks
@@ -552,7 +526,7 @@ TEST_CASE("native.hpp: adopt and borrow release exactly their reference - also w
   // releases the object ... when the last gpurt handle goes; if the import throws, nothing is released".
   test::Fixture f;
   if (f.dev.properties().backend != "mock") GPURT_SKIP("reference counts are read from the mock backend");
-  MockControl m = MockControl::get();
+  test::MockControl m = test::MockControl::get();
   REQUIRE(m);
   auto own = f.dev.alloc<float>(16);
   const std::uint64_t h = native_handle(own).handle;

@@ -115,9 +115,9 @@ class Recording {
   Device device() const;
   // Commands recorded so far.
   std::size_t size() const;
-  // true when made by the constructor above and finish() has not been called on it; false when
-  // default-constructed, moved-from or finished.
-  bool valid() const { return state_ != nullptr; }
+  // true when made by the constructor above and finish() has not been called on it (or on a copy
+  // of it: copies share one recording); false when default-constructed, moved-from or finished.
+  bool valid() const;
 
   // Records `kernel` with `config` and `args` (Buffers and views, Local sizes, scalars), checked
   // as Queue::launch checks them; returns its Step.
@@ -211,7 +211,7 @@ class Graph {
   void set_arg(Step step, std::size_t index, const T& value) {
     const detail::Arg a = detail::to_arg(value);
     const std::shared_ptr<const void> keep = detail::keep_of(value);
-    update_args(step, index, &a, &keep, 1);
+    update_args(step, false, index, &a, &keep, 1);
   }
   // Replaces all the arguments of the launch `step` at once (as many as it was recorded with),
   // checked together as one launch; a bad one leaves every argument as it was.
@@ -220,7 +220,7 @@ class Graph {
     static_assert(sizeof...(Args) <= detail::max_kernel_args, "too many kernel arguments");
     const std::array<detail::Arg, sizeof...(Args)> packed{detail::to_arg(args)...};
     const std::array<std::shared_ptr<const void>, sizeof...(Args)> keep{detail::keep_of(args)...};
-    update_args(step, static_cast<std::size_t>(-1), packed.data(), keep.data(), packed.size());
+    update_args(step, true, 0, packed.data(), keep.data(), packed.size());
   }
 
  private:
@@ -229,9 +229,9 @@ class Graph {
   friend class Queue;
   explicit Graph(std::shared_ptr<detail::GraphState> s) : state_(std::move(s)) {}
   detail::GraphState* checked(const char* call) const;
-  // index == -1: all arguments (count of them); else one argument (count == 1).
-  void update_args(Step step, std::size_t index, const detail::Arg* args, const std::shared_ptr<const void>* keep,
-                   std::size_t count);
+  // all: every argument (count of them); else argument `index` (count == 1).
+  void update_args(Step step, bool all, std::size_t index, const detail::Arg* args,
+                   const std::shared_ptr<const void>* keep, std::size_t count);
 
   std::shared_ptr<detail::GraphState> state_;
 };

@@ -44,6 +44,7 @@ struct RecordingState {
   DeviceState* device = nullptr;
   std::string name;
   std::uint64_t id = 0;  // Step::recording
+  bool finished = false;  // finish() spent it (through any copy of the handle)
   std::vector<Command> commands;
 };
 
@@ -142,8 +143,10 @@ Recording::Recording(const Device& device, std::string name) {
   state_ = std::move(r);
 }
 
+bool Recording::valid() const { return state_ != nullptr && !state_->finished; }
+
 detail::RecordingState* Recording::checked(const char* call) const {
-  if (!state_)
+  if (!valid())
     detail::invalid("the Recording is empty: default-constructed, moved from, or already finished (finish() "
                     "spends it); make a new Recording(device) to record again",
                     call);
@@ -332,6 +335,8 @@ Graph Recording::finish() {
     }
   }
   g->commands = std::move(r->commands);  // element addresses (and the Args' values) stay put
+  r->commands.clear();
+  r->finished = true;  // every copy of this handle is spent
   state_.reset();
   return Graph(std::move(g));
 }
@@ -349,9 +354,8 @@ Device Graph::device() const { return detail::Access::make<Device>(checked("Grap
 std::size_t Graph::size() const { return checked("Graph::size")->commands.size(); }
 const std::string& Graph::name() const { return checked("Graph::name")->name; }
 
-void Graph::update_args(Step step, std::size_t index, const detail::Arg* args,
+void Graph::update_args(Step step, bool all, std::size_t index, const detail::Arg* args,
                         const std::shared_ptr<const void>* keep, std::size_t count) {
-  const bool all = index == static_cast<std::size_t>(-1);
   const char* call = all ? "Graph::set_args" : "Graph::set_arg";
   detail::GraphState* g = checked(call);
   std::lock_guard<std::mutex> lock(g->mutex);
