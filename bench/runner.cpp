@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "gpurt/native.hpp"
+#include "graph_rows.hpp"
 #include "raw/baseline.hpp"
 #include "raw/threaded.hpp"
 #include "tiny3.hpp"
@@ -641,6 +642,7 @@ nlohmann::json run(const Device& device, const Options& options) {
   j["copy_bandwidth_gbps"] = copy_gbps;
   j["matmul"] = measure_matmul(c);
   j["interop"] = measure_interop(c);
+  j["graph"] = measure_graph_rows(device, options, c.trials);
   return j;
 }
 

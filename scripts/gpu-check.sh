@@ -119,5 +119,7 @@ if [ $bench_mode != none ]; then
   "$BUILD/bin/gpurt" bench $quick -d "$bench_devices" --json "$OUT/bench.json" --csv "$OUT/bench.csv" \
     --svg "$OUT/bench.svg" > "$OUT/bench.txt" 2>/dev/null
   cat "$OUT/bench.txt"
+  # The JSON's documented shape, and on CUDA the raw CUDA graph rows (code no CI machine runs).
+  python3 tests/cli/check_bench_json.py "$OUT/bench.json" 2>&1 | tail -3
 fi
 exit $rc

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "bench_graph.hpp"
 #include "commands.hpp"
 #include "gpurt/gpurt.hpp"
 #include "runner.hpp"
@@ -171,6 +172,7 @@ void print_table(const nlohmann::json& r, std::ostream& os) {
     }
   if (m.contains("tensor_note")) os << "  tensor-core matmul: " << m["tensor_note"].get<std::string>() << "\n";
   if (r.contains("interop")) print_interop(r["interop"], os);
+  if (r.contains("graph")) print_graph_rows(r["graph"], os);
 }
 
 // The spread columns of a CSV line (gpurt_min .. trials): empty for a row without them.
@@ -221,6 +223,7 @@ void write_csv(const nlohmann::json& runs, std::ostream& os) {
              << "," << t["bytes"] << "," << t["gpurt"] << "," << t["slower_link"] << "," << t["ratio"] << ",GB/s"
              << csv_spread(t, "slower_link") << "\n";
     }
+    if (r.contains("graph")) write_graph_csv(dev, r["graph"], os);
   }
 }
 
@@ -428,6 +431,30 @@ void check_bench_document(const nlohmann::json& doc) {
         need_all(t, p, {"threads", "bytes", "host_to_device", "device_to_host"}, Want::number);
       });
     }
+    if (r.contains("graph")) {  // recorded chains (bench/graph_rows.hpp); absent before issue 20
+      const std::string gw = w + ".graph";
+      const nlohmann::json& g = need(r, w, "graph", Want::object);
+      if (g.contains("skipped")) {
+        need(g, gw, "skipped", Want::string);
+      } else {
+        need_all(g, gw, {"kernels_per_measurement", "trials"}, Want::number);
+        each_object(g, gw, "rows", [](const nlohmann::json& t, const std::string& p) {
+          need(t, p, "chain", Want::string);
+          need_all(t, p, {"kernels", "repeats", "gpurt_replay_us", "gpurt_launch_us", "replay_to_launch"}, Want::number);
+          need_all(t, p, {"raw_stream_us", "raw_graph_us"}, Want::number_or_null);
+          if (t.contains("replay_computes_the_chain")) need(t, p, "replay_computes_the_chain", Want::boolean);
+          if (!t.contains("ratio")) return;
+          need_all(t, p, {"ratio", "target"}, Want::number);
+          const std::string versus = need(t, p, "versus", Want::string);
+          if (versus != "raw_graph" && versus != "raw_stream")
+            throw UsageError(p + ".versus is '" + versus + "', not raw_graph or raw_stream");
+          need(t, p, (versus + "_us").c_str(), Want::number);
+          const nlohmann::json& spread = need(t, p, "ratio_spread", Want::array);
+          if (spread.size() != 2 || !spread[0].is_number() || !spread[1].is_number())
+            throw UsageError(p + ".ratio_spread is not two numbers (lowest, highest)");
+        });
+      }
+    }
   }
 }
 
@@ -527,6 +554,7 @@ void write_markdown(const nlohmann::json& doc, std::ostream& os) {
     if (m.contains("ratio_to_vendor_blas"))
       os << "| " << sel << " | fp32 matmul 4096^3 >= 0.5 x cuBLAS SGEMM | " << fmt(m["ratio_to_vendor_blas"].get<double>())
          << " | " << (m["ratio_to_vendor_blas"].get<double>() >= 0.5 ? "yes" : "no") << " |\n";
+    if (r.contains("graph")) write_graph_targets(sel, r["graph"], os);
   }
   // The portable matmul on OpenCL against CUDA, when both ran on one GPU.
   double cuda_ms = 0, ocl_ms = 0;
@@ -636,6 +664,7 @@ void write_markdown(const nlohmann::json& doc, std::ostream& os) {
                << fmt(t["ratio"].get<double>()) << " |\n";
       }
     }
+    if (r.contains("graph")) write_graph_markdown(r["graph"], os);
     if (r["launch"].contains("async_us_tracing_on"))
       os << "\nWith a trace running (GPURT_TRACE), an asynchronous launch costs "
          << fmt(r["launch"]["async_us_tracing_on"].get<double>(), 2)

@@ -20,6 +20,7 @@ CudaApi load() {
     const std::string what = "the CUDA driver (libcuda.so.1)";
     void* lib = open_library({"libcuda.so.1"}, "cuda", what);
     GPURT_RAW_CUDA_FUNCTIONS(GPURT_RAW_RESOLVE)
+    GPURT_RAW_CUDA_GRAPH_FUNCTIONS(GPURT_RAW_RESOLVE)
   }
   {
     // The plugin already holds NVRTC by the same soname when CUDA devices exist, and then this finds

@@ -17,6 +17,12 @@ namespace gpurt::bench::raw {
   X(cuMemHostAlloc) X(cuMemFreeHost) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync)  \
   X(cuMemsetD32Async) X(cuMemcpyPeerAsync) X(cuDeviceCanAccessPeer) X(cuCtxEnablePeerAccess)
 
+// CUDA graphs, for the chains of raw/cuda_chain.cpp (cuStreamBeginCapture is cuStreamBeginCapture_v2,
+// cuGraphInstantiate cuGraphInstantiateWithFlags: CUDA 11.4 and later).
+#define GPURT_RAW_CUDA_GRAPH_FUNCTIONS(X)                                                            \
+  X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiate) X(cuGraphLaunch)              \
+  X(cuGraphExecDestroy) X(cuGraphDestroy)
+
 #define GPURT_RAW_NVRTC_FUNCTIONS(X)                                                             \
   X(nvrtcCreateProgram) X(nvrtcDestroyProgram) X(nvrtcCompileProgram) X(nvrtcGetCUBINSize)       \
   X(nvrtcGetCUBIN) X(nvrtcGetErrorString)
@@ -25,6 +31,7 @@ namespace gpurt::bench::raw {
 
 struct CudaApi {
   GPURT_RAW_CUDA_FUNCTIONS(GPURT_RAW_MEMBER)
+  GPURT_RAW_CUDA_GRAPH_FUNCTIONS(GPURT_RAW_MEMBER)
   GPURT_RAW_NVRTC_FUNCTIONS(GPURT_RAW_MEMBER)
 
   // The loaded API (cuInit done); loads it on the first call. Throws backend_unavailable naming

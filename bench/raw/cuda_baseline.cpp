@@ -16,6 +16,7 @@
 #include "raw/common.hpp"
 #include "raw/cuda_api.hpp"
 #include "raw/threaded.hpp"
+#include "raw/cuda_common.hpp"
 
 namespace gpurt::bench::raw {
 
@@ -35,7 +36,9 @@ extern "C" __global__ void tiny_add(const float* a, const float* b, float* c, un
 extern "C" __global__ void tiny_iota(unsigned* x, unsigned n) { unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = i; }
 )";
 
-[[noreturn]] __attribute__((noinline)) void cuda_fail(CUresult r, const char* call) {
+}  // namespace
+
+void cuda_fail(CUresult r, const char* call) {
   const char* name = nullptr;
   CudaApi::get().cuGetErrorName(r, &name);
   const std::string code = name ? name : "CUresult " + std::to_string(static_cast<int>(r));
@@ -43,28 +46,13 @@ extern "C" __global__ void tiny_iota(unsigned* x, unsigned n) { unsigned i = blo
        std::string(call) + " failed with " + code + " in the raw CUDA baseline", call, r, code);
 }
 
-[[noreturn]] __attribute__((noinline)) void nvrtc_fail(nvrtcResult r, const char* call) {
+void nvrtc_fail(nvrtcResult r, const char* call) {
   const char* name = CudaApi::get().nvrtcGetErrorString(r);
   const std::string code = name ? name : "nvrtcResult " + std::to_string(static_cast<int>(r));
   fail(r == NVRTC_ERROR_COMPILATION ? ErrorCategory::build_failed : ErrorCategory::internal, "cuda",
        std::string(call) + " failed with " + code + " in the raw CUDA baseline", call, r, code);
 }
 
-#define GPURT_RAW_CHECK(call)                       \
-  do {                                              \
-    const CUresult r_ = (call);                     \
-    if (r_ != CUDA_SUCCESS) cuda_fail(r_, #call);   \
-  } while (0)
-
-#define GPURT_RAW_NVRTC_CHECK(call)                 \
-  do {                                              \
-    const nvrtcResult n_ = (call);                  \
-    if (n_ != NVRTC_SUCCESS) nvrtc_fail(n_, #call); \
-  } while (0)
-
-using Module = Owned<CUmodule, CUresult>;
-
-// NVRTC + module load of `source` for `arch` ("sm_90").
 Module compile(const CudaApi& cu, const char* source, const std::string& arch) {
   nvrtcProgram prog = nullptr;
   GPURT_RAW_NVRTC_CHECK(cu.nvrtcCreateProgram(&prog, source, "raw.cu", 0, nullptr, nullptr));
@@ -85,7 +73,7 @@ Module compile(const CudaApi& cu, const char* source, const std::string& arch) {
   return own(m, cu.cuModuleUnload);
 }
 
-std::string uuid_text(const CudaApi& cu, CUdevice dev) {
+static std::string uuid_text(const CudaApi& cu, CUdevice dev) {
   CUuuid uuid{};
   if (cu.cuDeviceGetUuid(&uuid, dev) != CUDA_SUCCESS) return {};
   std::string out;
@@ -97,7 +85,7 @@ std::string uuid_text(const CudaApi& cu, CUdevice dev) {
   return out;
 }
 
-std::string pci_text(const CudaApi& cu, CUdevice dev) {
+static std::string pci_text(const CudaApi& cu, CUdevice dev) {
   int domain = 0, bus = 0, slot = 0;
   if (cu.cuDeviceGetAttribute(&domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, dev) != CUDA_SUCCESS ||
       cu.cuDeviceGetAttribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev) != CUDA_SUCCESS ||
@@ -108,8 +96,6 @@ std::string pci_text(const CudaApi& cu, CUdevice dev) {
   return pci;
 }
 
-// The driver's device that `p` describes: the same uuid where both sides know one, else the same
-// PCI bus id (as gpurt::same_physical_device decides), else the same ordinal.
 CUdevice find_device(const CudaApi& cu, const DeviceProperties& p, const std::string& selector) {
   int count = 0;
   GPURT_RAW_CHECK(cu.cuDeviceGetCount(&count));
@@ -128,27 +114,7 @@ CUdevice find_device(const CudaApi& cu, const DeviceProperties& p, const std::st
        "cuDeviceGet");
 }
 
-// The device's primary context, the one gpurt's CUDA backend uses too, held for the baseline's life.
-class PrimaryContext {
- public:
-  PrimaryContext(const CudaApi& cu, CUdevice dev) : cu_(cu), dev_(dev) {
-    GPURT_RAW_CHECK(cu_.cuDevicePrimaryCtxRetain(&ctx_, dev_));
-  }
-  ~PrimaryContext() { (void)cu_.cuDevicePrimaryCtxRelease(dev_); }
-  PrimaryContext(const PrimaryContext&) = delete;
-  PrimaryContext& operator=(const PrimaryContext&) = delete;
-  CUcontext get() const { return ctx_; }
-  void make_current() const {
-    CUcontext cur = nullptr;
-    if (cu_.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == ctx_) return;
-    GPURT_RAW_CHECK(cu_.cuCtxSetCurrent(ctx_));
-  }
-
- private:
-  const CudaApi& cu_;
-  CUdevice dev_;
-  CUcontext ctx_ = nullptr;
-};
+namespace {
 
 // The cuBLAS entry points of the GEMM figures, loaded once from CudaApi::cublas().
 struct Cublas {

@@ -8,6 +8,7 @@
 #include "raw/common.hpp"
 #include "raw/opencl_api.hpp"
 #include "raw/threaded.hpp"
+#include "raw/opencl_common.hpp"
 
 namespace gpurt::bench::raw {
 
@@ -27,7 +28,9 @@ __kernel void tiny_add(__global const float* a, __global const float* b, __globa
 __kernel void tiny_iota(__global uint* x, uint n) { size_t i = get_global_id(0); if (i < n) x[i] = (uint)i; }
 )";
 
-[[noreturn]] __attribute__((noinline)) void opencl_fail(cl_int e, const char* call) {
+}  // namespace
+
+void opencl_fail(cl_int e, const char* call) {
   const ErrorCategory category = e == CL_OUT_OF_HOST_MEMORY ? ErrorCategory::out_of_host_memory
                                  : e == CL_MEM_OBJECT_ALLOCATION_FAILURE || e == CL_OUT_OF_RESOURCES
                                      ? ErrorCategory::out_of_device_memory
@@ -37,21 +40,9 @@ __kernel void tiny_iota(__global uint* x, uint n) { size_t i = get_global_id(0);
        call, e);
 }
 
-#define GPURT_RAW_CHECK(call)                        \
-  do {                                               \
-    const cl_int e_ = (call);                        \
-    if (e_ != CL_SUCCESS) opencl_fail(e_, #call);    \
-  } while (0)
-
-using Context = Owned<cl_context, cl_int>;
-using CommandQueue = Owned<cl_command_queue, cl_int>;
-using Program = Owned<cl_program, cl_int>;
-using Kernel = Owned<cl_kernel, cl_int>;
-using Mem = Owned<cl_mem, cl_int>;
-
 // An info string without its terminating NUL, as gpurt's OpenCL backend reads it.
 template <class Handle, class Query, class Fn>
-std::string info_text(Fn get_info, Handle h, Query what) {
+static std::string info_text(Fn get_info, Handle h, Query what) {
   std::size_t size = 0;
   if (get_info(h, what, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
   std::vector<char> text(size);
@@ -59,12 +50,6 @@ std::string info_text(Fn get_info, Handle h, Query what) {
   return std::string(text.data());
 }
 
-// The ICD loader's device that `p` describes: the platform and device names as gpurt reports them,
-// and among devices so named, the one in the same position as this gpurt device among gpurt's.
-struct Found {
-  cl_platform_id platform = nullptr;
-  cl_device_id device = nullptr;
-};
 Found find_device(const OpenclApi& cl, const DeviceProperties& p, const std::string& selector) {
   std::size_t rank = 0;
   for (const Device& d : devices()) {
@@ -93,18 +78,26 @@ Found find_device(const OpenclApi& cl, const DeviceProperties& p, const std::str
        "clGetDeviceIDs");
 }
 
+void open_device(const OpenclApi& cl, const Found& found, const char* source, Context& context, CommandQueue& queue,
+                 Program& program) {
+  cl_int err = CL_SUCCESS;
+  const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(found.platform), 0};
+  context = own(cl.clCreateContext(props, 1, &found.device, nullptr, nullptr, &err), cl.clReleaseContext);
+  GPURT_RAW_CHECK(err);
+  queue = own(cl.clCreateCommandQueue(context.get(), found.device, 0, &err), cl.clReleaseCommandQueue);
+  GPURT_RAW_CHECK(err);
+  program = own(cl.clCreateProgramWithSource(context.get(), 1, &source, nullptr, &err), cl.clReleaseProgram);
+  GPURT_RAW_CHECK(err);
+  GPURT_RAW_CHECK(cl.clBuildProgram(program.get(), 1, &found.device, "", nullptr, nullptr));
+}
+
+namespace {
+
 class OpenclBaseline final : public RawBaseline {
  public:
   OpenclBaseline(const OpenclApi& cl, Found found) : cl_(cl), dev_(found.device) {
+    open_device(cl_, found, raw_kernels, ctx_, queue_, program_);
     cl_int err = CL_SUCCESS;
-    const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(found.platform), 0};
-    ctx_ = own(cl_.clCreateContext(props, 1, &dev_, nullptr, nullptr, &err), cl_.clReleaseContext);
-    GPURT_RAW_CHECK(err);
-    queue_ = own(cl_.clCreateCommandQueue(ctx_.get(), dev_, 0, &err), cl_.clReleaseCommandQueue);
-    GPURT_RAW_CHECK(err);
-    program_ = own(cl_.clCreateProgramWithSource(ctx_.get(), 1, &raw_kernels, nullptr, &err), cl_.clReleaseProgram);
-    GPURT_RAW_CHECK(err);
-    GPURT_RAW_CHECK(cl_.clBuildProgram(program_.get(), 1, &dev_, "", nullptr, nullptr));
     empty_ = own(cl_.clCreateKernel(program_.get(), "empty_kernel", &err), cl_.clReleaseKernel);
     GPURT_RAW_CHECK(err);
     four_ = own(cl_.clCreateKernel(program_.get(), "four_args", &err), cl_.clReleaseKernel);

@@ -79,4 +79,26 @@ for run in doc["runs"]:
             all(t["gpurt"] > 0 and t["slower_link"] > 0 and t["from"] != t["to"] for t in relay), relay
         for t in relay if isinstance(relay, list) else []:
             check_paired(t, trials, base="slower_link", where="relayed_copy")
+    # Recorded chains (issue 20): 10, 100 and 1,000 empty kernels and a 3-kernel step, per kernel, gpurt
+    # replay and launches against raw stream launches, and on CUDA a raw CUDA graph.
+    graph = run["graph"]
+    assert "skipped" not in graph, graph
+    chains = [(r["chain"], r["kernels"]) for r in graph["rows"]]
+    assert chains == [("empty", 10), ("empty", 100), ("empty", 1000), ("step", 3)], chains
+    cuda = run["device"]["backend"] == "cuda"
+    for r in graph["rows"]:
+        assert r["repeats"] * r["kernels"] <= graph["kernels_per_measurement"] < (r["repeats"] + 1) * r["kernels"], r
+        for key in ("gpurt_replay_us", "gpurt_launch_us", "raw_stream_us"):
+            low, high = r["spread"][key]
+            assert 0 < low <= r[key] <= high, (key, r)
+        assert math.isclose(r["replay_to_launch"], r["gpurt_replay_us"] / r["gpurt_launch_us"]), r
+        if cuda:  # the replay against a raw CUDA graph of the same chain, target 1.05
+            assert r["raw_graph_us"] > 0 and r["versus"] == "raw_graph" and r["target"] == 1.05, r
+        else:  # OpenCL has no graphs: against the raw enqueues, target 0.9, saying why
+            assert r["raw_graph_us"] is None and r["raw_graph_note"], r
+            assert r["versus"] == "raw_stream" and r["target"] == 0.9, r
+        low, high = r["ratio_spread"]
+        assert 0 < low <= r["ratio"] <= high, r
+        # The step is checked: replays compute what launches and the host compute.
+        assert r.get("replay_computes_the_chain", r["chain"] == "empty") is True, r
 print("bench JSON: shape ok for", [r["device"]["selector"] for r in doc["runs"]])
