@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -152,6 +153,35 @@ nlohmann::json measure_launch(Context& c) {
           {"sync_launches_per_trial", syncs},
           {"four_args_launches_per_trial", four_launches},
           {"trials", c.trials}};
+}
+
+// What allocating costs (issue 20: 0.54 ms through gpurt against 0.02 ms raw on NVIDIA OpenCL, the
+// residency step): allocate and free 1 MiB and 64 MiB, alone and with a blocking 4-byte write in
+// between (the first use, where a lazy driver makes the memory resident), against the raw API's
+// cuMemAlloc/cuMemFree and clCreateBuffer/clReleaseMemObject with the same write.
+nlohmann::json measure_alloc(Context& c) {
+  c.say("allocation");
+  const std::size_t reps = c.opt.quick ? 20 : 200;
+  nlohmann::json rows = nlohmann::json::array();
+  const std::array<float, 1> one{1.0f};
+  for (const std::size_t bytes : {std::size_t(1) << 20, std::size_t(64) << 20})
+    for (const bool first_use : {false, true}) {
+      std::vector<double> g, r;
+      for (int t = 0; t < c.trials; ++t) {
+        const auto t0 = clock_type::now();
+        for (std::size_t i = 0; i < reps; ++i) {
+          const Buffer<float> b = c.dev.alloc<float>(bytes / sizeof(float));
+          if (first_use) c.q.write(one, b.view(0, 1));
+        }
+        g.push_back(seconds_since(t0) * 1e6 / static_cast<double>(reps));
+        r.push_back(c.raw->alloc_us(bytes, reps, first_use));
+      }
+      nlohmann::json row = paired(g, r);
+      row["bytes"] = bytes;
+      row["first_use"] = first_use;
+      rows.push_back(std::move(row));
+    }
+  return {{"rows", rows}, {"pairs_per_trial", reps}};
 }
 
 // Aggregate launch rate (launches/s) of the empty 1x1 kernel from 1, 2, 4, 8 and 16 host threads,
@@ -634,6 +664,7 @@ nlohmann::json run(const Device& device, const Options& options) {
                  {"ratio", "median (and min..max) of the per-trial ratios gpurt / raw, trial i against trial i"}};
   j["launch"] = measure_launch(c);
   j["launch_scaling"] = measure_launch_scaling(c);
+  j["alloc"] = measure_alloc(c);
   j["transfers"] = measure_transfers(c);
   j["staging_threads"] = measure_staging_threads(c);
   j["build"] = measure_build(c);

@@ -126,6 +126,15 @@ void print_table(const nlohmann::json& r, std::ostream& os) {
          << std::setw(13) << fmt(t["raw"].get<double>(), 0) << std::setw(10) << fmt(t["ratio"].get<double>())
          << spread_text(t, "ratio", 3) << "\n";
   }
+  if (r.contains("alloc")) {
+    os << "\nallocation (us per allocate + free)        gpurt       raw  gpurt/raw\n";
+    for (const auto& t : r["alloc"]["rows"])
+      os << "  " << std::left << std::setw(38)
+         << (size_text(t["bytes"].get<std::uint64_t>()) + (t["first_use"].get<bool>() ? ", then a 4-byte write" : ""))
+         << std::right << std::setw(9) << fmt(t["gpurt"].get<double>(), 2) << std::setw(10)
+         << fmt(t["raw"].get<double>(), 2) << std::setw(10) << fmt(t["ratio"].get<double>())
+         << spread_text(t, "ratio", 3) << "\n";
+  }
   os << "\ntransfers (GB/s)             size       gpurt       raw      gpurt/raw\n";
   for (const auto& t : r["transfers"]) {
     os << "  " << std::left << std::setw(17) << t["direction"].get<std::string>() << std::setw(9)
@@ -198,6 +207,10 @@ void write_csv(const nlohmann::json& runs, std::ostream& os) {
       for (const auto& t : r["launch_scaling"]["rows"])
         os << dev << ",launch_scaling," << t["layout"].get<std::string>() << "_" << t["threads"] << "_threads,,"
            << t["gpurt"] << "," << t["raw"] << "," << t["ratio"] << ",launches/s" << csv_spread(t) << "\n";
+    if (r.contains("alloc"))
+      for (const auto& t : r["alloc"]["rows"])
+        os << dev << ",alloc," << (t["first_use"].get<bool>() ? "alloc_write_free" : "alloc_free") << ","
+           << t["bytes"] << "," << t["gpurt"] << "," << t["raw"] << "," << t["ratio"] << ",us" << csv_spread(t) << "\n";
     for (const auto& t : r["transfers"])
       os << dev << ",transfer," << t["direction"].get<std::string>() << "_" << t["memory"].get<std::string>() << ","
          << t["bytes"] << "," << t["gpurt"] << "," << t["raw"] << "," << t["ratio"] << ",GB/s" << csv_spread(t)
@@ -352,6 +365,15 @@ void check_bench_document(const nlohmann::json& doc) {
     for (const char* k : {"async_us_tracing_on", "launches_per_trial"})
       if (launch.contains(k)) need(launch, w + ".launch", k, Want::number);
     if (r.contains("method")) need(need(r, w, "method", Want::object), w + ".method", "trials", Want::number);
+    if (r.contains("alloc")) {
+      const std::string aw = w + ".alloc";
+      need(need(r, w, "alloc", Want::object), aw, "pairs_per_trial", Want::number);
+      each_object(r["alloc"], aw, "rows", [](const nlohmann::json& t, const std::string& p) {
+        need(t, p, "first_use", Want::boolean);
+        need_all(t, p, {"bytes", "gpurt", "raw", "ratio"}, Want::number);
+        need_spread(t, p);
+      });
+    }
     if (r.contains("launch_scaling")) {
       const std::string lw = w + ".launch_scaling";
       need(need(r, w, "launch_scaling", Want::object), lw, "launches_per_trial", Want::number);

@@ -35,6 +35,10 @@ class RawBaseline {
   // are made, and warmed with 100 launches and a wait each, before the clock starts; the timing is
   // raw::threaded_rate's (raw/threaded.hpp), the same as gpurt's side of the row.
   virtual double launch_rate(std::size_t threads, bool shared_queue, std::size_t per_thread) = 0;
+  // Mean microseconds to allocate `bytes` of device memory and free it again, over `reps` pairs;
+  // with `first_use`, a blocking 4-byte write from the host into the new memory in between (where
+  // a lazy driver makes memory resident).
+  virtual double alloc_us(std::size_t bytes, std::size_t reps, bool first_use) = 0;
   // Seconds for `reps` back-to-back copies of `bytes` and one wait, after one untimed copy;
   // `mem` chooses page-locked or ordinary host memory (ignored device to device).
   virtual double copy_seconds(CopyDirection dir, HostMemory mem, std::size_t bytes, std::size_t reps) = 0;

@@ -222,6 +222,22 @@ class CudaBaseline final : public RawBaseline {
     return since_us(t0) / static_cast<double>(reps);
   }
 
+  double alloc_us(std::size_t bytes, std::size_t reps, bool first_use) override {
+    ctx_.make_current();
+    const float one = 1.0f;
+    const auto t0 = clock_type::now();
+    for (std::size_t i = 0; i < reps; ++i) {
+      CUdeviceptr p = 0;
+      GPURT_RAW_CHECK(cu_.cuMemAlloc(&p, bytes));
+      const auto op = own(p, cu_.cuMemFree);
+      if (first_use) {
+        GPURT_RAW_CHECK(cu_.cuMemcpyHtoDAsync(p, &one, sizeof one, stream_.get()));
+        GPURT_RAW_CHECK(cu_.cuStreamSynchronize(stream_.get()));
+      }
+    }
+    return since_us(t0) / static_cast<double>(reps);
+  }
+
   double enqueue_four_args_us(std::size_t launches) override {
     ctx_.make_current();
     CUdeviceptr a = 0, b = 0;

@@ -131,6 +131,20 @@ class OpenclBaseline final : public RawBaseline {
     return since_us(t0) / static_cast<double>(reps);
   }
 
+  double alloc_us(std::size_t bytes, std::size_t reps, bool first_use) override {
+    const cl_command_queue queue = queue_.get();
+    const float one = 1.0f;
+    const auto t0 = clock_type::now();
+    for (std::size_t i = 0; i < reps; ++i) {
+      cl_int err = CL_SUCCESS;
+      const Mem m = own(cl_.clCreateBuffer(ctx_.get(), CL_MEM_READ_WRITE, bytes, nullptr, &err), cl_.clReleaseMemObject);
+      GPURT_RAW_CHECK(err);
+      if (first_use)
+        GPURT_RAW_CHECK(cl_.clEnqueueWriteBuffer(queue, m.get(), CL_TRUE, 0, sizeof one, &one, 0, nullptr, nullptr));
+    }
+    return since_us(t0) / static_cast<double>(reps);
+  }
+
   double enqueue_four_args_us(std::size_t launches) override {
     const cl_command_queue queue = queue_.get();
     const cl_kernel four = four_.get();

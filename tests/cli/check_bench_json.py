@@ -61,6 +61,12 @@ for run in doc["runs"]:
         check_paired(t, trials, where=f"transfer {t['direction']} {t['memory']} {t['bytes']}")
     assert run["build"]["gpurt_cached_path"] == "loaded_from_cache", run["build"]
     assert run["build"]["gpurt_cold_ms"] > 0 and run["build"]["raw_cold_ms"] > 0
+    # Allocation (issue 20): 1 MiB and 64 MiB, alone and with a 4-byte write (first use), against raw.
+    rows = run["alloc"]["rows"]
+    assert [(r["bytes"], r["first_use"]) for r in rows] == \
+        [(1 << 20, False), (1 << 20, True), (64 << 20, False), (64 << 20, True)], rows
+    for r in rows:
+        check_paired(r, trials, where=f"alloc {r['bytes']} first_use={r['first_use']}")
     names = {k["name"] for k in run["kernels"]}
     assert {"copy", "fill", "axpy", "reduce_sum", "scan_inclusive", "transpose", "conv2d_5x5", "histogram_256"} <= names
     for k in run["kernels"]:
