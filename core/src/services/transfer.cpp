@@ -447,12 +447,22 @@ void stop_measurements() noexcept {
   }
 }
 
+namespace {
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+// How long the engine must have had no user copy before a probe batch starts: a program's copies
+// often come in runs (inputs up, a launch, the result down), and the probes wait for a pause.
+constexpr std::int64_t quiet_ns = 10'000'000;
+}  // namespace
+
 std::uint64_t TransferEngine::wait_idle() {
   for (;;) {
     if (stop_) throw Interrupted{};
     const std::uint64_t started = user_started_.load();
-    if (user_active_.load() == 0) return started;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (user_active_.load() == 0 && now_ns() - user_ended_ns_.load() >= quiet_ns) return started;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
 }
 
@@ -619,6 +629,7 @@ void TransferEngine::measure_in_background() noexcept {
   std::size_t c[2];
   bool pieces = false;
   try {
+    (void)wait_idle();  // nothing of the probes (their queue, memory) is set up during a user's copy
     pieces = measure_pieces();
     c[0] = measure_cutover(0, pieces);
     c[1] = measure_cutover(1, pieces);
@@ -665,18 +676,23 @@ namespace {
 // A user copy in the engine, seen by the background measurement.
 struct UserCopy {
   std::atomic<unsigned>& active;
-  UserCopy(std::atomic<unsigned>& a, std::atomic<std::uint64_t>& started) : active(a) {
+  std::atomic<std::int64_t>& ended_ns;
+  UserCopy(std::atomic<unsigned>& a, std::atomic<std::uint64_t>& started, std::atomic<std::int64_t>& ended)
+      : active(a), ended_ns(ended) {
     ++active;
     ++started;
   }
-  ~UserCopy() { --active; }
+  ~UserCopy() {
+    ended_ns = now_ns();
+    --active;
+  }
 };
 }  // namespace
 
 bool TransferEngine::upload(QueueState* q, const void* src, bridge::Buffer& dst, std::size_t offset,
                             std::size_t bytes) {
+  const UserCopy user(user_active_, user_started_, user_ended_ns_);  // before a measurement can start
   if (!worth_staging(0, bytes)) return false;
-  const UserCopy user(user_active_, user_started_);
   staged_upload(q, src, dst, offset, bytes);
   ++g_staged;  // counted here: the engine's own measurements are not
   g_staged_bytes += bytes;
@@ -684,8 +700,8 @@ bool TransferEngine::upload(QueueState* q, const void* src, bridge::Buffer& dst,
 }
 
 bool TransferEngine::download(QueueState* q, bridge::Buffer& src, std::size_t offset, void* dst, std::size_t bytes) {
+  const UserCopy user(user_active_, user_started_, user_ended_ns_);
   if (!worth_staging(1, bytes)) return false;
-  const UserCopy user(user_active_, user_started_);
   staged_download(q, src, offset, dst, bytes, pieces_.load(std::memory_order_relaxed));
   ++g_staged;
   g_staged_bytes += bytes;

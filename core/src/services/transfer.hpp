@@ -126,6 +126,7 @@ class TransferEngine {
   std::atomic<bool> stop_{false};  // set at process exit: the background measurement ends early
   std::atomic<unsigned> user_active_{0};      // user copies staging now
   std::atomic<std::uint64_t> user_started_{0};  // user copies staged so far
+  std::atomic<std::int64_t> user_ended_ns_{0};  // when the last one ended (steady clock)
   std::mutex internal_mutex_;
   std::shared_ptr<QueueState> internal_;
   std::mutex relay_mutex_;  // one relay at a time out of this device: it owns the two relay buffers
