@@ -17,7 +17,8 @@
 // then ignored) - copies use the defaults at once (staged from 4 MiB in both directions,
 // downloads in whole chunks) while a background thread measures on a private queue, timing only
 // while no user copy is staging, then switches to the result and stores it (unless the cache is
-// off). Clearing the cache directory (or GPURT_CACHE=off) measures again; GPURT_STAGING=on or
+// off; a process that exits first stores nothing: the measurement stops at exit, after at most
+// one batch of probes, and the next process measures again). Clearing the cache directory (or GPURT_CACHE=off) measures again; GPURT_STAGING=on or
 // off, or set_staging, skips the decision altogether. GPURT_LOG=debug shows what was loaded,
 // measured and stored, and what the staging buffers and threads cost to set up.
 #pragma once
