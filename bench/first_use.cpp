@@ -115,9 +115,7 @@ Fields gpurt_copy(const std::string& selector, std::size_t floats, bool wait_mea
 }
 
 Fields gpurt_pipeline(const std::string& selector, std::size_t floats) {
-  std::vector<float> a(floats), b(floats);
-  for (std::size_t i = 0; i < floats; ++i) a[i] = static_cast<float>(i % 1000), b[i] = static_cast<float>(i % 7);
-  std::unique_ptr<float[]> c(new float[floats]);
+  gpurt::bench::raw::PipelineData data(floats);
   Fields f;
   const auto t0 = clock_type::now();
   const gpurt::Device dev = gpurt::device(selector);
@@ -127,16 +125,14 @@ Fields gpurt_pipeline(const std::string& selector, std::size_t floats) {
   gpurt::Kernel kernel = program.kernel("vector_add");
   {
     auto da = dev.alloc<float>(floats), db = dev.alloc<float>(floats), dc = dev.alloc<float>(floats);
-    q.copy(a, da);
-    q.copy(b, db);
+    q.copy(data.a, da);
+    q.copy(data.b, db);
     if (floats > 0) q.launch(kernel, gpurt::LaunchConfig::cover(kernel, floats), da, db, dc, static_cast<unsigned>(floats));
-    q.copy(dc, c.get());
+    q.copy(dc, data.c.get());
     q.finish();
     f["total_s"] = seconds_since(t0);
   }
-  bool correct = true;
-  for (std::size_t i = 0; i < floats; ++i) correct &= c[i] == a[i] + b[i];
-  f["correct"] = correct;
+  f["correct"] = data.correct();
   return f;
 }
 
@@ -372,7 +368,8 @@ int main(int argc, char** argv) try {
       std::ifstream f(cubin_path, std::ios::binary);
       cubin.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
     }
-    const auto r = gpurt::bench::raw::pipeline(nd, o.floats, cubin);
+    gpurt::bench::raw::PipelineData data(o.floats);
+    const auto r = gpurt::bench::raw::pipeline(nd, data, cubin);
     report({{"total_s", r.total_s}, {"init_s", r.init_s}, {"correct", r.correct ? 1.0 : 0.0}});
   } else
     usage("unknown child '" + child + "'");

@@ -119,11 +119,8 @@ std::string cuda_vector_add_cubin(const std::string& arch) {
   return cubin;
 }
 
-Pipeline cuda_pipeline(const NativeDevice& d, std::size_t floats, const std::string& cubin) {
-  const std::size_t bytes = floats * sizeof(float);
-  std::vector<float> a(floats), b(floats);
-  for (std::size_t i = 0; i < floats; ++i) a[i] = static_cast<float>(i % 1000), b[i] = static_cast<float>(i % 7);
-  std::unique_ptr<float[]> c(new float[floats]);
+Pipeline cuda_pipeline(const NativeDevice& d, PipelineData& data, const std::string& cubin) {
+  const std::size_t floats = data.n, bytes = floats * sizeof(float);
   Pipeline r;
   const auto t0 = clock_type::now();
   const CudaApi& cu = CudaApi::get();
@@ -135,19 +132,18 @@ Pipeline cuda_pipeline(const NativeDevice& d, std::size_t floats, const std::str
   check(cu.cuModuleGetFunction(&f, module, "vector_add"), "cuModuleGetFunction");
   {
     DeviceMemory da(cu, bytes), db(cu, bytes), dc(cu, bytes);
-    check(cu.cuMemcpyHtoDAsync(da.p, a.data(), bytes, ctx.stream), "cuMemcpyHtoDAsync");
-    check(cu.cuMemcpyHtoDAsync(db.p, b.data(), bytes, ctx.stream), "cuMemcpyHtoDAsync");
+    check(cu.cuMemcpyHtoDAsync(da.p, data.a.data(), bytes, ctx.stream), "cuMemcpyHtoDAsync");
+    check(cu.cuMemcpyHtoDAsync(db.p, data.b.data(), bytes, ctx.stream), "cuMemcpyHtoDAsync");
     unsigned n = static_cast<unsigned>(floats);
     void* args[] = {&da.p, &db.p, &dc.p, &n};
     const unsigned groups = static_cast<unsigned>((floats + 255) / 256);
     if (groups > 0) check(cu.cuLaunchKernel(f, groups, 1, 1, 256, 1, 1, 0, ctx.stream, args, nullptr), "cuLaunchKernel");
-    check(cu.cuMemcpyDtoHAsync(c.get(), dc.p, bytes, ctx.stream), "cuMemcpyDtoHAsync");
+    check(cu.cuMemcpyDtoHAsync(data.c.get(), dc.p, bytes, ctx.stream), "cuMemcpyDtoHAsync");
     check(cu.cuStreamSynchronize(ctx.stream), "cuStreamSynchronize");
     r.total_s = since_us(t0) * 1e-6;  // the release of the buffers is not part of it (nor gpurt's)
   }
   cu.cuModuleUnload(module);
-  r.correct = true;
-  for (std::size_t i = 0; i < floats; ++i) r.correct &= c[i] == a[i] + b[i];
+  r.correct = data.correct();
   return r;
 }
 

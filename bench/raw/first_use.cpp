@@ -7,11 +7,11 @@ namespace gpurt::bench::raw {
 
 #ifdef GPURT_RAW_CUDA
 FirstCopy cuda_first_copy(const NativeDevice& device, std::size_t floats);
-Pipeline cuda_pipeline(const NativeDevice& device, std::size_t floats, const std::string& cubin);
+Pipeline cuda_pipeline(const NativeDevice& device, PipelineData& data, const std::string& cubin);
 #endif
 #ifdef GPURT_RAW_OPENCL
 FirstCopy opencl_first_copy(const NativeDevice& device, std::size_t floats);
-Pipeline opencl_pipeline(const NativeDevice& device, std::size_t floats);
+Pipeline opencl_pipeline(const NativeDevice& device, PipelineData& data);
 #endif
 
 namespace {
@@ -32,14 +32,24 @@ FirstCopy first_copy(const NativeDevice& d, std::size_t floats) {
   no_raw(d);
 }
 
-Pipeline pipeline(const NativeDevice& d, std::size_t floats, const std::string& cubin) {
+PipelineData::PipelineData(std::size_t floats) : n(floats), a(floats), b(floats), c(new float[floats]) {
+  for (std::size_t i = 0; i < floats; ++i) a[i] = static_cast<float>(i % 1000), b[i] = static_cast<float>(i % 7);
+}
+
+bool PipelineData::correct() const {
+  for (std::size_t i = 0; i < n; ++i)
+    if (c[i] != a[i] + b[i]) return false;
+  return true;
+}
+
+Pipeline pipeline(const NativeDevice& d, PipelineData& data, const std::string& cubin) {
 #ifdef GPURT_RAW_CUDA
-  if (d.backend == "cuda") return cuda_pipeline(d, floats, cubin);
+  if (d.backend == "cuda") return cuda_pipeline(d, data, cubin);
 #endif
 #ifdef GPURT_RAW_OPENCL
-  if (d.backend == "opencl") return opencl_pipeline(d, floats);
+  if (d.backend == "opencl") return opencl_pipeline(d, data);
 #endif
-  (void)floats;
+  (void)data;
   (void)cubin;
   no_raw(d);
 }

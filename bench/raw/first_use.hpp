@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace gpurt::bench::raw {
 
@@ -32,11 +34,18 @@ FirstCopy first_copy(const NativeDevice& device, std::size_t floats);
 // three buffers, two inputs copied in from pageable memory, c = a + b launched, c copied out.
 // Seconds from before the first native call to the end (init_s: up to a usable context and
 // queue); `correct` checks c against the CPU.
+struct PipelineData {
+  explicit PipelineData(std::size_t floats);
+  std::size_t n;
+  std::vector<float> a, b;     // the inputs, filled
+  std::unique_ptr<float[]> c;  // the output: fresh, untouched pageable memory
+  bool correct() const;        // c == a + b
+};
 struct Pipeline {
   double total_s = 0, init_s = 0;
   bool correct = false;
 };
-Pipeline pipeline(const NativeDevice& device, std::size_t floats, const std::string& cubin);
+Pipeline pipeline(const NativeDevice& device, PipelineData& data, const std::string& cubin);
 
 // CUDA: the vector_add kernel compiled by NVRTC for `arch` ("sm_90"), as a cubin.
 std::string cuda_vector_add_cubin(const std::string& arch);

@@ -105,11 +105,8 @@ FirstCopy opencl_first_copy(const NativeDevice& d, std::size_t floats) {
   return r;
 }
 
-Pipeline opencl_pipeline(const NativeDevice& d, std::size_t floats) {
-  const std::size_t bytes = floats * sizeof(float);
-  std::vector<float> a(floats), b(floats);
-  for (std::size_t i = 0; i < floats; ++i) a[i] = static_cast<float>(i % 1000), b[i] = static_cast<float>(i % 7);
-  std::unique_ptr<float[]> c(new float[floats]);
+Pipeline opencl_pipeline(const NativeDevice& d, PipelineData& data) {
+  const std::size_t floats = data.n, bytes = floats * sizeof(float);
   Pipeline r;
   const auto t0 = clock_type::now();
   const OpenclApi& cl = OpenclApi::get();
@@ -124,8 +121,8 @@ Pipeline opencl_pipeline(const NativeDevice& d, std::size_t floats) {
   {
     const auto da = own(ctx.buffer(bytes), cl.clReleaseMemObject), db = own(ctx.buffer(bytes), cl.clReleaseMemObject),
                dc = own(ctx.buffer(bytes), cl.clReleaseMemObject);
-    check(cl.clEnqueueWriteBuffer(ctx.queue, da.get(), CL_TRUE, 0, bytes, a.data(), 0, nullptr, nullptr), "clEnqueueWriteBuffer");
-    check(cl.clEnqueueWriteBuffer(ctx.queue, db.get(), CL_TRUE, 0, bytes, b.data(), 0, nullptr, nullptr), "clEnqueueWriteBuffer");
+    check(cl.clEnqueueWriteBuffer(ctx.queue, da.get(), CL_TRUE, 0, bytes, data.a.data(), 0, nullptr, nullptr), "clEnqueueWriteBuffer");
+    check(cl.clEnqueueWriteBuffer(ctx.queue, db.get(), CL_TRUE, 0, bytes, data.b.data(), 0, nullptr, nullptr), "clEnqueueWriteBuffer");
     cl_mem ma = da.get(), mb = db.get(), mc = dc.get();
     const cl_uint n = static_cast<cl_uint>(floats);
     check(cl.clSetKernelArg(kernel.get(), 0, sizeof ma, &ma), "clSetKernelArg");
@@ -136,11 +133,10 @@ Pipeline opencl_pipeline(const NativeDevice& d, std::size_t floats) {
     if (global > 0)
       check(cl.clEnqueueNDRangeKernel(ctx.queue, kernel.get(), 1, nullptr, &global, &local, 0, nullptr, nullptr),
             "clEnqueueNDRangeKernel");
-    check(cl.clEnqueueReadBuffer(ctx.queue, dc.get(), CL_TRUE, 0, bytes, c.get(), 0, nullptr, nullptr), "clEnqueueReadBuffer");
+    check(cl.clEnqueueReadBuffer(ctx.queue, dc.get(), CL_TRUE, 0, bytes, data.c.get(), 0, nullptr, nullptr), "clEnqueueReadBuffer");
     r.total_s = since_us(t0) * 1e-6;
   }
-  r.correct = true;
-  for (std::size_t i = 0; i < floats; ++i) r.correct &= c[i] == a[i] + b[i];
+  r.correct = data.correct();
   return r;
 }
 

@@ -64,6 +64,8 @@ std::vector<std::string> measurement_entries(const std::string& dir) {
   return out;
 }
 
+std::string base_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
 // A first child measures and stores; returns the entry's path (the same name in any directory).
 std::string stored_entry(const std::string& dir) {
   REQUIRE(run_fresh(dir, "measured") == 0);
@@ -80,7 +82,12 @@ void still_usable(test::Fixture& f) {
   CHECK(f.q.read(d) == x);
 }
 
-std::string base_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+// A valid stored measurement of this device (made by a child in a directory of its own): its bytes
+// and its file name (the same in any cache directory).
+std::pair<std::string, std::string> valid_entry() {
+  const std::string path = stored_entry(test::temp_dir("contract-first-use"));
+  return {read_file(path), base_name(path)};
+}
 
 void skip_without_staging(const Device& dev) {
   if (dev.backend() == "mock") GPURT_SKIP("the mock backend's copies are not staged through the transfer engine's measurement");
@@ -148,9 +155,7 @@ TEST_CASE("transfer.hpp: a link, a FIFO or a file others may write at the measur
   // user could have written is never trusted.
   test::Fixture f;
   skip_without_staging(f.dev);
-  const std::string good_dir = test::temp_dir("contract-first-use");
-  const std::string good = stored_entry(good_dir);
-  const std::string valid = read_file(good), name = base_name(good);
+  const auto [valid, name] = valid_entry();
 
   SECTION("a symbolic link to a valid entry is not followed, and its target is not written through") {
     const std::string dir = test::temp_dir("contract-first-use");
@@ -186,9 +191,7 @@ TEST_CASE("transfer.hpp: a corrupt or truncated stored measurement is ignored an
   // leaves the defaults and a new measurement, which is then stored afresh.
   test::Fixture f;
   skip_without_staging(f.dev);
-  const std::string good_dir = test::temp_dir("contract-first-use");
-  const std::string good = stored_entry(good_dir);
-  const std::string valid = read_file(good), name = base_name(good);
+  const auto [valid, name] = valid_entry();
   const std::string damaged[] = {valid.substr(0, valid.size() / 2), std::string(valid.size(), '\0'),
                                  valid.substr(0, valid.size() - 1) + "X", "GPURTC01"};
   for (const std::string& bytes : damaged) {
