@@ -252,6 +252,7 @@ TransferEngine::~TransferEngine() {
     if (g_probing) g_probing->erase(std::remove(g_probing->begin(), g_probing->end(), this), g_probing->end());
   }
   stop_ = true;
+  if (preparer_.joinable()) preparer_.join();
   if (prober_.joinable()) prober_.join();
   for (Slot& s : free_) (void)drain(s);
 }
@@ -264,6 +265,14 @@ bridge::Status TransferEngine::drain(Slot& slot) {
 }
 
 std::vector<TransferEngine::Slot> TransferEngine::acquire() {
+  {
+    std::unique_lock<std::mutex> lock(prepare_mutex_);
+    prepare_cv_.wait(lock, [&] { return !preparing_; });
+  }
+  return take_slots();
+}
+
+std::vector<TransferEngine::Slot> TransferEngine::take_slots() {
   std::vector<Slot> slots;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -443,9 +452,22 @@ void stop_measurements() noexcept {
   }
   for (TransferEngine* e : engines) {
     e->stop_ = true;
+    if (e->preparer_.joinable()) e->preparer_.join();  // first: it may start the prober
     if (e->prober_.joinable()) e->prober_.join();
   }
 }
+
+namespace {
+// Adds an engine to those stopped and joined at exit (once per engine is enough; twice is harmless).
+void join_at_exit(TransferEngine* engine) {
+  std::lock_guard<std::mutex> lock(g_probing_mutex);
+  if (!g_probing) {
+    g_probing = new std::vector<TransferEngine*>;  // process lifetime: read by the exit hook
+    std::atexit([] { stop_measurements(); });
+  }
+  if (std::find(g_probing->begin(), g_probing->end(), engine) == g_probing->end()) g_probing->push_back(engine);
+}
+}  // namespace
 
 namespace {
 std::int64_t now_ns() {
@@ -607,20 +629,55 @@ void TransferEngine::start_measuring() {
           "the stored staging measurement " + cache_entry_path(key) + " is malformed; ignored, measuring again");
     }
   }
-  {
-    std::lock_guard<std::mutex> lock(g_probing_mutex);
-    if (!g_probing) {
-      g_probing = new std::vector<TransferEngine*>;  // process lifetime: read by the exit hook
-      std::atexit([] { stop_measurements(); });
-    }
-    g_probing->push_back(this);
-  }
+  join_at_exit(this);
   log(detail::LogLevel::debug, "transfer",
       device_->selector + ": no stored staging measurement; using the defaults and measuring in the background");
   try {
     prober_ = std::thread([this] { measure_in_background(); });
   } catch (const std::exception& e) {  // no thread: keep the defaults
     log(detail::LogLevel::warn, "transfer", std::string("cannot start the staging measurement: ") + e.what());
+  }
+}
+
+void TransferEngine::prepare() noexcept {
+  try {
+    std::call_once(prepare_once_, [&] {
+      join_at_exit(this);
+      {
+        std::lock_guard<std::mutex> lock(prepare_mutex_);
+        preparing_ = true;
+      }
+      preparer_ = std::thread([this] {
+        const auto t0 = std::chrono::steady_clock::now();
+        try {
+          std::call_once(measuring_, [&] { start_measuring(); });
+          const std::size_t never = std::numeric_limits<std::size_t>::max();
+          if (staging() == Staging::automatic && cutover_[0] == never && cutover_[1] == never) {
+            log(detail::LogLevel::debug, "transfer", device_->selector + ": staging never pays here; nothing to prepare");
+            std::lock_guard<std::mutex> lock(prepare_mutex_);
+            preparing_ = false;
+            prepare_cv_.notify_all();
+            return;
+          }
+          (void)pool(0);
+          (void)pool(1);
+          release(take_slots());
+          log(detail::LogLevel::debug, "transfer",
+              device_->selector + ": staging prepared in the background in " + std::to_string(ms_since(t0)) + " ms");
+        } catch (const std::exception& e) {
+          log(detail::LogLevel::info, "transfer", device_->selector + ": preparing staging failed: " + e.what() +
+                                                      "; the first staged copy sets it up");
+        }
+        std::lock_guard<std::mutex> lock(prepare_mutex_);
+        preparing_ = false;
+        prepare_cv_.notify_all();
+      });
+    });
+  } catch (const std::exception& e) {  // no thread: the first copy sets up what it needs
+    std::lock_guard<std::mutex> lock(prepare_mutex_);
+    preparing_ = false;
+    prepare_cv_.notify_all();
+    log(detail::LogLevel::info, "transfer", std::string("cannot prepare staging in the background: ") + e.what());
   }
 }
 

@@ -71,6 +71,13 @@ class TransferEngine {
   // landed in `dst` (dq finished); throws Error on failure, with no DMA left pending into the relay.
   void relay(QueueState* sq, bridge::Buffer& src, std::size_t src_offset, QueueState* dq, bridge::Buffer& dst,
              std::size_t dst_offset, std::size_t bytes);
+  // Sets up, once and on a thread of its own, what a staged copy needs: the device's measurement
+  // (loaded, or the background measurement started), the copy threads of both directions and the
+  // pinned staging buffers. Called when a buffer a staged copy could fill is allocated, so that
+  // the set-up overlaps what the program does before its first copy; a copy that comes while it
+  // runs waits for it rather than doing it twice. Never throws (a failure is logged; the first
+  // copy then sets up what is missing itself).
+  void prepare() noexcept;
   // A queue of this device for the engine's own work (relays), made on first use.
   QueueState* internal_queue();
   static constexpr std::size_t relay_chunk = 32u << 20;
@@ -104,7 +111,8 @@ class TransferEngine {
   std::uint64_t wait_idle();
   bool interfered(std::uint64_t started) const;
   friend void stop_measurements() noexcept;
-  std::vector<Slot> acquire();
+  std::vector<Slot> acquire();     // waits for prepare()'s set-up, then take_slots()
+  std::vector<Slot> take_slots();  // `depth` staging slots: free ones, else new
   void release(std::vector<Slot> slots);
 
   // The copy pool of a direction (0 uploads, 1 downloads: each has its own thread count), rebuilt
@@ -123,6 +131,11 @@ class TransferEngine {
   std::atomic<std::size_t> cutover_[2];
   std::atomic<bool> pieces_{false};
   std::thread prober_;           // the background measurement, if one was started
+  std::once_flag prepare_once_;
+  std::thread preparer_;         // prepare()'s thread
+  std::mutex prepare_mutex_;
+  std::condition_variable prepare_cv_;
+  bool preparing_ = false;       // guarded by prepare_mutex_
   std::atomic<bool> stop_{false};  // set at process exit: the background measurement ends early
   std::atomic<unsigned> user_active_{0};      // user copies staging now
   std::atomic<std::uint64_t> user_started_{0};  // user copies staged so far
