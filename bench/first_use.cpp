@@ -12,6 +12,8 @@
 //  gpurt first, no record  ... and in one whose cache directory is empty (the first process ever:
 //                       defaults, measurement in the background)
 //  gpurt warm           the same process's later copies of the same size (best of 3)
+//  first touch          memset of as many fresh pageable bytes (what a first download's
+//                       destination costs whoever writes it), for attributing the first download
 //  pipeline             allocate 3 buffers, copy 2 inputs in, c = a + b, copy c out: from before
 //                       the first call (gpurt::device / the driver's library) to c in host memory,
 //                       kernel cached (gpurt's compile cache; CUDA: a cubin made beforehand;
@@ -299,6 +301,8 @@ int parent(const Options& o, const char* self) {
           m["raw_first_" + s] / m["gpurt_norecord_" + s], 2.5, true);
     ratio((std::string("first gpurt / warm gpurt, ") + dir).c_str(), m["gpurt_warm_" + s] / m["gpurt_" + s], 0.8, true);
   }
+  std::printf("first touch of fresh pageable pages (memset, one thread): %.2f GB/s\n", rate("raw_first_touch_s"));
+  j["rates_gbs"]["first_touch"] = rate("raw_first_touch_s");
   std::printf("pipeline ms (median): raw %.2f (init %.2f), gpurt %.2f (init %.2f)\n", m["raw_pipeline_total_s"] * 1e3,
               m["raw_pipeline_init_s"] * 1e3, m["gpurt_pipeline_total_s"] * 1e3, m["gpurt_pipeline_init_s"] * 1e3);
   ratio("pipeline gpurt / raw (time)", m["gpurt_pipeline_total_s"] / m["raw_pipeline_total_s"], 0.6, false);
@@ -342,7 +346,7 @@ int main(int argc, char** argv) try {
       return argv[++i];
     };
     if (a == "--device") o.selector = value();
-    else if (a == "--floats") o.floats = number(a, value(), std::size_t(1) << 34);
+    else if (a == "--floats") o.floats = std::max<std::size_t>(1, number(a, value(), std::size_t(1) << 34));
     else if (a == "--runs") o.runs = static_cast<int>(std::max<std::size_t>(1, number(a, value(), 100)));
     else if (a == "--json") o.json = value();
     else if (a == "--child") child = value();
@@ -361,7 +365,15 @@ int main(int argc, char** argv) try {
   else if (child == "gpurt-pipeline") report(gpurt_pipeline(o.selector, o.floats));
   else if (child == "raw-copy") {
     const auto r = gpurt::bench::raw::first_copy(nd, o.floats);
-    report({{"upload_s", r.upload_s}, {"download_s", r.download_s}});
+    // What the first touch of as many fresh pageable pages costs by itself (one thread, memset):
+    // a first download pays it for its destination, whoever copies.
+    std::unique_ptr<float[]> fresh(new float[o.floats]);
+    const auto t0 = clock_type::now();
+    std::memset(fresh.get(), 1, o.floats * sizeof(float));
+    const double touch = seconds_since(t0);
+    volatile float sink = o.floats ? fresh[o.floats / 2] : 0.0f;
+    (void)sink;
+    report({{"upload_s", r.upload_s}, {"download_s", r.download_s}, {"touch_s", touch}});
   } else if (child == "raw-pipeline") {
     std::string cubin;
     if (!cubin_path.empty()) {
