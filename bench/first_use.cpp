@@ -33,6 +33,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -138,6 +139,45 @@ Fields gpurt_pipeline(const std::string& selector, std::size_t floats) {
   return f;
 }
 
+// The device as the parent needs it, one "FIELD name value" line each; for CUDA also the raw
+// program's "cached kernel" (a cubin, written to `cubin_path`). A child of its own, so that the
+// parent never holds a driver context: NVIDIA's OpenCL platform was missing in children of a
+// process holding an NVIDIA OpenCL context (tests/contract/contract_waits.cpp).
+void describe(const std::string& selector, const std::string& cubin_path) {
+  const gpurt::Device dev = selector.empty() ? gpurt::default_device() : gpurt::device(selector);
+  const gpurt::DeviceProperties& p = dev.properties();
+  std::size_t rank = 0;  // which of the devices of this platform and name (raw OpenCL finds it so)
+  for (const gpurt::Device& d : gpurt::devices())
+    if (d.properties().backend == p.backend && d.properties().platform == p.platform && d.properties().name == p.name &&
+        d.properties().index < p.index)
+      ++rank;
+  const std::pair<const char*, std::string> fields[] = {
+      {"selector", dev.selector()}, {"description", dev.description()}, {"backend", p.backend},
+      {"uuid", p.uuid.empty() ? "-" : p.uuid}, {"index", std::to_string(p.index)}, {"platform", p.platform},
+      {"name", p.name}, {"rank", std::to_string(rank)}};
+  for (const auto& [k, v] : fields) std::printf("FIELD %s %s\n", k, v.c_str());
+  if (p.backend == "cuda" && !cubin_path.empty()) {
+    std::ofstream f(cubin_path, std::ios::binary);
+    f << gpurt::bench::raw::cuda_vector_add_cubin(p.architecture);
+    if (!f) throw std::runtime_error("cannot write " + cubin_path);
+    std::printf("FIELD cubin %s\n", cubin_path.c_str());
+  }
+  std::fflush(stdout);
+}
+
+// The FIELD lines of a describe child, scanned once.
+std::map<std::string, std::string> fields_of(const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::size_t at = 0;
+  while ((at = text.find("FIELD ", at)) != std::string::npos) {
+    const std::size_t key = at + 6, space = text.find(' ', key), end = text.find('\n', key);
+    if (space == std::string::npos || end == std::string::npos || space > end) break;
+    out[text.substr(key, space - key)] = text.substr(space + 1, end - space - 1);
+    at = end;
+  }
+  return out;
+}
+
 // ---- the parent ----
 
 struct Options {
@@ -149,7 +189,8 @@ struct Options {
 
 // Runs this program again as `args` in a fresh process (environment `env` added) and parses its
 // RESULT line; throws with the child's output when it fails.
-Fields run_child(const std::vector<std::string>& args, const std::vector<std::pair<std::string, std::string>>& env) {
+std::string run_child_text(const std::vector<std::string>& args,
+                           const std::vector<std::pair<std::string, std::string>>& env) {
   int out[2];
   if (::pipe(out) != 0) throw std::runtime_error("pipe failed");
   // The program by its real path, also as argv[0] (some drivers look at the program's name), with
@@ -202,9 +243,15 @@ Fields run_child(const std::vector<std::string>& args, const std::vector<std::pa
   ::close(out[0]);
   int status = 0;
   ::waitpid(pid, &status, 0);
-  const std::size_t at = text.find("RESULT");
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || at == std::string::npos)
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw std::runtime_error("child '" + args[2] + "' failed (status " + std::to_string(status) + "): " + text);
+  return text;
+}
+
+Fields run_child(const std::vector<std::string>& args, const std::vector<std::pair<std::string, std::string>>& env) {
+  const std::string text = run_child_text(args, env);
+  const std::size_t at = text.find("RESULT");
+  if (at == std::string::npos) throw std::runtime_error("child '" + args[2] + "' reported nothing: " + text);
   Fields f;
   std::size_t i = at + 6;
   while (i < text.size() && text[i] == ' ') {  // " key=value" pairs, scanned once
@@ -222,38 +269,42 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// An empty private directory for a child's compile cache.
+// An empty private directory (mode 0700) for a child's compile cache or the cubin, removed with
+// what it holds when the program ends.
+struct TempDirs {
+  std::vector<std::string> made;
+  ~TempDirs() {
+    std::error_code ec;
+    for (const std::string& d : made) std::filesystem::remove_all(d, ec);
+  }
+};
+TempDirs g_temp_dirs;
+
 std::string fresh_cache_dir() {
   char tmpl[] = "/tmp/gpurt-first-use-XXXXXX";
   if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+  g_temp_dirs.made.push_back(tmpl);
   return tmpl;
 }
 
 int parent(const Options& o, const char* self) {
-  const gpurt::Device dev = o.selector.empty() ? gpurt::default_device() : gpurt::device(o.selector);
-  const gpurt::DeviceProperties& p = dev.properties();
-  std::size_t rank = 0;  // which of the devices of this platform and name (raw OpenCL finds it so)
-  for (const gpurt::Device& d : gpurt::devices())
-    if (d.properties().backend == p.backend && d.properties().platform == p.platform && d.properties().name == p.name &&
-        d.properties().index < p.index)
-      ++rank;
-  const std::string sel = dev.selector(), n = std::to_string(o.floats);
-  std::vector<std::string> native = {"--backend", p.backend, "--uuid", p.uuid.empty() ? "-" : p.uuid, "--index",
-                                     std::to_string(p.index), "--platform", p.platform, "--name", p.name, "--rank",
-                                     std::to_string(rank)};
-  std::string cubin_path;
-  if (p.backend == "cuda") {  // the raw program's "cached kernel": a cubin made now, loaded by the child
-    cubin_path = fresh_cache_dir() + "/vector_add.cubin";
-    std::ofstream(cubin_path, std::ios::binary) << gpurt::bench::raw::cuda_vector_add_cubin(p.architecture);
-    native.insert(native.end(), {"--cubin", cubin_path});
-  }
+  const std::string cubin_path = fresh_cache_dir() + "/vector_add.cubin";
+  std::vector<std::string> describe_args = {self, "--child", "describe", "--cubin", cubin_path};
+  if (!o.selector.empty()) describe_args.insert(describe_args.end(), {"--device", o.selector});
+  std::map<std::string, std::string> dev = fields_of(run_child_text(describe_args, {}));
+  const std::string sel = dev["selector"], n = std::to_string(o.floats);
+  if (sel.empty()) throw std::runtime_error("the describing child named no device");
+  std::vector<std::string> native = {"--backend", dev["backend"], "--uuid",  dev["uuid"],     "--index",
+                                     dev["index"],   "--platform",   dev["platform"], "--name", dev["name"],
+                                     "--rank",       dev["rank"]};
+  if (!dev["cubin"].empty()) native.insert(native.end(), {"--cubin", dev["cubin"]});
   auto args = [&](const char* kind, std::vector<std::string> more = {}) {
     std::vector<std::string> a = {self, "--child", kind, "--device", sel, "--floats", n};
     a.insert(a.end(), more.begin(), more.end());
     return a;
   };
   std::printf("gpurt-first-use: %s, %zu floats (%.0f MB) per buffer, %d runs, each in a fresh process\n",
-              dev.description().c_str(), o.floats, o.floats * 4e-6, o.runs);
+              dev["description"].c_str(), o.floats, o.floats * 4e-6, o.runs);
   // Untimed: the device's staging measurement stored in the compile cache, the kernel cached.
   (void)run_child(args("gpurt-copy", {"--wait-measured"}), {});
   (void)run_child(args("gpurt-pipeline"), {});
@@ -269,7 +320,7 @@ int parent(const Options& o, const char* self) {
     for (const auto& [k, x] : run_child(args("gpurt-pipeline"), {})) v["gpurt_pipeline_" + k].push_back(x);
   }
   nlohmann::json j;
-  j["device"] = dev.description();
+  j["device"] = dev["description"];
   j["selector"] = sel;
   j["floats"] = o.floats;
   j["bytes"] = o.floats * 4;
@@ -361,7 +412,8 @@ int main(int argc, char** argv) try {
     else usage("unknown argument '" + a + "'");
   }
   if (child.empty()) return parent(o, argv[0]);
-  if (child == "gpurt-copy") report(gpurt_copy(o.selector, o.floats, wait_measured));
+  if (child == "describe") describe(o.selector, cubin_path);
+  else if (child == "gpurt-copy") report(gpurt_copy(o.selector, o.floats, wait_measured));
   else if (child == "gpurt-pipeline") report(gpurt_pipeline(o.selector, o.floats));
   else if (child == "raw-copy") {
     const auto r = gpurt::bench::raw::first_copy(nd, o.floats);

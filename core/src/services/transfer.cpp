@@ -394,6 +394,8 @@ void TransferEngine::staged_download(QueueState* q, bridge::Buffer& src, std::si
 //    thread, on a private queue, timing only while no user copy is staging (a batch that a user
 //    copy overlapped is timed again), then uses the result and stores it. At process exit the
 //    thread is stopped after its current batch (stop_measurements, an atexit hook).
+// The loading, like the copy threads and the pinned staging buffers, happens in prepare(), on a
+// thread started when a buffer a staged copy could fill is allocated.
 
 namespace {
 // What the engine's measurements run on: a private queue, 16 MiB of device memory and as much
@@ -440,7 +442,6 @@ struct Probe {
     return best / static_cast<double>(calls);
   }
 };
-
 
 }  // namespace
 
