@@ -464,6 +464,10 @@ void join_at_exit(TransferEngine* engine) {
   std::lock_guard<std::mutex> lock(g_probing_mutex);
   if (!g_probing) {
     g_probing = new std::vector<TransferEngine*>;  // process lifetime: read by the exit hook
+    // Exit hooks run in reverse order of registration: the libraries the threads use must have
+    // registered theirs first, or they are torn down under a running thread. The drivers did at
+    // device open; OpenSSL (the cache's SHA-256) registers its own on first use, so use it now.
+    (void)sha256_hex(std::string());
     std::atexit([] { stop_measurements(); });
   }
   if (std::find(g_probing->begin(), g_probing->end(), engine) == g_probing->end()) g_probing->push_back(engine);
@@ -651,7 +655,7 @@ void TransferEngine::prepare() noexcept {
       preparer_ = std::thread([this] {
         const auto t0 = std::chrono::steady_clock::now();
         try {
-          std::call_once(measuring_, [&] { start_measuring(); });
+          if (!stop_) std::call_once(measuring_, [&] { start_measuring(); });
           const std::size_t never = std::numeric_limits<std::size_t>::max();
           if (staging() == Staging::automatic && cutover_[0] == never && cutover_[1] == never) {
             log(detail::LogLevel::debug, "transfer", device_->selector + ": staging never pays here; nothing to prepare");
@@ -660,9 +664,11 @@ void TransferEngine::prepare() noexcept {
             prepare_cv_.notify_all();
             return;
           }
-          (void)pool(0);
-          (void)pool(1);
-          release(take_slots());
+          if (!stop_) {
+            (void)pool(0);
+            (void)pool(1);
+            release(take_slots());
+          }
           log(detail::LogLevel::debug, "transfer",
               device_->selector + ": staging prepared in the background in " + std::to_string(ms_since(t0)) + " ms");
         } catch (const std::exception& e) {
