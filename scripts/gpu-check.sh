@@ -108,6 +108,18 @@ for sel in $selectors; do
   rm -f "$OUT/trace-${sel/:/_}.json"
 done
 
+# A process's first copies and the seed pipeline, gpurt against the raw API, each in a fresh process
+# (issue 20, "No first-use penalty"): the CUDA device and the NVIDIA OpenCL device.
+fu_devices=$(echo "$selectors" | tr ' ' '\n' | grep -E '^cuda' | head -1)
+fu_nv=$("$BUILD/bin/gpurt" info --json | python3 -c 'import json,sys; print(" ".join(d["selector"] for d in json.load(sys.stdin)["devices"] if d["backend"]=="opencl" and "NVIDIA" in d["vendor"]))')
+fu_devices="$fu_devices ${fu_nv%% *}"
+for sel in $fu_devices; do
+  echo "first use on $sel: gpurt-first-use --device $sel (100 M floats, median of 3 fresh processes each)"
+  timeout 600 "$BUILD/bin/gpurt-first-use" --device "$sel" --json "$OUT/first-use-${sel/:/_}.json" \
+    > "$OUT/first-use-${sel/:/_}.txt" 2>&1 || { echo "  exit $?"; rc=1; }
+  sed "s/^/  /" "$OUT/first-use-${sel/:/_}.txt" | tail -20
+done
+
 if [ $bench_mode != none ]; then
   quick=""
   [ $bench_mode = quick ] && quick="--quick"

@@ -15,6 +15,13 @@
 // writable by others, at most max_cache_entry_bytes of payload, and passes its SHA-256. A bad
 // entry is rebuilt. A directory that cannot be written means no caching and one warning, never an
 // error.
+//
+// Besides programs, the directory holds one small entry per device (same format, same rules) with
+// the transfer engine's measurement of where staging pays (gpurt/transfer.hpp), keyed by gpurt's
+// version, the device's backend, name, architecture and driver version, the plugin file and the
+// staging thread counts. GPURT_CACHE=off neither reads nor stores it. To clear everything, remove
+// the directory's files; a removed entry is measured (or built) again when next needed. Refused
+// and corrupt measurement entries count in CacheStatistics like program entries.
 #pragma once
 
 #include <cstdint>

@@ -1,12 +1,30 @@
 // The transfer engine: copies between ordinary (pageable) host memory and a device go through
 // pinned staging buffers, cut into chunks, with the host-side memcpy of one chunk overlapping the
 // DMA of the previous one (several host threads where the machine has cores to spare). Small
-// copies take the direct path; where staging starts to pay is measured per device and direction
-// on first use. Copies from and to HostBuffer memory (already pinned), also through raw pointers
-// into it, always go direct.
+// copies take the direct path. Copies from and to HostBuffer memory (already pinned), also
+// through raw pointers into it, always go direct.
 //
 // A staged copy returns once the host side is done: an upload has read all of the source (which
 // may then be reused), a download has written all of the destination (which is then complete).
+//
+// Measured once per device: where staging starts to pay (per direction, from 1 MiB) and whether
+// downloads land in pieces depend on the device, its driver and the host. No user copy waits for
+// that measurement. When a buffer of 1 MiB or more is first allocated on a device (or at its
+// first such copy, whichever comes first), a thread of gpurt's sets up the engine while the
+// program goes on: it starts the copy threads, allocates the pinned staging buffers (3 of 8 MiB)
+// and reads the device's stored measurement from the compile cache (GPURT_CACHE_DIR, see
+// gpurt/cache.hpp: a small entry, "gpurt transfer measurement 1" and three lines, under the same
+// trust rules as compiled programs). A copy that comes while that set-up runs waits for it (it
+// would otherwise do the same work itself). Where there is no stored measurement - the first
+// process on this device, driver, gpurt version and plugin, GPURT_CACHE=off, or an entry that was
+// refused, corrupt or malformed (logged, then ignored) - copies use the defaults at once (staged
+// from 4 MiB in both directions, downloads in whole chunks) while a background thread measures on
+// a private queue, timing only while no user copy is staging, then switches to the result and
+// stores it (unless the cache is off). A process that exits first stores nothing: the
+// measurement stops at exit after at most one batch of probes, and the next process measures
+// again. Removing the cache directory's files (or GPURT_CACHE=off) measures again; GPURT_STAGING=on
+// or off, or set_staging, skips the decision altogether. GPURT_LOG=debug shows what was loaded,
+// measured and stored, and what the staging buffers and threads cost to set up.
 #pragma once
 
 #include <cstddef>
@@ -42,6 +60,10 @@ struct TransferStatistics {
   std::uint64_t staged_copies = 0;
   std::uint64_t direct_copies = 0;     // copies through raw host pointers or vectors that went direct
   std::uint64_t staged_bytes = 0;
+  // Where staging pays, per device (see "Measured once per device" above): measurements read from
+  // the compile cache, and measurements taken (in the background) in this process.
+  std::uint64_t measurements_loaded = 0;
+  std::uint64_t measurements_taken = 0;
 };
 TransferStatistics transfer_statistics();
 

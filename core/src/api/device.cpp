@@ -114,6 +114,9 @@ std::shared_ptr<Allocation> allocate(const Device& device, std::size_t count, st
     raise(s, d);
   }
   ++d->live_buffers;
+  // A buffer a staged copy could fill: the transfer engine sets itself up in the background now,
+  // while the program prepares its data, rather than inside its first copy.
+  if (may_stage(bytes)) transfer_engine(d).prepare();
   return a;
 }
 

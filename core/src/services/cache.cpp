@@ -176,6 +176,22 @@ std::string plugin_identity(const DeviceState& d) {
          "|" + std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
 }
 
+// Appends one length-prefixed field to a key's material (no two field lists give one material).
+void add_field(std::string& material, const std::string& s) {
+  material += std::to_string(s.size());
+  material += ':';
+  material += s;
+}
+
+// What identifies a device and the code that drives it, in a key's material.
+void add_device_fields(std::string& material, const DeviceState& d) {
+  add_field(material, version_string());
+  add_field(material, d.props.backend);
+  add_field(material, d.props.name);
+  add_field(material, d.props.architecture);
+  add_field(material, d.props.driver_version);
+}
+
 }  // namespace
 
 std::string sha256_hex(const std::string& data) {
@@ -211,22 +227,25 @@ std::string cache_key(const DeviceState& d, const bridge::ProgramSource& source,
       return {};
     }
   std::string material;
-  auto add = [&](const std::string& s) {
-    material += std::to_string(s.size());
-    material += ':';
-    material += s;
-  };
-  add(version_string());
-  add(d.props.backend);
-  add(d.props.name);
-  add(d.props.architecture);
-  add(d.props.driver_version);
+  auto add = [&](const std::string& s) { add_field(material, s); };
+  add_device_fields(material, d);
   add(d.impl->compiler_id());
   add(plugin_identity(d));
   add(to_string(source.language));
   add(source.name);
   add(source.text);
   for (const auto& f : flags) add(f);
+  return sha256_hex(material);
+}
+
+std::string device_record_key(const DeviceState& d, const std::string& what) {
+  if (!current().enabled) return {};
+  std::string material;
+  auto add = [&](const std::string& s) { add_field(material, s); };
+  add("device record");
+  add(what);
+  add_device_fields(material, d);
+  add(plugin_identity(d));
   return sha256_hex(material);
 }
 

@@ -17,6 +17,12 @@ std::string sha256_hex(const std::string& data);
 std::string cache_key(const DeviceState& device, const bridge::ProgramSource& source,
                       const std::vector<std::string>& flags, std::string& why);
 
+// The key of a record gpurt keeps about a device (what = its kind and version, e.g. the transfer
+// engine's measurement): gpurt's version, the device's backend, name, architecture and driver
+// version, and the plugin file. Empty when the cache is off. Stored and loaded like a program
+// (cache_store, cache_load), under the same rules.
+std::string device_record_key(const DeviceState& device, const std::string& what);
+
 // The file an entry of `key` lives in under the current configuration (empty when disabled).
 std::string cache_entry_path(const std::string& key);
 

@@ -7,8 +7,10 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "gpurt/transfer.hpp"
+#include "services/cache.hpp"
 #include "services/log.hpp"
 
 #if defined(__x86_64__) || defined(_M_X64)
@@ -21,6 +23,7 @@ namespace gpurt {
 namespace {
 std::atomic<int> g_mode{static_cast<int>(Staging::automatic)};
 std::atomic<std::uint64_t> g_staged{0}, g_direct{0}, g_staged_bytes{0};
+std::atomic<std::uint64_t> g_measurements_loaded{0}, g_measurements_taken{0};
 }  // namespace
 
 void set_staging(Staging mode) { g_mode = static_cast<int>(mode); }
@@ -47,6 +50,8 @@ TransferStatistics transfer_statistics() {
   s.staged_copies = g_staged;
   s.direct_copies = g_direct;
   s.staged_bytes = g_staged_bytes;
+  s.measurements_loaded = g_measurements_loaded;
+  s.measurements_taken = g_measurements_taken;
   return s;
 }
 
@@ -209,23 +214,46 @@ void CopyPool::copy(void* dst, const void* src, std::size_t bytes) {
 // ---- TransferEngine ----
 
 namespace {
+// Engines whose background measurement may still run, stopped and joined at exit (before the
+// drivers' own exit handlers, registered earlier, tear down what the thread uses).
+std::mutex g_probing_mutex;
+std::vector<TransferEngine*>* g_probing = nullptr;
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
 [[noreturn]] void fail_copy(const bridge::Status& s, DeviceState* d) { raise(s, d); }
 }  // namespace
 
-TransferEngine::TransferEngine(DeviceState* device) : device_(device) {}
+TransferEngine::TransferEngine(DeviceState* device) : device_(device) {
+  cutover_[0] = default_cutover;
+  cutover_[1] = default_cutover;
+}
 
 std::shared_ptr<CopyPool> TransferEngine::pool(int direction) {
   const unsigned want =
       staging_threads(direction == 0 ? CopyDirection::host_to_device : CopyDirection::device_to_host);
   std::lock_guard<std::mutex> lock(mutex_);
   if (!pool_[direction] || pool_threads_[direction] != want) {
+    const auto t0 = std::chrono::steady_clock::now();
     pool_[direction] = std::make_shared<CopyPool>(want);
     pool_threads_[direction] = want;
+    log(detail::LogLevel::debug, "transfer",
+        device_->selector + (direction == 0 ? ": upload" : ": download") + " copy threads (" + std::to_string(want) +
+            ") started in " + std::to_string(ms_since(t0)) + " ms");
   }
   return pool_[direction];
 }
 
 TransferEngine::~TransferEngine() {
+  {
+    std::lock_guard<std::mutex> lock(g_probing_mutex);
+    if (g_probing) g_probing->erase(std::remove(g_probing->begin(), g_probing->end(), this), g_probing->end());
+  }
+  stop_ = true;
+  if (preparer_.joinable()) preparer_.join();
+  if (prober_.joinable()) prober_.join();
   for (Slot& s : free_) (void)drain(s);
 }
 
@@ -237,6 +265,14 @@ bridge::Status TransferEngine::drain(Slot& slot) {
 }
 
 std::vector<TransferEngine::Slot> TransferEngine::acquire() {
+  {
+    std::unique_lock<std::mutex> lock(prepare_mutex_);
+    prepare_cv_.wait(lock, [&] { return !preparing_; });
+  }
+  return take_slots();
+}
+
+std::vector<TransferEngine::Slot> TransferEngine::take_slots() {
   std::vector<Slot> slots;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -245,10 +281,17 @@ std::vector<TransferEngine::Slot> TransferEngine::acquire() {
       free_.pop_back();
     }
   }
-  while (slots.size() < depth) {
-    Slot s;
-    check(device_->impl->allocate_host(chunk, s.memory), device_);
-    slots.push_back(std::move(s));
+  if (slots.size() < depth) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::size_t had = slots.size();
+    while (slots.size() < depth) {
+      Slot s;
+      check(device_->impl->allocate_host(chunk, s.memory), device_);
+      slots.push_back(std::move(s));
+    }
+    log(detail::LogLevel::debug, "transfer",
+        device_->selector + ": " + std::to_string(depth - had) + " pinned staging buffers of " +
+            std::to_string(chunk >> 20) + " MiB allocated in " + std::to_string(ms_since(t0)) + " ms");
   }
   return slots;
 }
@@ -336,6 +379,24 @@ void TransferEngine::staged_download(QueueState* q, bridge::Buffer& src, std::si
   if (!s.ok()) fail_copy(s, device_);
 }
 
+// ---- Measuring where staging pays ----
+//
+// Where staging starts to pay (the cut-over, per direction) and whether downloads should land in
+// pieces depend on the device, its driver and the host, so they are measured - but never inside a
+// user's copy: in the H200's first copy of 400 MB, the probes (16 MiB x sizes x paths x batches)
+// were most of why the first copy of a process ran at a third of the warm rate. Instead:
+//  - the measurement is stored in the compile cache (services/cache.cpp: the same directory, the
+//    same trust rules, the same entry format with its checksum), keyed by gpurt's version, the
+//    device (backend, name, architecture, driver version), the plugin file and the staging thread
+//    counts; a later process loads it on its first copy that might be staged;
+//  - where there is none (the first process, GPURT_CACHE=off, a refused or malformed entry), the
+//    engine uses the defaults (default_cutover, whole chunks) at once and measures on a background
+//    thread, on a private queue, timing only while no user copy is staging (a batch that a user
+//    copy overlapped is timed again), then uses the result and stores it. At process exit the
+//    thread is stopped after its current batch (stop_measurements, an atexit hook).
+// The loading, like the copy threads and the pinned staging buffers, happens in prepare(), on a
+// thread started when a buffer a staged copy could fill is allocated.
+
 namespace {
 // What the engine's measurements run on: a private queue, 16 MiB of device memory and as much
 // pageable host memory.
@@ -357,22 +418,84 @@ struct Probe {
   // all, at least two calls), the queue finished after each batch. A batch, not a single call:
   // what a path costs includes its variance (a copy thread that wakes late), and a single best
   // call hid that - the 1 MiB probe on the H200 once chose staging at 10.6 GB/s against 8.0 direct
-  // while back-to-back staged copies then ran at 6.7 against 8.4.
-  template <class Body>
-  double seconds(std::size_t bytes, Body&& body) {
+  // while back-to-back staged copies then ran at 6.7 against 8.4. `idle` waits until the engine
+  // has no user copy (returning the count started so far) and `interfered` says whether one
+  // started since: such a batch is timed again, up to 20 times.
+  template <class Body, class Idle, class Interfered>
+  double seconds(std::size_t bytes, Body&& body, Idle&& idle, Interfered&& interfered) {
     using clock = std::chrono::steady_clock;
     const std::size_t calls = std::max<std::size_t>(2, largest / bytes);
     double best = 1e30;
+    int retries = 20;
     for (int r = 0; r < 3; ++r) {
+      const std::uint64_t started = idle();
       const auto t0 = clock::now();
       for (std::size_t i = 0; i < calls; ++i) body(bytes);
       (void)q.impl->finish();
+      if (interfered(started)) {
+        if (--retries < 0) throw TransferEngine::Interrupted{};
+        --r;
+        continue;
+      }
       best = std::min(best, std::chrono::duration<double>(clock::now() - t0).count());
     }
     return best / static_cast<double>(calls);
   }
 };
+
 }  // namespace
+
+void stop_measurements() noexcept {
+  std::vector<TransferEngine*> engines;
+  {
+    std::lock_guard<std::mutex> lock(g_probing_mutex);
+    if (g_probing) engines.swap(*g_probing);
+  }
+  for (TransferEngine* e : engines) {
+    e->stop_ = true;
+    if (e->preparer_.joinable()) e->preparer_.join();  // first: it may start the prober
+    if (e->prober_.joinable()) e->prober_.join();
+  }
+}
+
+namespace {
+// Adds an engine to those stopped and joined at exit (once per engine is enough; twice is harmless).
+void join_at_exit(TransferEngine* engine) {
+  std::lock_guard<std::mutex> lock(g_probing_mutex);
+  if (!g_probing) {
+    g_probing = new std::vector<TransferEngine*>;  // process lifetime: read by the exit hook
+    // Exit hooks run in reverse order of registration: the libraries the threads use must have
+    // registered theirs first, or they are torn down under a running thread. The drivers did at
+    // device open; OpenSSL (the cache's SHA-256) registers its own on first use, so use it now.
+    (void)sha256_hex(std::string());
+    std::atexit([] { stop_measurements(); });
+  }
+  if (std::find(g_probing->begin(), g_probing->end(), engine) == g_probing->end()) g_probing->push_back(engine);
+}
+}  // namespace
+
+namespace {
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+// How long the engine must have had no user copy before a probe batch starts: a program's copies
+// often come in runs (inputs up, a launch, the result down), and the probes wait for a pause.
+constexpr std::int64_t quiet_ns = 10'000'000;
+}  // namespace
+
+std::uint64_t TransferEngine::wait_idle() {
+  for (;;) {
+    if (stop_) throw Interrupted{};
+    const std::uint64_t started = user_started_.load();
+    if (user_active_.load() == 0 && now_ns() - user_ended_ns_.load() >= quiet_ns) return started;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+bool TransferEngine::interfered(std::uint64_t started) const {
+  return user_started_.load() != started || user_active_.load() != 0;
+}
 
 // Whether downloads should land in pieces: pieces pay where the driver's events are cheap and
 // cost where they are not, so each device decides, on 16 MiB, and pieces must win by 20%. On the
@@ -383,7 +506,9 @@ bool TransferEngine::measure_pieces() {
   Probe p;
   if (!p.open(device_)) return false;
   auto run = [&](bool pieces) {
-    return p.seconds(p.largest, [&](std::size_t n) { staged_download(&p.q, *p.scratch, 0, p.host.data(), n, pieces); });
+    return p.seconds(
+        p.largest, [&](std::size_t n) { staged_download(&p.q, *p.scratch, 0, p.host.data(), n, pieces); },
+        [&] { return wait_idle(); }, [&](std::uint64_t s) { return interfered(s); });
   };
   const double whole = run(false), pieces = run(true);
   log(detail::LogLevel::info, "transfer",
@@ -393,22 +518,27 @@ bool TransferEngine::measure_pieces() {
   return pieces * 1.2 < whole;
 }
 
-// Where staging starts to pay, per direction: the smallest probe size at which a staged copy
-// beats the driver's direct pageable copy by 10%, measured once on a private queue.
-std::size_t TransferEngine::measure_cutover(int direction) {
+// Where staging starts to pay in a direction: the smallest probe size at which a staged copy
+// beats the driver's direct pageable copy by 10%.
+std::size_t TransferEngine::measure_cutover(int direction, bool pieces) {
   static const std::size_t probes[] = {1u << 20, 4u << 20, Probe::largest};
   Probe p;
   if (!p.open(device_)) return std::numeric_limits<std::size_t>::max();
+  auto idle = [&] { return wait_idle(); };
+  auto busy = [&](std::uint64_t s) { return interfered(s); };
   for (std::size_t bytes : probes) {
     double direct = 0, staged = 0;
     if (direction == 0) {
-      direct = p.seconds(bytes, [&](std::size_t n) { (void)p.q.impl->copy_from_host(p.host.data(), *p.scratch, 0, n, true); });
-      staged = p.seconds(bytes, [&](std::size_t n) { staged_upload(&p.q, p.host.data(), *p.scratch, 0, n); });
+      direct = p.seconds(
+          bytes, [&](std::size_t n) { (void)p.q.impl->copy_from_host(p.host.data(), *p.scratch, 0, n, true); }, idle,
+          busy);
+      staged = p.seconds(bytes, [&](std::size_t n) { staged_upload(&p.q, p.host.data(), *p.scratch, 0, n); }, idle, busy);
     } else {
-      direct = p.seconds(bytes, [&](std::size_t n) { (void)p.q.impl->copy_to_host(*p.scratch, 0, p.host.data(), n, true); });
-      staged = p.seconds(bytes, [&](std::size_t n) {
-        staged_download(&p.q, *p.scratch, 0, p.host.data(), n, pieces());
-      });
+      direct = p.seconds(
+          bytes, [&](std::size_t n) { (void)p.q.impl->copy_to_host(*p.scratch, 0, p.host.data(), n, true); }, idle,
+          busy);
+      staged = p.seconds(
+          bytes, [&](std::size_t n) { staged_download(&p.q, *p.scratch, 0, p.host.data(), n, pieces); }, idle, busy);
     }
     log(detail::LogLevel::info, "transfer",
         device_->selector + (direction == 0 ? " upload " : " download ") + std::to_string(bytes >> 20) +
@@ -419,16 +549,177 @@ std::size_t TransferEngine::measure_cutover(int direction) {
   return std::numeric_limits<std::size_t>::max();
 }
 
-bool TransferEngine::pieces() {
-  std::call_once(pieces_measured_, [&] {
-    try {
-      pieces_ = measure_pieces();
-    } catch (const Error& e) {
-      log(detail::LogLevel::warn, "transfer", std::string("measuring staged downloads failed: ") + e.what());
-      pieces_ = false;
+std::string format_measurement(const std::size_t cutover[2], bool pieces) {
+  auto size = [](std::size_t b) {
+    return b == std::numeric_limits<std::size_t>::max() ? std::string("never") : std::to_string(b);
+  };
+  return "gpurt transfer measurement 1\nupload_cutover " + size(cutover[0]) + "\ndownload_cutover " +
+         size(cutover[1]) + "\ndownload_pieces " + (pieces ? "1" : "0") + "\n";
+}
+
+bool parse_measurement(const std::string& text, std::size_t cutover[2], bool& pieces) {
+  std::size_t at = 0;
+  auto line = [&](const char* name, std::string& value) {  // "name value\n", scanned once
+    const std::size_t n = std::strlen(name);
+    if (text.compare(at, n, name) != 0 || at + n >= text.size() || text[at + n] != ' ') return false;
+    const std::size_t end = text.find('\n', at + n + 1);
+    if (end == std::string::npos) return false;
+    value = text.substr(at + n + 1, end - at - n - 1);
+    at = end + 1;
+    return true;
+  };
+  auto size = [](const std::string& v, std::size_t& out) {
+    if (v == "never") {
+      out = std::numeric_limits<std::size_t>::max();
+      return true;
     }
-  });
-  return pieces_;
+    if (v.empty() || v.size() > 15) return false;  // at most 15 digits: no overflow
+    std::size_t x = 0;
+    for (char c : v) {
+      if (c < '0' || c > '9') return false;
+      x = x * 10 + static_cast<std::size_t>(c - '0');
+    }
+    out = x;
+    return true;
+  };
+  const std::string head = "gpurt transfer measurement 1\n";
+  if (text.compare(0, head.size(), head) != 0) return false;
+  at = head.size();
+  std::string up, down, p;
+  std::size_t c[2];
+  if (!line("upload_cutover", up) || !line("download_cutover", down) || !line("download_pieces", p) ||
+      at != text.size() || !size(up, c[0]) || !size(down, c[1]) || (p != "0" && p != "1"))
+    return false;
+  cutover[0] = c[0];
+  cutover[1] = c[1];
+  pieces = p == "1";
+  return true;
+}
+
+namespace {
+std::string describe_measurement(const std::size_t cutover[2], bool pieces) {
+  auto from = [](std::size_t b) {
+    return b == std::numeric_limits<std::size_t>::max() ? std::string("never") : "from " + std::to_string(b) + " bytes";
+  };
+  return "uploads staged " + from(cutover[0]) + ", downloads staged " + from(cutover[1]) +
+         (pieces ? " in pieces" : " in whole chunks");
+}
+
+// What the measurement's key covers beyond the device: its format, and the thread counts it was
+// taken with.
+std::string measurement_kind() {
+  return "transfer measurement 1|threads " + std::to_string(staging_threads(CopyDirection::host_to_device)) + "/" +
+         std::to_string(staging_threads(CopyDirection::device_to_host));
+}
+}  // namespace
+
+void TransferEngine::start_measuring() {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string key = device_record_key(*device_, measurement_kind());
+  if (!key.empty()) {
+    if (const std::optional<std::string> stored = cache_load(key)) {
+      std::size_t c[2];
+      bool pieces = false;
+      if (parse_measurement(*stored, c, pieces)) {
+        cutover_[0] = c[0];
+        cutover_[1] = c[1];
+        pieces_ = pieces;
+        ++g_measurements_loaded;
+        log(detail::LogLevel::debug, "transfer",
+            device_->selector + ": staging measurement loaded from " + cache_entry_path(key) + " in " +
+                std::to_string(ms_since(t0)) + " ms: " + describe_measurement(c, pieces));
+        return;
+      }
+      log(detail::LogLevel::warn, "transfer",
+          "the stored staging measurement " + cache_entry_path(key) + " is malformed; ignored, measuring again");
+    }
+  }
+  join_at_exit(this);
+  log(detail::LogLevel::debug, "transfer",
+      device_->selector + ": no stored staging measurement; using the defaults and measuring in the background");
+  try {
+    prober_ = std::thread([this] { measure_in_background(); });
+  } catch (const std::exception& e) {  // no thread: keep the defaults
+    log(detail::LogLevel::warn, "transfer", std::string("cannot start the staging measurement: ") + e.what());
+  }
+}
+
+void TransferEngine::prepare() noexcept {
+  try {
+    std::call_once(prepare_once_, [&] {
+      join_at_exit(this);
+      {
+        std::lock_guard<std::mutex> lock(prepare_mutex_);
+        preparing_ = true;
+      }
+      preparer_ = std::thread([this] {
+        const auto t0 = std::chrono::steady_clock::now();
+        try {
+          if (!stop_) std::call_once(measuring_, [&] { start_measuring(); });
+          const std::size_t never = std::numeric_limits<std::size_t>::max();
+          if (staging() == Staging::automatic && cutover_[0] == never && cutover_[1] == never) {
+            log(detail::LogLevel::debug, "transfer", device_->selector + ": staging never pays here; nothing to prepare");
+            std::lock_guard<std::mutex> lock(prepare_mutex_);
+            preparing_ = false;
+            prepare_cv_.notify_all();
+            return;
+          }
+          if (!stop_) {
+            (void)pool(0);
+            (void)pool(1);
+            release(take_slots());
+          }
+          log(detail::LogLevel::debug, "transfer",
+              device_->selector + ": staging prepared in the background in " + std::to_string(ms_since(t0)) + " ms");
+        } catch (const std::exception& e) {
+          log(detail::LogLevel::info, "transfer", device_->selector + ": preparing staging failed: " + e.what() +
+                                                      "; the first staged copy sets it up");
+        }
+        std::lock_guard<std::mutex> lock(prepare_mutex_);
+        preparing_ = false;
+        prepare_cv_.notify_all();
+      });
+    });
+  } catch (const std::exception& e) {  // no thread: the first copy sets up what it needs
+    std::lock_guard<std::mutex> lock(prepare_mutex_);
+    preparing_ = false;
+    prepare_cv_.notify_all();
+    log(detail::LogLevel::info, "transfer", std::string("cannot prepare staging in the background: ") + e.what());
+  }
+}
+
+void TransferEngine::measure_in_background() noexcept {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::size_t c[2];
+  bool pieces = false;
+  try {
+    (void)wait_idle();  // nothing of the probes (their queue, memory) is set up during a user's copy
+    pieces = measure_pieces();
+    c[0] = measure_cutover(0, pieces);
+    c[1] = measure_cutover(1, pieces);
+  } catch (const Interrupted&) {
+    log(detail::LogLevel::debug, "transfer", device_->selector + ": staging measurement interrupted; keeping the defaults");
+    return;
+  } catch (const std::exception& e) {
+    log(detail::LogLevel::warn, "transfer", std::string("measuring where staging pays failed: ") + e.what() +
+                                                "; keeping the defaults");
+    return;
+  }
+  pieces_ = pieces;
+  cutover_[0] = c[0];
+  cutover_[1] = c[1];
+  ++g_measurements_taken;
+  std::string where = describe_measurement(c, pieces) + "; not stored (the compile cache is off)";
+  try {
+    const std::string key = device_record_key(*device_, measurement_kind());
+    std::string why;
+    if (!key.empty()) where = cache_store(key, format_measurement(c, pieces), why) ? describe_measurement(c, pieces) + "; stored in " + cache_entry_path(key)
+                                                                                   : describe_measurement(c, pieces) + "; not stored (" + why + ")";
+  } catch (const std::exception& e) {
+    where = std::string("not stored (") + e.what() + ")";
+  }
+  log(detail::LogLevel::debug, "transfer",
+      device_->selector + ": staging measured in the background in " + std::to_string(ms_since(t0)) + " ms, " + where);
 }
 
 bool may_stage(std::size_t bytes) noexcept {
@@ -441,19 +732,30 @@ bool TransferEngine::worth_staging(int direction, std::size_t bytes) {
   if (mode == Staging::never) return false;
   if (mode == Staging::always) return true;
   if (bytes < (1u << 20)) return false;
-  std::call_once(measured_[direction], [&] {
-    try {
-      cutover_[direction] = measure_cutover(direction);
-    } catch (const Error& e) {
-      log(detail::LogLevel::warn, "transfer", std::string("measuring the staging cut-over failed: ") + e.what());
-      cutover_[direction] = std::numeric_limits<std::size_t>::max();
-    }
-  });
-  return bytes >= cutover_[direction];
+  std::call_once(measuring_, [&] { start_measuring(); });
+  return bytes >= cutover_[direction].load(std::memory_order_relaxed);
 }
+
+namespace {
+// A user copy in the engine, seen by the background measurement.
+struct UserCopy {
+  std::atomic<unsigned>& active;
+  std::atomic<std::int64_t>& ended_ns;
+  UserCopy(std::atomic<unsigned>& a, std::atomic<std::uint64_t>& started, std::atomic<std::int64_t>& ended)
+      : active(a), ended_ns(ended) {
+    ++active;
+    ++started;
+  }
+  ~UserCopy() {
+    ended_ns = now_ns();
+    --active;
+  }
+};
+}  // namespace
 
 bool TransferEngine::upload(QueueState* q, const void* src, bridge::Buffer& dst, std::size_t offset,
                             std::size_t bytes) {
+  const UserCopy user(user_active_, user_started_, user_ended_ns_);  // before a measurement can start
   if (!worth_staging(0, bytes)) return false;
   staged_upload(q, src, dst, offset, bytes);
   ++g_staged;  // counted here: the engine's own measurements are not
@@ -462,8 +764,9 @@ bool TransferEngine::upload(QueueState* q, const void* src, bridge::Buffer& dst,
 }
 
 bool TransferEngine::download(QueueState* q, bridge::Buffer& src, std::size_t offset, void* dst, std::size_t bytes) {
+  const UserCopy user(user_active_, user_started_, user_ended_ns_);
   if (!worth_staging(1, bytes)) return false;
-  staged_download(q, src, offset, dst, bytes, pieces());
+  staged_download(q, src, offset, dst, bytes, pieces_.load(std::memory_order_relaxed));
   ++g_staged;
   g_staged_bytes += bytes;
   return true;

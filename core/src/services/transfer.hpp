@@ -1,12 +1,14 @@
 // The transfer engine (see gpurt/transfer.hpp): one per device, created on first use.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <cstddef>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -69,9 +71,18 @@ class TransferEngine {
   // landed in `dst` (dq finished); throws Error on failure, with no DMA left pending into the relay.
   void relay(QueueState* sq, bridge::Buffer& src, std::size_t src_offset, QueueState* dq, bridge::Buffer& dst,
              std::size_t dst_offset, std::size_t bytes);
+  // Sets up, once and on a thread of its own, what a staged copy needs: the device's measurement
+  // (loaded, or the background measurement started), the copy threads of both directions and the
+  // pinned staging buffers. Called when a buffer a staged copy could fill is allocated, so that
+  // the set-up overlaps what the program does before its first copy; a copy that comes while it
+  // runs waits for it rather than doing it twice. Never throws (a failure is logged; the first
+  // copy then sets up what is missing itself).
+  void prepare() noexcept;
   // A queue of this device for the engine's own work (relays), made on first use.
   QueueState* internal_queue();
   static constexpr std::size_t relay_chunk = 32u << 20;
+  // Thrown inside a measurement that is stopping (process exit) or that user copies kept disturbing.
+  struct Interrupted {};
 
  private:
   struct Slot {
@@ -86,10 +97,22 @@ class TransferEngine {
   void staged_upload(QueueState* q, const void* src, bridge::Buffer& dst, std::size_t offset, std::size_t bytes);
   void staged_download(QueueState* q, bridge::Buffer& src, std::size_t offset, void* dst, std::size_t bytes,
                        bool pieces);
-  std::size_t measure_cutover(int direction);
+  // The measurements (see "Measuring where staging pays" in transfer.cpp). Each throws Error when
+  // the device fails, and Interrupted when the engine is stopping or the user's copies keep
+  // interfering.
+  std::size_t measure_cutover(int direction, bool pieces);
   bool measure_pieces();
-  bool pieces();  // whether downloads land in pieces, measured on first use
-  std::vector<Slot> acquire();
+  // Once, on the first copy that might be staged: the device's stored measurement where the compile
+  // cache has one, else the defaults and a measurement started on a background thread.
+  void start_measuring();
+  void measure_in_background() noexcept;
+  // Waits until no user copy is staging (and the engine is not stopping): the background probes
+  // time only an idle engine. Returns the count of user copies started so far.
+  std::uint64_t wait_idle();
+  bool interfered(std::uint64_t started) const;
+  friend void stop_measurements() noexcept;
+  std::vector<Slot> acquire();     // waits for prepare()'s set-up, then take_slots()
+  std::vector<Slot> take_slots();  // `depth` staging slots: free ones, else new
   void release(std::vector<Slot> slots);
 
   // The copy pool of a direction (0 uploads, 1 downloads: each has its own thread count), rebuilt
@@ -101,10 +124,22 @@ class TransferEngine {
   std::shared_ptr<CopyPool> pool_[2];
   unsigned pool_threads_[2] = {0, 0};
   std::vector<Slot> free_;
-  std::once_flag measured_[2];
-  std::size_t cutover_[2] = {0, 0};  // bytes from which staging pays; SIZE_MAX: never
-  std::once_flag pieces_measured_;
-  bool pieces_ = false;  // whether downloads land in pieces (one event each) rather than whole chunks
+  std::once_flag measuring_;
+  // Bytes from which staging pays per direction (SIZE_MAX: never), and whether downloads land in
+  // pieces (one event each) rather than whole chunks: the defaults until a measurement is loaded
+  // or taken.
+  std::atomic<std::size_t> cutover_[2];
+  std::atomic<bool> pieces_{false};
+  std::thread prober_;           // the background measurement, if one was started
+  std::once_flag prepare_once_;
+  std::thread preparer_;         // prepare()'s thread
+  std::mutex prepare_mutex_;
+  std::condition_variable prepare_cv_;
+  bool preparing_ = false;       // guarded by prepare_mutex_
+  std::atomic<bool> stop_{false};  // set at process exit: the background measurement ends early
+  std::atomic<unsigned> user_active_{0};      // user copies staging now
+  std::atomic<std::uint64_t> user_started_{0};  // user copies staged so far
+  std::atomic<std::int64_t> user_ended_ns_{0};  // when the last one ended (steady clock)
   std::mutex internal_mutex_;
   std::shared_ptr<QueueState> internal_;
   std::mutex relay_mutex_;  // one relay at a time out of this device: it owns the two relay buffers
@@ -121,6 +156,17 @@ void copy_across_devices(QueueState* q, const Allocation* src, std::size_t src_o
 // Whether a copy of `bytes` through a raw host pointer might be staged at all (a cheap test done
 // before anything else on the copy path).
 bool may_stage(std::size_t bytes) noexcept;
+
+// The defaults used until a device's measurement is known: staging from 4 MiB in both directions,
+// downloads in whole chunks.
+constexpr std::size_t default_cutover = 4u << 20;
+// The stored form of a measurement (the payload of its compile-cache entry) and its strict parser
+// (false for anything else: the entry is then ignored and measured again).
+std::string format_measurement(const std::size_t cutover[2], bool pieces);
+bool parse_measurement(const std::string& text, std::size_t cutover[2], bool& pieces);
+
+// Stops every background measurement after its current batch and waits for it (at process exit).
+void stop_measurements() noexcept;
 
 // The device's engine, created on first use.
 TransferEngine& transfer_engine(DeviceState* device);
