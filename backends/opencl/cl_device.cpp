@@ -130,15 +130,13 @@ Status ClDevice::create_queue(const plugin::QueueOptions& options,
 
 // OpenCL drivers may allocate lazily, at a buffer's first use; NVIDIA's then fails that use and
 // leaves the queue unusable. So every buffer is made resident on the device's own utility queue
-// (clEnqueueMigrateMemObjects), never on an application's queue. Waiting for that costs a round
-// trip - 0.54 ms per allocation on the H200's OpenCL against 0.02 ms for clCreateBuffer - so
-// allocate waits only where a failure is plausible: a buffer of resident_wait_bytes or more, or
-// one that takes what gpurt's buffers hold on the device past half its memory. Then a device that
-// cannot hold it fails this call with out_of_device_memory. Otherwise the migration is enqueued
-// and flushed, and the buffer's first use (a copy, fill or launch on any queue, or its native
-// handle) waits for it (ClBuffer::ready; in practice long done): should it have failed after all
-// (other processes took the memory meanwhile), that use fails with out_of_device_memory before
-// anything is enqueued, and the queue stays usable.
+// (clEnqueueMigrateMemObjects), never on an application's queue, and allocate waits for it: a
+// device that cannot hold the buffer fails this call with out_of_device_memory. That round trip
+// costs about 0.5 ms on the H200's OpenCL against 0.02 ms for clCreateBuffer alone. Not waiting
+// (the migration left in flight, each buffer's first use waiting for its event - ClBuffer::track
+// and ready() can do it) crashed NVIDIA's driver (580.159) inside multi-threaded use - threads
+// allocating and using buffers at once on one queue segfaulted every time - while waiting here
+// passes; so allocate waits on every device until that is understood (docs/PERFORMANCE.md).
 Status ClDevice::allocate(std::size_t bytes, std::unique_ptr<plugin::Buffer>& out) noexcept {
   return guarded("clCreateBuffer", [&] {
     cl_int err = CL_SUCCESS;
@@ -152,7 +150,7 @@ Status ClDevice::allocate(std::size_t bytes, std::unique_ptr<plugin::Buffer>& ou
     cl::CommandQueue q;
     Status s = utility_queue(q);
     if (!s.ok()) return s;
-    const bool wait = bytes >= resident_wait_bytes || residency_.held.load() + bytes > props_.global_memory / 2;
+    const bool wait = true;  // see above: a migration left in flight crashed NVIDIA's driver
     cl_mem handle = mem();
     cl_event migration = nullptr;
     err = clEnqueueMigrateMemObjects(q(), 1, &handle, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0, nullptr,

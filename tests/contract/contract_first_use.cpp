@@ -41,6 +41,12 @@ int run_fresh(const std::string& dir, const std::string& expect, const std::vect
   return test::run_case_in_child("contract: first-use copies in a fresh process", envp.data());
 }
 
+// These cases measure in fresh child processes, which on the H200 do not see NVIDIA's OpenCL
+// platform while the parent holds its context (see contract_readme.cpp).
+const char* const nvidia_child =
+    "a child process of a process that holds an NVIDIA OpenCL context does not see the NVIDIA platform (H200, "
+    "2026-11-30: 'no device matches opencl:1' in the child)";
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream s;
@@ -128,6 +134,7 @@ TEST_CASE("contract: first-use copies in a fresh process", "[.]") {
 }
 
 TEST_CASE("transfer.hpp: the staging measurement is stored owner-only in the compile cache and loaded, not measured, by the next process") {
+  GPURT_KNOWN_FAILURE("opencl:nvidia", nvidia_child);
   // gpurt/transfer.hpp: "No user copy waits for that measurement ... gpurt reads the device's
   // stored measurement from the compile cache ... under the same trust rules as compiled programs
   // ... Where there is none - the first process ... copies use the defaults at once ... while a
@@ -149,6 +156,7 @@ TEST_CASE("transfer.hpp: the staging measurement is stored owner-only in the com
 }
 
 TEST_CASE("transfer.hpp: a link, a FIFO or a file others may write at the measurement's path is refused and measured again") {
+  GPURT_KNOWN_FAILURE("opencl:nvidia", nvidia_child);
   // gpurt/transfer.hpp: stored "under the same trust rules as compiled programs"; "an entry that
   // was refused ... (logged, then ignored)" means the defaults and a new measurement. cache.hpp's
   // rules: a link is never followed (nor written through), a FIFO never blocks, a file another
@@ -187,6 +195,7 @@ TEST_CASE("transfer.hpp: a link, a FIFO or a file others may write at the measur
 }
 
 TEST_CASE("transfer.hpp: a corrupt or truncated stored measurement is ignored and measured again, never a crash") {
+  GPURT_KNOWN_FAILURE("opencl:nvidia", nvidia_child);
   // gpurt/transfer.hpp: "an entry that was refused, corrupt or malformed (logged, then ignored)"
   // leaves the defaults and a new measurement, which is then stored afresh.
   test::Fixture f;
@@ -206,6 +215,7 @@ TEST_CASE("transfer.hpp: a corrupt or truncated stored measurement is ignored an
 }
 
 TEST_CASE("transfer.hpp: with GPURT_CACHE=off the measurement is taken in the background and nothing is stored") {
+  GPURT_KNOWN_FAILURE("opencl:nvidia", nvidia_child);
   // gpurt/transfer.hpp: "GPURT_CACHE=off ... copies use the defaults at once ... while a background
   // thread measures ..., then switches to the result and stores it (unless the cache is off)."
   test::Fixture f;

@@ -76,9 +76,8 @@ class Device {
   // when the device cannot hold it, including when it would take the bytes gpurt holds on the
   // device (memory_usage().gpurt_bytes) past the device's memory, on every backend (drivers
   // that over-commit, like PoCL's, would accept it). Zero elements gives an empty buffer with
-  // no native allocation. On OpenCL a buffer under 256 MiB that leaves gpurt's buffers under half
-  // the device's memory becomes resident in the background: should the driver refuse it after
-  // all, its first use throws out_of_device_memory instead, enqueueing nothing (api-guide.md).
+  // no native allocation. The memory is resident on the device when alloc returns, on every
+  // backend (api-guide.md, "When memory becomes resident").
   template <class T> Buffer<T> alloc(std::size_t count) const;
   // Page-locked host memory for `count` elements, fast to copy to and from this device. Throws
   // out_of_host_memory when the host cannot provide it.
