@@ -101,10 +101,24 @@ Calibration& calibration(Tracer& t, DeviceState* d) {
   bridge::QueueOptions opts;
   opts.timing = true;
   if (!d->impl->create_queue(opts, c.queue).ok() || !c.queue->finish().ok()) return c;
-  const double before = now_us();
-  if (!c.queue->record(true, c.event).ok() || !c.event->wait().ok()) return c;
-  c.host_us = (before + now_us()) / 2;  // the event ran between the two host readings
-  c.ok = true;
+  // The event ran between two host readings; its host time is their midpoint, off by at most half
+  // the window. A wait slowed by other threads' driver calls (the transfer engine setting itself up
+  // in the background pins memory and probes copies) widens the window, so the narrowest of a few
+  // tries is kept.
+  double window = 0;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    std::unique_ptr<bridge::Event> e;
+    const double before = now_us();
+    if (!c.queue->record(true, e).ok() || !e->wait().ok()) break;
+    const double after = now_us();
+    if (!c.ok || after - before < window) {
+      window = after - before;
+      c.host_us = (before + after) / 2;
+      c.event = std::move(e);
+      c.ok = true;
+    }
+    if (window < 50) break;  // microseconds: as close as a wait gets
+  }
   return c;
 }
 
