@@ -36,49 +36,8 @@ Status ClBuffer::kernel_handle(std::size_t offset, std::size_t size, cl_mem& out
   });
 }
 
-ClBuffer::~ClBuffer() {
-  if (residency_) residency_->held -= bytes_;
-}
-
-void ClBuffer::track(Residency& residency, cl::Event migration) {
-  residency_ = &residency;
-  residency.held += bytes_;
-  if (migration()) {
-    migration_ = std::move(migration);
-    pending_.store(true, std::memory_order_release);
-  }
-}
-
-Status ClBuffer::wait_resident() noexcept {
-  return guarded("clEnqueueMigrateMemObjects", [&] {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (migration_()) {
-      cl_int status = CL_SUCCESS;
-      cl_event e = migration_();
-      cl_int err = clWaitForEvents(1, &e);
-      if (clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) == CL_SUCCESS &&
-          status < 0)
-        err = status;
-      migration_ = cl::Event();
-      failed_ = err != CL_SUCCESS;
-      if (failed_ && residency_) residency_->queue_failed = true;
-      if (!failed_) pending_.store(false, std::memory_order_release);
-    }
-    if (!failed_) return Status::success();
-    Status f = fail(CL_MEM_OBJECT_ALLOCATION_FAILURE, "clEnqueueMigrateMemObjects",
-                    "making a buffer of " + std::to_string(bytes_) +
-                        " bytes resident on the device after it was allocated: the device ran out of memory (other "
-                        "processes or the driver hold it); free buffers and allocate again");
-    f.category = ErrorCategory::out_of_device_memory;
-    return f;
-  });
-}
-
 // The allocation's cl_mem (ClBuffer lives in the unit tests' library too, so its hooks are here).
-// Handed out only once the buffer is resident: the application may use it on its own queues.
 Status ClBuffer::native(plugin::Native& out) noexcept {
-  Status s = ready();
-  if (!s.ok()) return s;
   out.handle = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(mem_()));
   out.type_name = "cl_mem";
   return Status::success();

@@ -23,7 +23,6 @@
 #include <CL/cl_ext.h>
 #include <CL/opencl.hpp>
 
-#include <atomic>
 #include <deque>
 #include <map>
 #include <memory>
@@ -71,26 +70,10 @@ struct CompiledSource {
 
 class ClDevice;
 
-// What a device shares with the buffers it allocates about their residency (ClDevice::allocate).
-struct Residency {
-  std::atomic<std::uint64_t> held{0};       // bytes in buffers ClDevice::allocate made, still alive
-  std::atomic<bool> queue_failed{false};    // a migration failed: the utility queue is replaced
-};
-
 class ClBuffer final : public plugin::Buffer {
  public:
   ClBuffer(cl::Buffer mem, std::size_t bytes) : mem_(std::move(mem)), bytes_(bytes) {}
-  ~ClBuffer() override;
   cl_mem handle() const { return mem_(); }
-  // A buffer of ClDevice::allocate: counted in `residency` while it lives; `migration`, when set,
-  // is the command making it resident that allocate did not wait for.
-  void track(Residency& residency, cl::Event migration);
-  // Before any command uses the buffer (and before its cl_mem is handed out): waits for a migration
-  // still pending; fails with out_of_device_memory, enqueueing nothing, if it failed (every later
-  // use fails the same way). One atomic load once the buffer is resident.
-  Status ready() noexcept {
-    return pending_.load(std::memory_order_acquire) ? wait_resident() : Status::success();
-  }
   Status native(plugin::Native& out) noexcept override;
   // The cl_mem to hand a kernel for the view [offset, offset + size): the buffer itself or a
   // cached sub-buffer, which `hold` keeps alive until the caller lets it go.
@@ -107,11 +90,6 @@ class ClBuffer final : public plugin::Buffer {
   std::mutex mutex_;
   std::map<std::pair<std::size_t, std::size_t>, cl::Buffer> views_;
   std::deque<std::pair<std::size_t, std::size_t>> order_;  // insertion order, oldest first
-  Status wait_resident() noexcept;
-  Residency* residency_ = nullptr;
-  std::atomic<bool> pending_{false};  // a migration not yet seen complete, or one that failed
-  cl::Event migration_;               // guarded by mutex_
-  bool failed_ = false;               // guarded by mutex_
 };
 
 class ClHostAllocation final : public plugin::HostAllocation {
@@ -253,8 +231,6 @@ class ClDevice final : public plugin::Device {
   const DeviceProperties& properties() const noexcept override { return props_; }
   Status create_queue(const plugin::QueueOptions& options,
                       std::unique_ptr<plugin::Queue>& out) noexcept override;
-  // Buffers of this size or more are resident when allocate returns (see allocate in cl_device.cpp).
-  static constexpr std::size_t resident_wait_bytes = std::size_t(256) << 20;
   Status allocate(std::size_t bytes, std::unique_ptr<plugin::Buffer>& out) noexcept override;
   Status allocate_host(std::size_t bytes, std::unique_ptr<plugin::HostAllocation>& out) noexcept override;
   Status build(const plugin::ProgramSource& source, const std::vector<std::string>& options,
@@ -316,8 +292,7 @@ class ClDevice final : public plugin::Device {
   std::string compiler_id_;
   unsigned address_bits_ = 64;
   std::mutex mutex_;
-  cl::CommandQueue utility_;  // for mapping pinned host memory and making buffers resident
-  Residency residency_;
+  cl::CommandQueue utility_;  // for mapping pinned host memory
 };
 
 // Backend::import_device: a device of the application's context `context` (cl_context) on `device`

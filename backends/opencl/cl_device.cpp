@@ -129,35 +129,25 @@ Status ClDevice::create_queue(const plugin::QueueOptions& options,
 }
 
 // OpenCL drivers may allocate lazily, at a buffer's first use; NVIDIA's then fails that use and
-// leaves the queue unusable. So every buffer is made resident on the device's own utility queue
-// (clEnqueueMigrateMemObjects), never on an application's queue, and allocate waits for it: a
-// device that cannot hold the buffer fails this call with out_of_device_memory. That round trip
-// costs about 0.5 ms on the H200's OpenCL against 0.02 ms for clCreateBuffer alone. Not waiting
-// (the migration left in flight, each buffer's first use waiting for its event - ClBuffer::track
-// and ready() can do it) crashed NVIDIA's driver (580.159) inside multi-threaded use - threads
-// allocating and using buffers at once on one queue segfaulted every time - while waiting here
-// passes; so allocate waits on every device until that is understood (docs/PERFORMANCE.md).
+// leaves the queue unusable. So the buffer is made resident here, on the device's own utility
+// queue: a device that cannot hold it fails this call with out_of_device_memory, and the
+// application's queues are never touched by it. The wait costs a round trip (about 65 us on the
+// H200's OpenCL; a raw program pays the same at its buffer's first use). Leaving the migration in
+// flight and waiting for its event at the buffer's first use was tried: NVIDIA's driver (580.159)
+// then segfaulted in every multi-threaded case (threads allocating and using buffers at once).
 Status ClDevice::allocate(std::size_t bytes, std::unique_ptr<plugin::Buffer>& out) noexcept {
   return guarded("clCreateBuffer", [&] {
     cl_int err = CL_SUCCESS;
     cl::Buffer mem(context_, CL_MEM_READ_WRITE, bytes, nullptr, &err);
     if (err != CL_SUCCESS)
       return fail_on(device_(), err, "clCreateBuffer", "allocating " + std::to_string(bytes) + " bytes");
-    if (residency_.queue_failed.exchange(false)) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      utility_ = cl::CommandQueue();  // a failed queue is not reused
-    }
     cl::CommandQueue q;
     Status s = utility_queue(q);
     if (!s.ok()) return s;
-    const bool wait = true;  // see above: a migration left in flight crashed NVIDIA's driver
     cl_mem handle = mem();
-    cl_event migration = nullptr;
-    err = clEnqueueMigrateMemObjects(q(), 1, &handle, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0, nullptr,
-                                     wait ? nullptr : &migration);
-    if (err == CL_SUCCESS) err = wait ? clFinish(q()) : clFlush(q());
+    err = clEnqueueMigrateMemObjects(q(), 1, &handle, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0, nullptr, nullptr);
+    if (err == CL_SUCCESS) err = clFinish(q());
     if (err != CL_SUCCESS) {
-      if (migration) clReleaseEvent(migration);
       {
         std::lock_guard<std::mutex> lock(mutex_);
         utility_ = cl::CommandQueue();  // a failed queue is not reused
@@ -167,9 +157,7 @@ Status ClDevice::allocate(std::size_t bytes, std::unique_ptr<plugin::Buffer>& ou
       if (f.category != ErrorCategory::device_lost) f.category = ErrorCategory::out_of_device_memory;
       return f;
     }
-    auto buffer = std::make_unique<ClBuffer>(std::move(mem), bytes);
-    buffer->track(residency_, cl::Event(migration));  // takes over the event's reference
-    out = std::move(buffer);
+    out = std::make_unique<ClBuffer>(std::move(mem), bytes);
     return Status::success();
   });
 }

@@ -89,8 +89,6 @@ Status ClDevice::native(plugin::NativeKind kind, plugin::Native& out) noexcept {
 
 Status ClQueue::copy_peer(plugin::Buffer& src, std::size_t src_offset, plugin::Buffer& dst, std::size_t dst_offset,
                           std::size_t bytes) noexcept {
-  if (Status r = static_cast<ClBuffer&>(src).ready(); !r.ok()) return r;
-  if (Status r = static_cast<ClBuffer&>(dst).ready(); !r.ok()) return r;
   cl_mem from = static_cast<ClBuffer&>(src).handle(), to = static_cast<ClBuffer&>(dst).handle();
   cl_context a = nullptr, b = nullptr;
   cl_int err = clGetMemObjectInfo(from, CL_MEM_CONTEXT, sizeof a, &a, nullptr);

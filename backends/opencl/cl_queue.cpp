@@ -42,7 +42,6 @@ ClQueue::~ClQueue() {
 // a private copy (above), larger ones with the driver's blocking form.
 Status ClQueue::copy_from_host(const void* src, plugin::Buffer& dst, std::size_t dst_offset,
                                std::size_t bytes, bool blocking) noexcept {
-  if (Status r = buf(dst).ready(); !r.ok()) return r;
   if (blocking && bytes <= private_copy_limit) {
     std::lock_guard<std::mutex> lock(pending_mutex_);
     if (pending_bytes_ + bytes > pending_budget || pending_.size() >= 4096) {
@@ -75,7 +74,6 @@ Status ClQueue::copy_from_host(const void* src, plugin::Buffer& dst, std::size_t
 
 Status ClQueue::copy_to_host(plugin::Buffer& src, std::size_t src_offset, void* dst,
                              std::size_t bytes, bool blocking) noexcept {
-  if (Status r = buf(src).ready(); !r.ok()) return r;
   const cl_int err = clEnqueueReadBuffer(queue_(), buf(src).handle(), blocking ? CL_TRUE : CL_FALSE, src_offset, bytes,
                                          dst, 0, nullptr, nullptr);
   return err == CL_SUCCESS ? Status::success() : fail_enqueue(queue_(), device_.native()(), err, "clEnqueueReadBuffer");
@@ -83,8 +81,6 @@ Status ClQueue::copy_to_host(plugin::Buffer& src, std::size_t src_offset, void* 
 
 Status ClQueue::copy(plugin::Buffer& src, std::size_t src_offset, plugin::Buffer& dst,
                      std::size_t dst_offset, std::size_t bytes) noexcept {
-  if (Status r = buf(src).ready(); !r.ok()) return r;
-  if (Status r = buf(dst).ready(); !r.ok()) return r;
   const cl_int err = clEnqueueCopyBuffer(queue_(), buf(src).handle(), buf(dst).handle(), src_offset,
                                          dst_offset, bytes, 0, nullptr, nullptr);
   return err == CL_SUCCESS ? Status::success() : fail_enqueue(queue_(), device_.native()(), err, "clEnqueueCopyBuffer");
@@ -92,7 +88,6 @@ Status ClQueue::copy(plugin::Buffer& src, std::size_t src_offset, plugin::Buffer
 
 Status ClQueue::fill(plugin::Buffer& dst, std::size_t offset, std::size_t bytes, const void* pattern,
                      std::size_t pattern_size) noexcept {
-  if (Status r = buf(dst).ready(); !r.ok()) return r;
   Status through_kernel;
   if (device_.fill_with_kernel(queue_, buf(dst).handle(), offset, bytes, pattern, pattern_size, through_kernel))
     return through_kernel;
@@ -110,8 +105,6 @@ Status set_kernel_args(const ClKernel& k, cl_kernel target, const plugin::Kernel
     switch (a.kind) {
       case plugin::KernelArg::Kind::buffer: {
         cl_mem mem = nullptr;
-        if (a.buffer)
-          if (Status r = buf(*a.buffer).ready(); !r.ok()) return r;
         if (k.takes_offset(i)) {  // the whole cl_mem and the view's byte offset
           const cl_ulong offset = a.buffer ? a.offset : 0;
           if (a.buffer) mem = buf(*a.buffer).handle();
