@@ -7,6 +7,7 @@
 #include <array>
 #include <initializer_list>
 #include <iterator>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -20,6 +21,7 @@
 
 #include "cuda/matmul_tensor.h"
 #include "embedded_kernels.hpp"
+#include "vendor.hpp"
 #include "gpurt/device.hpp"
 #include "gpurt/error.hpp"
 #include "gpurt/launch.hpp"
@@ -408,8 +410,8 @@ void transpose(Queue& q, const Buffer<float>& in, const Buffer<float>& out, std:
 namespace {
 // The checks every matrix multiply makes first: the dimensions and their products, the sizes of
 // a, b and c, and that c overlaps neither input (its groups write c while others still read a and b).
-template <class In>
-void check_matmul(const Queue& q, const char* call, const Buffer<In>& a, const Buffer<In>& b, const Buffer<float>& c,
+template <class In, class Out>
+void check_matmul(const Queue& q, const char* call, const Buffer<In>& a, const Buffer<In>& b, const Buffer<Out>& c,
                   std::size_t m, std::size_t n, std::size_t k) {
   const std::size_t a_elements = matrix_elements(q, call, "a", {"m", m}, {"k", k});
   const std::size_t b_elements = matrix_elements(q, call, "b", {"k", k}, {"n", n});
@@ -423,20 +425,28 @@ void check_matmul(const Queue& q, const char* call, const Buffer<In>& a, const B
 }
 }  // namespace
 
-void matmul(Queue& q, const Buffer<float>& a, const Buffer<float>& b, const Buffer<float>& c, std::size_t m,
-            std::size_t n, std::size_t k) {
-  check_matmul(q, "matmul", a, b, c, m, n, k);
-  if (m == 0 || n == 0) return;
+namespace {
+// The portable fp32 product (kernels/matmul.gpurt); sizes checked, m, n > 0.
+void portable_matmul(Queue& q, const Buffer<float>& a, const Buffer<float>& b, const Buffer<float>& c, std::size_t m,
+                     std::size_t n, std::size_t k) {
   // One 16x16 group per 128x128 block of c.
   const Dim3 blocks = matrix_groups(q, "matmul", Dim3(n, m), Dim3(128, 128));
   if (k == 0) {
-    fill(q, c, 0.0f);
+    q.fill(c, 0.0f);
     return;
   }
   const Kernel kern = shaped_kernel(q.device(), "matmul", embedded::matmul, nullptr, "gpurt_matmul", 0).kernel;
   q.launch(kern, LaunchConfig(blocks, Dim3(16, 16)), a, b, c,
            static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(k));
 }
+
+// The portable fp64 product; sizes checked, m, n > 0.
+void portable_matmul(Queue& q, const Buffer<double>& a, const Buffer<double>& b, const Buffer<double>& c,
+                     std::size_t m, std::size_t n, std::size_t k) {
+  (void)a, (void)b, (void)c, (void)m, (void)n, (void)k;
+  fail(ErrorCategory::unsupported, q.device(), "matmul", "the portable fp64 matmul is not written yet");
+}
+}  // namespace
 
 #ifdef GPURT_HAVE_TENSOR_FATBIN
 namespace embedded {
@@ -478,10 +488,10 @@ Kernel tensor_kernel(Queue& q, const char* name) {
 #endif
 }
 
+// The portable TF32/bf16 product (sizes checked): the tensor-core kernels where the device runs them.
 template <class In>
 void tensor_matmul(Queue& q, const char* name, const Buffer<In>& a, const Buffer<In>& b, const Buffer<float>& c,
                    std::size_t m, std::size_t n, std::size_t k) {
-  check_matmul(q, name, a, b, c, m, n, k);
   require_tensor_cores(q, name);
   // The deepest k-tile whose shared memory the device offers (matmul_tensor.h); one group per
   // shape.bm x shape.bn block of c, numbered in one dimension (the kernel orders them in bands for L2).
@@ -510,14 +520,106 @@ void tensor_matmul(Queue& q, const char* name, const Buffer<In>& a, const Buffer
 }
 }  // namespace
 
-void matmul_tf32(Queue& q, const Buffer<float>& a, const Buffer<float>& b, const Buffer<float>& c, std::size_t m,
-                 std::size_t n, std::size_t k) {
-  tensor_matmul(q, "matmul_tf32", a, b, c, m, n, k);
+// ---- Which implementation a matmul runs (library.hpp: "Matrix multiply").
+namespace {
+// GPURT_VENDOR_LIBRARIES, read on every call that defers to it (a getenv: cheap beside a matmul).
+VendorLibraries environment_choice(const Device& dev, const char* call) {
+  const char* v = std::getenv("GPURT_VENDOR_LIBRARIES");
+  if (!v || !*v) return VendorLibraries::automatic;
+  std::string s(v);
+  const auto first = s.find_first_not_of(" \t"), last = s.find_last_not_of(" \t");
+  s = first == std::string::npos ? std::string() : s.substr(first, last - first + 1);
+  for (char& ch : s) ch = static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
+  if (s == "auto") return VendorLibraries::automatic;
+  if (s == "on") return VendorLibraries::on;
+  if (s == "off") return VendorLibraries::off;
+  fail(ErrorCategory::invalid_argument, dev, call,
+       std::string("GPURT_VENDOR_LIBRARIES='") + v + "' is not a setting; expected auto, on or off (in any case)");
 }
 
-void matmul_bf16(Queue& q, const Buffer<std::uint16_t>& a, const Buffer<std::uint16_t>& b, const Buffer<float>& c,
-                 std::size_t m, std::size_t n, std::size_t k) {
-  tensor_matmul(q, "matmul_bf16", a, b, c, m, n, k);
+Implementation choose(const Device& dev, const char* call, Precision precision, Options options) {
+  if (precision == Precision::fp64 && !dev.properties().fp64)
+    fail(ErrorCategory::unsupported, dev, call,
+         "an fp64 matmul needs fp64, which " + dev.description() + " lacks (DeviceProperties::fp64); use float");
+  VendorLibraries choice = options.vendor;
+  if (choice == VendorLibraries::from_environment) choice = environment_choice(dev, call);
+  if (choice == VendorLibraries::off) return Implementation::portable;
+  std::string why;
+  if (vendor::covers(dev, precision, why)) return Implementation::vendor;
+  if (choice == VendorLibraries::on)
+    fail(ErrorCategory::unsupported, dev, call,
+         std::string("the vendor library was required (") +
+             (options.vendor == VendorLibraries::on ? "Options::vendor = VendorLibraries::on" : "GPURT_VENDOR_LIBRARIES=on") +
+             ") but cannot run a " + to_string(precision) + " matmul on " + dev.description() + ": " + why +
+             "; install it, or allow the portable kernels (auto or off)");
+  return Implementation::portable;
+}
+
+// The checks, the choice, then the vendor call or `portable` (m, n > 0 only).
+template <class In, class Out, class Portable>
+Implementation run_matmul(Queue& q, const char* call, Precision precision, const Buffer<In>& a, const Buffer<In>& b,
+                          const Buffer<Out>& c, std::size_t m, std::size_t n, std::size_t k, Options options,
+                          Portable&& portable) {
+  check_matmul(q, call, a, b, c, m, n, k);
+  const Implementation impl = choose(q.device(), call, precision, options);
+  if (impl == Implementation::portable) {
+    portable();
+    return impl;
+  }
+  if (m == 0 || n == 0) return impl;
+  if (k == 0) {
+    q.fill(c, Out(0));
+    return impl;
+  }
+  vendor::gemm(q, vendor::GemmArgs{precision, native_handle(a), native_handle(b), native_handle(c), m, n, k});
+  return impl;
+}
+}  // namespace
+
+const char* to_string(Implementation implementation) noexcept {
+  return implementation == Implementation::vendor ? "vendor" : "portable";
+}
+
+const char* to_string(Precision precision) noexcept {
+  switch (precision) {
+    case Precision::fp32: return "fp32";
+    case Precision::tf32: return "tf32";
+    case Precision::bf16: return "bf16";
+    case Precision::fp64: return "fp64";
+  }
+  return "?";
+}
+
+VendorLibraryInfo vendor_library(const Device& device) { return vendor::info(device); }
+
+Implementation matmul_implementation(const Device& device, Precision precision, Options options) {
+  return choose(device, "matmul_implementation", precision, options);
+}
+
+Implementation matmul(Queue& q, const Buffer<float>& a, const Buffer<float>& b, const Buffer<float>& c, std::size_t m,
+                      std::size_t n, std::size_t k, Options options) {
+  return run_matmul(q, "matmul", Precision::fp32, a, b, c, m, n, k, options, [&] {
+    if (m != 0 && n != 0) portable_matmul(q, a, b, c, m, n, k);
+  });
+}
+
+Implementation matmul(Queue& q, const Buffer<double>& a, const Buffer<double>& b, const Buffer<double>& c,
+                      std::size_t m, std::size_t n, std::size_t k, Options options) {
+  return run_matmul(q, "matmul", Precision::fp64, a, b, c, m, n, k, options, [&] {
+    if (m != 0 && n != 0) portable_matmul(q, a, b, c, m, n, k);
+  });
+}
+
+Implementation matmul_tf32(Queue& q, const Buffer<float>& a, const Buffer<float>& b, const Buffer<float>& c,
+                           std::size_t m, std::size_t n, std::size_t k, Options options) {
+  return run_matmul(q, "matmul_tf32", Precision::tf32, a, b, c, m, n, k, options,
+                    [&] { tensor_matmul(q, "matmul_tf32", a, b, c, m, n, k); });
+}
+
+Implementation matmul_bf16(Queue& q, const Buffer<std::uint16_t>& a, const Buffer<std::uint16_t>& b,
+                           const Buffer<float>& c, std::size_t m, std::size_t n, std::size_t k, Options options) {
+  return run_matmul(q, "matmul_bf16", Precision::bf16, a, b, c, m, n, k, options,
+                    [&] { tensor_matmul(q, "matmul_bf16", a, b, c, m, n, k); });
 }
 
 std::uint16_t to_bf16(float x) {

@@ -33,8 +33,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "gpurt/buffer.hpp"
+#include "gpurt/device.hpp"
 #include "gpurt/queue.hpp"
 
 namespace gpurt::lib {
@@ -72,22 +74,71 @@ template <class T> void scan(Queue& queue, const Buffer<T>& in, const Buffer<T>&
 // overlap in at all (use a separate buffer).
 void transpose(Queue& queue, const Buffer<float>& in, const Buffer<float>& out, std::size_t rows,
                std::size_t cols);
-// c (m x n) = a (m x k) * b (k x n), row-major fp32. c must not overlap a or b.
-void matmul(Queue& queue, const Buffer<float>& a, const Buffer<float>& b, const Buffer<float>& c,
-            std::size_t m, std::size_t n, std::size_t k);
 
-// Tensor-core matrix multiply on devices that have tensor cores and whose backend loads CUDA
-// binaries (DeviceProperties::tensor_cores, and SourceLanguage::cubin in properties().languages:
-// CUDA devices of compute capability 8.0 or later); elsewhere Error(unsupported) saying which is
-// missing. c (m x n) = a (m x k) * b (k x n), row-major, fp32 output and accumulation.
-// matmul_tf32 reads fp32 and rounds every input to TF32 (10-bit mantissa) on the way in;
-// matmul_bf16 reads bf16 bit patterns (to_bf16). Expect an error up to about 2^-10 (TF32) of
-// sum |a*b| per element, or k * 2^-24 on top of the inputs' own rounding (bf16). c must not
-// overlap a or b.
-void matmul_tf32(Queue& queue, const Buffer<float>& a, const Buffer<float>& b, const Buffer<float>& c, std::size_t m,
-                 std::size_t n, std::size_t k);
-void matmul_bf16(Queue& queue, const Buffer<std::uint16_t>& a, const Buffer<std::uint16_t>& b, const Buffer<float>& c,
-                 std::size_t m, std::size_t n, std::size_t k);
+// ---- Matrix multiply: the library's portable kernels, or the vendor's BLAS behind the same call.
+//
+// Every matmul call can run one of two implementations:
+//  - Implementation::portable: the library's own kernels (kernels/matmul.gpurt on every device; on
+//    CUDA devices with tensor cores the TF32/bf16 calls use the library's tensor-core kernels);
+//  - Implementation::vendor: the vendor's BLAS on the same buffers and in the queue's order -
+//    cuBLAS (libcublas.so.13/.12, found at run time like NVRTC) on CUDA, CLBlast (libclblast.so.1,
+//    found at run time) on OpenCL. CLBlast has no TF32 or bf16: those calls are never vendor on OpenCL.
+// Which one runs is chosen per call by Options::vendor; its default, VendorLibraries::from_environment,
+// reads GPURT_VENDOR_LIBRARIES (auto, on or off, in any case; unset means auto; anything else makes
+// the call throw Error(invalid_argument) naming the variable and its value):
+//  - automatic (auto): the vendor library when it is present and covers the call, else portable;
+//  - on: the vendor library; Error(unsupported) saying why when it is absent or does not cover the
+//    call (no TF32/bf16 in CLBlast), and nothing is enqueued;
+//  - off: always the portable kernels.
+// The choice is visible: each call returns the Implementation it enqueued, matmul_implementation()
+// answers without enqueuing, vendor_library() says what was found (and `gpurt info` prints it), and
+// a trace shows vendor work as a "lib::matmul (cuBLAS)" span on the queue.
+// Precision and tolerance (each path; ref = the product computed in double on the host, s_ij =
+// sum over p of |a_ip * b_pj|): docs/api-guide.md, "Kernel library: matrix multiply", gives the
+// bound each precision's conformance case checks, the same for both implementations.
+enum class Implementation { portable, vendor };
+const char* to_string(Implementation implementation) noexcept;  // "portable", "vendor"
+enum class VendorLibraries { from_environment, automatic, on, off };
+enum class Precision { fp32, tf32, bf16, fp64 };
+const char* to_string(Precision precision) noexcept;  // "fp32", "tf32", "bf16", "fp64"
+struct Options {
+  VendorLibraries vendor = VendorLibraries::from_environment;
+};
+// What the device's backend offers for the vendor path: `available` with the library's name
+// ("cuBLAS", "CLBlast"), its version and the file it was loaded from, or not available with
+// `reason` (what was searched for and why it failed). Loads the library on first use per process.
+struct VendorLibraryInfo {
+  bool available = false;
+  std::string name;     // "cuBLAS", "CLBlast", or empty when the backend has none
+  std::string version;  // as the library reports it, e.g. "13.0.0"; empty when it does not say
+  std::string path;     // the file loaded
+  std::string reason;   // why not available (empty when available)
+};
+VendorLibraryInfo vendor_library(const Device& device);
+// The Implementation a matmul of `precision` on `device` would run under `options`, enqueuing
+// nothing; throws exactly what the call would for the choice (Error(unsupported) for `on` without a
+// covering vendor library, for fp64 on a device without fp64, for TF32/bf16 where neither path runs).
+Implementation matmul_implementation(const Device& device, Precision precision, Options options = {});
+
+// c (m x n) = a (m x k) * b (k x n), row-major, in fp32 (fp32 inputs, products and sums: never TF32,
+// whatever NVIDIA_TF32_OVERRIDE says). c must not overlap a or b.
+Implementation matmul(Queue& queue, const Buffer<float>& a, const Buffer<float>& b, const Buffer<float>& c,
+                      std::size_t m, std::size_t n, std::size_t k, Options options = {});
+// The same in fp64 (devices with fp64, DeviceProperties::fp64; elsewhere Error(unsupported)).
+Implementation matmul(Queue& queue, const Buffer<double>& a, const Buffer<double>& b, const Buffer<double>& c,
+                      std::size_t m, std::size_t n, std::size_t k, Options options = {});
+
+// Reduced-precision matrix multiply, c (m x n) = a (m x k) * b (k x n), row-major, fp32 output and
+// accumulation. matmul_tf32 reads fp32 and rounds every input to TF32 (10-bit mantissa) on the way
+// in; matmul_bf16 reads bf16 bit patterns (to_bf16). On CUDA devices with tensor cores (compute
+// capability 8.0 or later) the portable implementation is the library's tensor-core kernels;
+// elsewhere it is a portable kernel that rounds the same way and accumulates in fp32, so both
+// calls run on every device. Expect an error up to about 2^-10 (TF32) of sum |a*b| per element,
+// or k * 2^-24 on top of the inputs' own rounding (bf16). c must not overlap a or b.
+Implementation matmul_tf32(Queue& queue, const Buffer<float>& a, const Buffer<float>& b, const Buffer<float>& c,
+                           std::size_t m, std::size_t n, std::size_t k, Options options = {});
+Implementation matmul_bf16(Queue& queue, const Buffer<std::uint16_t>& a, const Buffer<std::uint16_t>& b,
+                           const Buffer<float>& c, std::size_t m, std::size_t n, std::size_t k, Options options = {});
 // bf16 conversions on the host: round to nearest even (NaN stays NaN), and back exactly.
 std::uint16_t to_bf16(float x);
 float from_bf16(std::uint16_t x);
