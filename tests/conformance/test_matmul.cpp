@@ -255,7 +255,7 @@ TEMPLATE_TEST_CASE("library.hpp: matmul in each precision, under each implementa
 // library.hpp: "on: the vendor library; Error(unsupported) saying why when it is absent or does not
 // cover the call (no TF32/bf16 in CLBlast), and nothing is enqueued"; matmul_implementation "throws
 // exactly what the call would for the choice (Error(unsupported) for `on` without a covering vendor
-// library, for fp64 on a device without fp64 ...)". Afterwards the runtime stays usable.
+// library, and for fp64 on a device without fp64)". Afterwards the runtime stays usable.
 TEMPLATE_TEST_CASE("library.hpp: VendorLibraries::on without a vendor library that covers the precision is "
                    "Error(unsupported), leaves c unchanged, and the next call works",
                    "", MATMUL_PRECISIONS) {
