@@ -440,11 +440,29 @@ void portable_matmul(Queue& q, const Buffer<float>& a, const Buffer<float>& b, c
            static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(k));
 }
 
+// The products of kernels/matmul_mixed.gpurt: fp64, and TF32/bf16 where the tensor-core kernels do
+// not run (`kernel` and `input`, GPURT_MM_INPUT, name the variant); sizes checked.
+template <class In, class Out>
+void mixed_matmul(Queue& q, const char* call, const char* kernel, long long input, const Buffer<In>& a,
+                  const Buffer<In>& b, const Buffer<Out>& c, std::size_t m, std::size_t n, std::size_t k) {
+  if (m == 0 || n == 0) return;
+  // One 16x16 group per 64x64 block of c.
+  const Dim3 blocks = matrix_groups(q, call, Dim3(n, m), Dim3(64, 64));
+  if (k == 0) {
+    q.fill(c, Out(0));
+    return;
+  }
+  const Kernel kern = shaped_kernel(q.device(), "matmul_mixed", embedded::matmul_mixed, nullptr, kernel, 0,
+                                    {{"GPURT_MM_INPUT", input}})
+                          .kernel;
+  q.launch(kern, LaunchConfig(blocks, Dim3(16, 16)), a, b, c, static_cast<std::uint32_t>(m),
+           static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(k));
+}
+
 // The portable fp64 product; sizes checked, m, n > 0.
 void portable_matmul(Queue& q, const Buffer<double>& a, const Buffer<double>& b, const Buffer<double>& c,
                      std::size_t m, std::size_t n, std::size_t k) {
-  (void)a, (void)b, (void)c, (void)m, (void)n, (void)k;
-  fail(ErrorCategory::unsupported, q.device(), "matmul", "the portable fp64 matmul is not written yet");
+  mixed_matmul(q, "matmul", "gpurt_matmul_fp64", 0, a, b, c, m, n, k);
 }
 }  // namespace
 
@@ -456,22 +474,21 @@ extern const std::size_t matmul_tensor_fatbin_size;
 #endif
 
 namespace {
-// Error(unsupported) saying why, unless the queue's device runs the tensor-core kernels: it has
-// tensor cores, and its backend loads the prebuilt binary they come in (SourceLanguage::cubin).
-// Asked of the device's capabilities, never of its backend's name.
-void require_tensor_cores(Queue& q, const char* name) {
-  const Device dev = q.device();
+// Whether the device runs the tensor-core kernels: it has tensor cores, its backend loads the
+// prebuilt binary they come in (SourceLanguage::cubin), this build has that binary (nvcc was
+// found), and the device offers the local memory of their smaller shape. Asked of the device's
+// capabilities, never of its backend's name. Elsewhere matmul_tf32/bf16 run matmul_mixed.gpurt.
+bool runs_tensor_kernels(const Device& dev) {
   const DeviceProperties& p = dev.properties();
-  const char* missing = nullptr;
-  if (!p.tensor_cores)
-    missing = " has no tensor cores (DeviceProperties::tensor_cores is false)";
-  else if (std::find(p.languages.begin(), p.languages.end(), SourceLanguage::cubin) == p.languages.end())
-    missing = "'s backend does not load CUDA binaries (SourceLanguage::cubin is not in DeviceProperties::languages)";
-  if (missing)
-    fail(ErrorCategory::unsupported, dev, name,
-         std::string("tensor-core matrix multiply needs a device with tensor cores (a CUDA device of compute "
-                     "capability 8.0 or later) whose backend loads CUDA binaries; ") +
-             dev.description() + missing + "; use lib::matmul");
+#ifdef GPURT_HAVE_TENSOR_FATBIN
+  const bool built = true;
+#else
+  const bool built = false;
+#endif
+  return built && p.tensor_cores &&
+         std::find(p.languages.begin(), p.languages.end(), SourceLanguage::cubin) != p.languages.end() &&
+         static_cast<std::size_t>(std::max(gpurt_tensor::tf32_shapes[1].shared_bytes(),
+                                           gpurt_tensor::bf16_shapes[1].shared_bytes())) <= p.max_local_memory;
 }
 
 // The tensor-core kernel `name` for the queue's device.
@@ -488,11 +505,10 @@ Kernel tensor_kernel(Queue& q, const char* name) {
 #endif
 }
 
-// The portable TF32/bf16 product (sizes checked): the tensor-core kernels where the device runs them.
+// The tensor-core TF32/bf16 product (sizes checked), on a device where runs_tensor_kernels().
 template <class In>
 void tensor_matmul(Queue& q, const char* name, const Buffer<In>& a, const Buffer<In>& b, const Buffer<float>& c,
                    std::size_t m, std::size_t n, std::size_t k) {
-  require_tensor_cores(q, name);
   // The deepest k-tile whose shared memory the device offers (matmul_tensor.h); one group per
   // shape.bm x shape.bn block of c, numbered in one dimension (the kernel orders them in bands for L2).
   const std::size_t offered = q.device().properties().max_local_memory;
@@ -612,14 +628,18 @@ Implementation matmul(Queue& q, const Buffer<double>& a, const Buffer<double>& b
 
 Implementation matmul_tf32(Queue& q, const Buffer<float>& a, const Buffer<float>& b, const Buffer<float>& c,
                            std::size_t m, std::size_t n, std::size_t k, Options options) {
-  return run_matmul(q, "matmul_tf32", Precision::tf32, a, b, c, m, n, k, options,
-                    [&] { tensor_matmul(q, "matmul_tf32", a, b, c, m, n, k); });
+  return run_matmul(q, "matmul_tf32", Precision::tf32, a, b, c, m, n, k, options, [&] {
+    if (runs_tensor_kernels(q.device())) tensor_matmul(q, "matmul_tf32", a, b, c, m, n, k);
+    else mixed_matmul(q, "matmul_tf32", "gpurt_matmul_tf32_portable", 1, a, b, c, m, n, k);
+  });
 }
 
 Implementation matmul_bf16(Queue& q, const Buffer<std::uint16_t>& a, const Buffer<std::uint16_t>& b,
                            const Buffer<float>& c, std::size_t m, std::size_t n, std::size_t k, Options options) {
-  return run_matmul(q, "matmul_bf16", Precision::bf16, a, b, c, m, n, k, options,
-                    [&] { tensor_matmul(q, "matmul_bf16", a, b, c, m, n, k); });
+  return run_matmul(q, "matmul_bf16", Precision::bf16, a, b, c, m, n, k, options, [&] {
+    if (runs_tensor_kernels(q.device())) tensor_matmul(q, "matmul_bf16", a, b, c, m, n, k);
+    else mixed_matmul(q, "matmul_bf16", "gpurt_matmul_bf16_portable", 2, a, b, c, m, n, k);
+  });
 }
 
 std::uint16_t to_bf16(float x) {

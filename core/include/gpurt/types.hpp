@@ -98,7 +98,7 @@ struct DeviceProperties {
   bool float_atomic_add = false;       // atomic add on 32-bit floats in global memory
   bool sub_groups = false;             // kernels can use sub-group (warp) operations
   bool tensor_cores = false;           // matrix units for 16x8x16 bf16 / 16x8x8 tf32 multiply-accumulate
-                                       // (CUDA compute capability 8.0 or later); lib::matmul_tf32/bf16 need them
+                                       // (CUDA compute capability 8.0 or later); lib::matmul_tf32/bf16 use them
   std::size_t view_alignment = 1;      // a buffer view passed to a kernel must start on a multiple
                                        // of this many bytes (OpenCL sub-buffer alignment)
   std::string pci_bus_id;              // "0000:19:00.0" where the backend tells, else empty

@@ -78,8 +78,9 @@ void transpose(Queue& queue, const Buffer<float>& in, const Buffer<float>& out, 
 // ---- Matrix multiply: the library's portable kernels, or the vendor's BLAS behind the same call.
 //
 // Every matmul call can run one of two implementations:
-//  - Implementation::portable: the library's own kernels (kernels/matmul.gpurt on every device; on
-//    CUDA devices with tensor cores the TF32/bf16 calls use the library's tensor-core kernels);
+//  - Implementation::portable: the library's own kernels on every device: kernels/matmul.gpurt (fp32),
+//    kernels/matmul_mixed.gpurt (fp64, and TF32/bf16 wherever the library's tensor-core kernels do not
+//    run; those run on CUDA devices with tensor cores);
 //  - Implementation::vendor: the vendor's BLAS on the same buffers and in the queue's order -
 //    cuBLAS (libcublas.so.13/.12, found at run time like NVRTC) on CUDA, CLBlast (libclblast.so.1,
 //    found at run time) on OpenCL. CLBlast has no TF32 or bf16: those calls are never vendor on OpenCL.
@@ -93,9 +94,10 @@ void transpose(Queue& queue, const Buffer<float>& in, const Buffer<float>& out, 
 // The choice is visible: each call returns the Implementation it enqueued, matmul_implementation()
 // answers without enqueuing, vendor_library() says what was found (and `gpurt info` prints it), and
 // a trace shows vendor work as a "lib::matmul (cuBLAS)" span on the queue.
-// Precision and tolerance (each path; ref = the product computed in double on the host, s_ij =
-// sum over p of |a_ip * b_pj|): docs/api-guide.md, "Kernel library: matrix multiply", gives the
-// bound each precision's conformance case checks, the same for both implementations.
+// Precision and tolerance (each path; ref = the exact product of the inputs as given, s_ij = sum over
+// p of |a_ip * b_pj|): |c_ij - ref_ij| <= tol * s_ij with tol = (k + 2) * 2^-23 for fp32 and bf16,
+// 2^-9 + (k + 2) * 2^-23 for TF32, (k + 2) * 2^-52 for fp64 - the same for both implementations, so
+// they agree within 2 * tol * s_ij. docs/api-guide.md, "Kernel library: matrix multiply", says why.
 enum class Implementation { portable, vendor };
 const char* to_string(Implementation implementation) noexcept;  // "portable", "vendor"
 enum class VendorLibraries { from_environment, automatic, on, off };
@@ -117,7 +119,7 @@ struct VendorLibraryInfo {
 VendorLibraryInfo vendor_library(const Device& device);
 // The Implementation a matmul of `precision` on `device` would run under `options`, enqueuing
 // nothing; throws exactly what the call would for the choice (Error(unsupported) for `on` without a
-// covering vendor library, for fp64 on a device without fp64, for TF32/bf16 where neither path runs).
+// covering vendor library, and for fp64 on a device without fp64).
 Implementation matmul_implementation(const Device& device, Precision precision, Options options = {});
 
 // c (m x n) = a (m x k) * b (k x n), row-major, in fp32 (fp32 inputs, products and sums: never TF32,
@@ -130,11 +132,13 @@ Implementation matmul(Queue& queue, const Buffer<double>& a, const Buffer<double
 
 // Reduced-precision matrix multiply, c (m x n) = a (m x k) * b (k x n), row-major, fp32 output and
 // accumulation. matmul_tf32 reads fp32 and rounds every input to TF32 (10-bit mantissa) on the way
-// in; matmul_bf16 reads bf16 bit patterns (to_bf16). On CUDA devices with tensor cores (compute
-// capability 8.0 or later) the portable implementation is the library's tensor-core kernels;
-// elsewhere it is a portable kernel that rounds the same way and accumulates in fp32, so both
-// calls run on every device. Expect an error up to about 2^-10 (TF32) of sum |a*b| per element,
-// or k * 2^-24 on top of the inputs' own rounding (bf16). c must not overlap a or b.
+// in (portable: to nearest, ties away from zero, as cvt.rna.tf32.f32; a vendor library may drop the
+// low bits instead); matmul_bf16 reads bf16 bit patterns (to_bf16). On CUDA devices with tensor cores
+// (compute capability 8.0 or later, gpurt built with nvcc) the portable implementation is the
+// library's tensor-core kernels; elsewhere it is a portable kernel that rounds the same way and
+// accumulates in fp32, so both calls run on every device. Bound per element: tol * sum |a*b| with
+// tol = 2^-9 + (k + 2) * 2^-23 (TF32, against the fp32 inputs) or (k + 2) * 2^-23 (bf16, against the
+// bf16 values). c must not overlap a or b.
 Implementation matmul_tf32(Queue& queue, const Buffer<float>& a, const Buffer<float>& b, const Buffer<float>& c,
                            std::size_t m, std::size_t n, std::size_t k, Options options = {});
 Implementation matmul_bf16(Queue& queue, const Buffer<std::uint16_t>& a, const Buffer<std::uint16_t>& b,
