@@ -236,9 +236,11 @@ void write_matmul_markdown(const nlohmann::json& matmul, std::ostream& os) {
       os << "skipped: " << r["skipped"].get<std::string>() << " | | | | |\n";
       continue;
     }
-    os << num(r["gpurt"].get<double>(), 0) << spread(r, "gpurt", 0) << " | ";
+    const int digits = r["gpurt"].get<double>() < 100 ? 1 : 0;  // CPU devices: a few GFLOP/s
+    os << num(r["gpurt"].get<double>(), digits) << spread(r, "gpurt", digits) << " | ";
     if (r.contains("ratio"))
-      os << r["raw_library"].get<std::string>() << " " << num(r["raw"].get<double>(), 0) << spread(r, "raw", 0) << " | "
+      os << r["raw_library"].get<std::string>() << " " << num(r["raw"].get<double>(), digits) << spread(r, "raw", digits)
+         << " | "
          << num(r["ratio"].get<double>()) << spread(r, "ratio", 3) << " | "
          << (r["target"].is_null() ? std::string("-")
                                    : "≥ " + num(r["target"].get<double>(), 2) + (r["met"].get<bool>() ? ": met" : ": **gap**"));
