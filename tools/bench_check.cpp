@@ -105,6 +105,27 @@ void need_matmul_row(const nlohmann::json& t, const std::string& p) {
   need_target(t, p, "target", "met");
 }
 
+// The CPU baselines of the kernel rows (bench/cpu_rows: "kernel_baselines"), when present: "naive"
+// and "openmp" each an array of rows, or an object with "rows", or one with "skipped" saying why;
+// each row its name, the library's and the baseline's milliseconds and library_over_<base>.
+void need_kernel_baselines(const nlohmann::json& r, const std::string& w) {
+  const std::string bw = w + ".kernel_baselines";
+  const nlohmann::json& kb = need(r, w, "kernel_baselines", Want::object);
+  for (const std::string base : {"naive", "openmp"}) {
+    if (!kb.contains(base)) continue;
+    const std::string p = bw + "." + base;
+    auto each_row = [&](const nlohmann::json& t, const std::string& where) {
+      need(t, where, "name", Want::string);
+      need_all(t, where, {"library_ms"}, Want::number);
+      need(t, where, (base + "_ms").c_str(), Want::number);
+      need(t, where, ("library_over_" + base).c_str(), Want::number);
+    };
+    if (kb[base].is_array()) each_object(kb, bw, base.c_str(), each_row);
+    else if (need(kb, bw, base.c_str(), Want::object).contains("skipped")) need(kb[base], p, "skipped", Want::string);
+    else each_object(kb[base], p, "rows", each_row);
+  }
+}
+
 }  // namespace
 
 void check_bench_document(const nlohmann::json& doc) {
@@ -160,6 +181,7 @@ void check_bench_document(const nlohmann::json& doc) {
       need_all(k, p, {"bytes", "gbps", "fraction_of_copy"}, Want::number);
       need_kernel_targets(k, p);
     });
+    if (r.contains("kernel_baselines")) need_kernel_baselines(r, w);
     const std::string mw = w + ".matmul";
     const nlohmann::json& m = need(r, w, "matmul", Want::object);
     need_all(m, mw, {"n", "gflops", "milliseconds"}, Want::number);

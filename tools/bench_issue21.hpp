@@ -19,7 +19,8 @@ void write_matmul_csv(const std::string& device, const nlohmann::json& matmul, s
 // The device section's table of matmul rows (Markdown).
 void write_matmul_markdown(const nlohmann::json& matmul, std::ostream& os);
 
-// The measured causes of gaps, keyed "<selector> <row>" (e.g. "cuda:0 scan"), from lines
+// The measured causes of gaps, keyed "<selector> <row>" (e.g. "cuda:0 scan_inclusive",
+// "cuda:0 matmul_fp32_portable", "opencl:0 axpy_vs_naive"), from lines
 // "- gap <selector> <row>: <cause>" of docs/bench/approaches.md (gap_causes() reads them).
 using GapCauses = std::map<std::string, std::string>;
 GapCauses gap_causes(const std::string& approaches_text);

@@ -83,6 +83,14 @@ for run in doc["runs"]:
             if base + "_ratio" in k and base + "_ms" in k:
                 assert math.isclose(k[base + "_ratio"], k["milliseconds"] / k[base + "_ms"], rel_tol=1e-9), k
                 assert k[base + "_met"] == (k[base + "_ratio"] <= k[base + "_target"]), k
+    # CPU baselines (bench/cpu_rows, "kernel_baselines"), when present: library time over the naive
+    # kernel's and the OpenMP loop's, as the renderer reads them.
+    for base, section in run.get("kernel_baselines", {}).items():
+        rows_b = section if isinstance(section, list) else section.get("rows", [])
+        assert isinstance(section, list) or section.get("skipped") or rows_b, (base, section)
+        for r in rows_b:
+            assert r["library_ms"] > 0 and r[base + "_ms"] > 0, (base, r)
+            assert math.isclose(r["library_over_" + base], r["library_ms"] / r[base + "_ms"], rel_tol=1e-9), (base, r)
     # issue 21: matmul rows - every precision x shape x implementation once, each measured against the
     # raw vendor BLAS at the same precision in the same run, or skipped saying why.
     matmul = run["matmul"]
