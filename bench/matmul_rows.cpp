@@ -247,7 +247,7 @@ nlohmann::json measure_matmul_rows(const MatmulBench& b) {
             static_cast<std::size_t>(std::clamp(std::round(trial_seconds / std::max(slowest, 1e-9)), 1.0, 50.0));
         std::vector<std::vector<double>> g(impls.size());
         std::vector<double> r;
-        std::string raw_skipped = raw_library.empty() ? "the raw baseline has no vendor BLAS" : "";
+        std::string raw_skipped;  // the raw library's own reason, from its first call, when it cannot run
         for (int t = 0; t < b.trials; ++t) {
           for (std::size_t i = 0; i < impls.size(); ++i) g[i].push_back(ops.gflops(b.queue, options_of(impls[i]), reps));
           if (!raw_skipped.empty()) continue;

@@ -2,7 +2,7 @@
 // warm-up, with its spread (min..max); gpurt and raw trials alternate so that drift affects both
 // alike, and a row's ratio is the median of the per-trial ratios (paired()). Launch and transfer
 // figures are host wall time (what an application sees); kernel figures are device time from
-// timed events.
+// timed events; matmul figures (matmul_rows.hpp) host wall time of back-to-back calls on both sides.
 #include "runner.hpp"
 
 #include <unistd.h>
