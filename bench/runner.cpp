@@ -2,7 +2,7 @@
 // warm-up, with its spread (min..max); gpurt and raw trials alternate so that drift affects both
 // alike, and a row's ratio is the median of the per-trial ratios (paired()). Launch and transfer
 // figures are host wall time (what an application sees); kernel figures are device time from
-// timed events.
+// timed events; matmul figures (matmul_rows.hpp) host wall time of back-to-back calls on both sides.
 #include "runner.hpp"
 
 #include <unistd.h>
@@ -20,8 +20,11 @@
 
 #include "gpurt/native.hpp"
 #include "graph_rows.hpp"
+#include "matmul_rows.hpp"
 #include "raw/baseline.hpp"
 #include "raw/threaded.hpp"
+#include "stats.hpp"
+#include "targets.hpp"
 #include "tiny3.hpp"
 
 namespace gpurt::bench {
@@ -31,28 +34,6 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 double seconds_since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n == 0 ? 0.0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
-}
-
-// One row of gpurt against a baseline from trials taken in turn (gpurt trial i, then baseline trial
-// i): for each side the median and the spread (min..max over the trials), and the ratio gpurt /
-// baseline as the median of the per-trial ratios (trial i against trial i) with their min..max.
-// `base` names the baseline's fields ("raw"; "slower_link" for the relayed copy); every trial's
-// figure is kept too (gpurt_trials, raw_trials), in the order taken.
-nlohmann::json paired(const std::vector<double>& g, const std::vector<double>& r, const std::string& base = "raw") {
-  std::vector<double> ratios;
-  for (std::size_t i = 0; i < g.size() && i < r.size(); ++i) ratios.push_back(r[i] > 0 ? g[i] / r[i] : 0.0);
-  auto low = [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end()); };
-  auto high = [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); };
-  return {{"gpurt", median(g)}, {base, median(r)}, {"ratio", median(ratios)},
-          {"gpurt_min", low(g)}, {"gpurt_max", high(g)}, {base + "_min", low(r)}, {base + "_max", high(r)},
-          {"ratio_min", low(ratios)}, {"ratio_max", high(ratios)}, {"trials", ratios.size()},
-          {"gpurt_trials", g}, {base + "_trials", r}};
 }
 
 const char* launch_source = R"(
@@ -419,95 +400,24 @@ nlohmann::json measure_kernels(Context& c, double& copy_gbps) {
   return rows;
 }
 
-// Largest |c - reference| / sum_k |a*b| over c = a * b for random a, b in [-1, 1) (384 x 320 x
-// 512), against an fp64 reference of the inputs as the kernel sees them (bf16: rounded first).
-double matmul_error(Context& c, const std::string& precision) {
-  const std::size_t m = 384, n = 320, k = 512;
-  std::vector<float> ha(m * k), hb(k * n);
-  std::uint64_t x = 0x9e3779b97f4a7c15ull;
-  auto next = [&] {
-    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    return static_cast<float>(static_cast<double>(x >> 11) / 9007199254740992.0 * 2.0 - 1.0);
-  };
-  for (auto& v : ha) v = next();
-  for (auto& v : hb) v = next();
-  auto a = c.dev.alloc<float>(m * k), b = c.dev.alloc<float>(k * n), out = c.dev.alloc<float>(m * n);
-  if (precision == "bf16") {
-    std::vector<std::uint16_t> a16(ha.size()), b16(hb.size());
-    for (std::size_t i = 0; i < ha.size(); ++i) a16[i] = lib::to_bf16(ha[i]), ha[i] = lib::from_bf16(a16[i]);
-    for (std::size_t i = 0; i < hb.size(); ++i) b16[i] = lib::to_bf16(hb[i]), hb[i] = lib::from_bf16(b16[i]);
-    auto da = c.dev.alloc<std::uint16_t>(a16.size()), db = c.dev.alloc<std::uint16_t>(b16.size());
-    c.q.copy(a16, da);
-    c.q.copy(b16, db);
-    lib::matmul_bf16(c.q, da, db, out, m, n, k);
-  } else {
-    c.q.copy(ha, a);
-    c.q.copy(hb, b);
-    if (precision == "tf32") lib::matmul_tf32(c.q, a, b, out, m, n, k);
-    else lib::matmul(c.q, a, b, out, m, n, k);
-  }
-  const std::vector<float> got = c.q.read(out);
-  double worst = 0;
-  for (std::size_t i = 0; i < m; ++i)
-    for (std::size_t j = 0; j < n; ++j) {
-      double ref = 0, mag = 0;
-      for (std::size_t p = 0; p < k; ++p) {
-        const double t = static_cast<double>(ha[i * k + p]) * hb[p * n + j];
-        ref += t;
-        mag += std::abs(t);
-      }
-      worst = std::max(worst, std::abs(got[i * n + j] - ref) / mag);
+// Each kernel row's issue-21 target (targets.hpp) as "target" (null: none of this kind) and "met"
+// (null without a target). A row that carries a naive kernel's or an OpenMP loop's time of the same
+// operation (naive_ms, openmp_ms; bench/cpu_rows) also gets naive_ratio = milliseconds / naive_ms
+// (target <= 1: no library call slower than the naive kernel) and openmp_ratio = milliseconds /
+// openmp_ms (target <= 2), each with its _target and _met, unless it has them already.
+void add_kernel_targets(nlohmann::json& rows, DeviceType type) {
+  for (auto& row : rows) {
+    const nlohmann::json target = kernel_target(row["name"].get<std::string>(), type == DeviceType::cpu);
+    row["target"] = target;
+    row["met"] = target.is_null() ? nlohmann::json() : nlohmann::json(row["fraction_of_copy"].get<double>() >= target.get<double>());
+    for (const auto& [base, limit] : {std::pair<std::string, double>{"naive", 1.0}, {"openmp", 2.0}}) {
+      const std::string ms = base + "_ms", ratio = base + "_ratio";
+      if (!row.contains(ms) || !row[ms].is_number() || row[ms].get<double>() <= 0 || row.contains(ratio)) continue;
+      row[ratio] = row["milliseconds"].get<double>() / row[ms].get<double>();
+      row[base + "_target"] = limit;
+      row[base + "_met"] = row[ratio].get<double>() <= limit;
     }
-  return worst;
-}
-
-nlohmann::json measure_matmul(Context& c) {
-  const std::size_t n = c.opt.quick ? 256 : 4096;
-  c.say("matmul " + std::to_string(n));
-  auto a = c.dev.alloc<float>(n * n), b = c.dev.alloc<float>(n * n), out = c.dev.alloc<float>(n * n);
-  lib::fill(c.timed, a, 0.0078125f);
-  lib::fill(c.timed, b, 0.0078125f);
-  const double ms = device_ms(c, c.opt.quick ? 2 : 5, [&] { lib::matmul(c.timed, a, b, out, n, n, n); });
-  const double gflops = 2.0 * n * n * n / (ms * 1e-3) * 1e-9;
-  nlohmann::json j{{"n", n}, {"milliseconds", ms}, {"gflops", gflops}, {"vendor_blas_gflops", nullptr}};
-  try {
-    const double blas = c.raw->gemm_gflops(RawBaseline::GemmPrecision::fp32, n, c.opt.quick ? 2 : 10);
-    j["vendor_blas_gflops"] = blas;
-    j["ratio_to_vendor_blas"] = gflops / blas;
-  } catch (const Error& e) {
-    j["vendor_blas_note"] = e.message();
   }
-  j["max_error"] = matmul_error(c, "fp32");
-  // The tensor-core variants against cuBLAS at the same precision (CUDA, sm_80 and later).
-  nlohmann::json tensor = nlohmann::json::array();
-  try {
-    auto a16 = c.dev.alloc<std::uint16_t>(n * n), b16 = c.dev.alloc<std::uint16_t>(n * n);
-    c.timed.fill(a16, lib::to_bf16(0.0078125f));
-    c.timed.fill(b16, lib::to_bf16(0.0078125f));
-    for (const char* precision : {"tf32", "bf16"}) {
-      c.say(std::string("matmul ") + precision + " " + std::to_string(n));
-      const bool tf32 = std::string(precision) == "tf32";
-      const double t = device_ms(c, c.opt.quick ? 2 : 5, [&] {
-        if (tf32) lib::matmul_tf32(c.timed, a, b, out, n, n, n);
-        else lib::matmul_bf16(c.timed, a16, b16, out, n, n, n);
-      });
-      nlohmann::json row{{"precision", precision}, {"n", n}, {"milliseconds", t},
-                         {"gflops", 2.0 * n * n * n / (t * 1e-3) * 1e-9}, {"max_error", matmul_error(c, precision)}};
-      try {
-        const double blas = c.raw->gemm_gflops(tf32 ? RawBaseline::GemmPrecision::tf32 : RawBaseline::GemmPrecision::bf16,
-                                              n, c.opt.quick ? 2 : 10);
-        row["vendor_blas_gflops"] = blas;
-        row["ratio_to_vendor_blas"] = row["gflops"].get<double>() / blas;
-      } catch (const Error& e) {
-        row["vendor_blas_note"] = e.message();
-      }
-      tensor.push_back(row);
-    }
-  } catch (const Error& e) {
-    j["tensor_note"] = e.message();
-  }
-  j["tensor"] = tensor;
-  return j;
 }
 
 // Interop rows: (a) cuBLAS SGEMM 4096^3 on gpurt buffers in gpurt's stream against cuBLAS on its
@@ -593,7 +503,7 @@ nlohmann::json measure_interop(Context& c) {
     std::vector<double> g, r;
     for (int t = 0; t < c.trials; ++t) {
       g.push_back(c.raw->gemm_on_gpurt_gflops(c.q, n, reps));
-      r.push_back(c.raw->gemm_gflops(RawBaseline::GemmPrecision::fp32, n, reps));
+      r.push_back(c.raw->gemm_gflops(RawBaseline::GemmPrecision::fp32, n, n, n, reps));
     }
     j["cublas_sgemm"] = paired(g, r);
     j["cublas_sgemm"]["n"] = n;
@@ -654,7 +564,7 @@ nlohmann::json run(const Device& device, const Options& options) {
   j["date"] = utc_now();
   j["host"] = host_name();
   j["quick"] = options.quick;
-  j["device"] = {{"selector", device.selector()}, {"name", p.name}, {"backend", p.backend},
+  j["device"] = {{"selector", device.selector()}, {"name", p.name}, {"backend", p.backend}, {"type", to_string(p.type)},
                  {"driver", p.driver_version}, {"platform", p.platform_version},
                  {"backend_version", gpurt::backend(p.backend).version}, {"raw_api", c.raw->api()}};
   j["method"] = {{"trials", c.trials},
@@ -670,8 +580,9 @@ nlohmann::json run(const Device& device, const Options& options) {
   j["build"] = measure_build(c);
   double copy_gbps = 0;
   j["kernels"] = measure_kernels(c, copy_gbps);
+  add_kernel_targets(j["kernels"], p.type);
   j["copy_bandwidth_gbps"] = copy_gbps;
-  j["matmul"] = measure_matmul(c);
+  j["matmul"] = measure_matmul_rows({device, c.q, *c.raw, options.quick, c.trials, [&](const std::string& s) { c.say(s); }});
   j["interop"] = measure_interop(c);
   j["graph"] = measure_graph_rows(device, options, c.trials);
   return j;

@@ -11,7 +11,9 @@
 #include <iostream>
 #include <sstream>
 
+#include "bench_check.hpp"
 #include "bench_graph.hpp"
+#include "bench_issue21.hpp"
 #include "commands.hpp"
 #include "gpurt/gpurt.hpp"
 #include "runner.hpp"
@@ -162,24 +164,27 @@ void print_table(const nlohmann::json& r, std::ostream& os) {
     os << "  " << std::left << std::setw(26) << k["name"].get<std::string>() << std::right << std::setw(10)
        << fmt(k["gbps"].get<double>(), 1) << std::setw(10) << fmt(k["fraction_of_copy"].get<double>()) << "\n";
   const auto& m = r["matmul"];
-  os << "  matmul fp32 " << m["n"].get<std::size_t>() << "^3: " << fmt(m["gflops"].get<double>(), 1) << " GFLOP/s";
-  if (!m["vendor_blas_gflops"].is_null())
-    os << ", vendor SGEMM " << fmt(m["vendor_blas_gflops"].get<double>(), 1) << " GFLOP/s, ratio "
-       << fmt(m["ratio_to_vendor_blas"].get<double>());
-  else if (m.contains("vendor_blas_note"))
-    os << " (no vendor SGEMM: " << m["vendor_blas_note"].get<std::string>() << ")";
-  if (m.contains("max_error")) os << "; largest error vs fp64 " << fmt(m["max_error"].get<double>(), 8) << " of sum|a*b|";
-  os << "\n";
-  if (m.contains("tensor"))
-    for (const auto& t : m["tensor"]) {
-      os << "  matmul " << t["precision"].get<std::string>() << " (tensor cores) " << t["n"].get<std::size_t>()
-         << "^3: " << fmt(t["gflops"].get<double>(), 1) << " GFLOP/s";
-      if (t.contains("vendor_blas_gflops"))
-        os << ", cuBLAS same precision " << fmt(t["vendor_blas_gflops"].get<double>(), 1) << " GFLOP/s, ratio "
-           << fmt(t["ratio_to_vendor_blas"].get<double>());
-      os << "; largest error vs fp64 " << fmt(t["max_error"].get<double>(), 6) << " of sum|a*b|\n";
-    }
-  if (m.contains("tensor_note")) os << "  tensor-core matmul: " << m["tensor_note"].get<std::string>() << "\n";
+  print_matmul_rows(m, os);
+  if (!m.contains("rows")) {  // a run from before issue 21
+    os << "  matmul fp32 " << m["n"].get<std::size_t>() << "^3: " << fmt(m["gflops"].get<double>(), 1) << " GFLOP/s";
+    if (!m["vendor_blas_gflops"].is_null())
+      os << ", vendor SGEMM " << fmt(m["vendor_blas_gflops"].get<double>(), 1) << " GFLOP/s, ratio "
+         << fmt(m["ratio_to_vendor_blas"].get<double>());
+    else if (m.contains("vendor_blas_note"))
+      os << " (no vendor SGEMM: " << m["vendor_blas_note"].get<std::string>() << ")";
+    if (m.contains("max_error")) os << "; largest error vs fp64 " << fmt(m["max_error"].get<double>(), 8) << " of sum|a*b|";
+    os << "\n";
+    if (m.contains("tensor"))
+      for (const auto& t : m["tensor"]) {
+        os << "  matmul " << t["precision"].get<std::string>() << " (portable) " << t["n"].get<std::size_t>()
+           << "^3: " << fmt(t["gflops"].get<double>(), 1) << " GFLOP/s";
+        if (t.contains("vendor_blas_gflops"))
+          os << ", cuBLAS same precision " << fmt(t["vendor_blas_gflops"].get<double>(), 1) << " GFLOP/s, ratio "
+             << fmt(t["ratio_to_vendor_blas"].get<double>());
+        os << "; largest error vs fp64 " << fmt(t["max_error"].get<double>(), 6) << " of sum|a*b|\n";
+      }
+    if (m.contains("tensor_note")) os << "  tensor-core matmul: " << m["tensor_note"].get<std::string>() << "\n";
+  }
   if (r.contains("interop")) print_interop(r["interop"], os);
   if (r.contains("graph")) print_graph_rows(r["graph"], os);
 }
@@ -236,6 +241,7 @@ void write_csv(const nlohmann::json& runs, std::ostream& os) {
              << "," << t["bytes"] << "," << t["gpurt"] << "," << t["slower_link"] << "," << t["ratio"] << ",GB/s"
              << csv_spread(t, "slower_link") << "\n";
     }
+    write_matmul_csv(dev, r["matmul"], os);
     if (r.contains("graph")) write_graph_csv(dev, r["graph"], os);
   }
 }
@@ -296,192 +302,8 @@ void write_svg(const nlohmann::json& r, std::ostream& os) {
   os << "</svg>\n";
 }
 
-// What a saved bench JSON must hold for the renderers above (each reads these without checking):
-// throws UsageError naming the first missing or mistyped field, e.g. "runs[1].launch.sync_us.raw".
-enum class Want { string, number, boolean, object, array, number_or_null };
-
-const nlohmann::json& need(const nlohmann::json& parent, const std::string& where, const char* key, Want want) {
-  const std::string path = where.empty() ? key : where + "." + key;
-  if (!parent.contains(key)) throw UsageError(path + " is missing");
-  const nlohmann::json& v = parent[key];
-  const bool ok = want == Want::string    ? v.is_string()
-                  : want == Want::number  ? v.is_number()
-                  : want == Want::boolean ? v.is_boolean()
-                  : want == Want::object  ? v.is_object()
-                  : want == Want::array   ? v.is_array()
-                                          : v.is_number() || v.is_null();
-  static const char* names[] = {"a string", "a number", "true or false", "an object", "an array", "a number or null"};
-  if (!ok) throw UsageError(path + " is " + v.type_name() + ", not " + names[static_cast<int>(want)]);
-  return v;
-}
-
-void need_all(const nlohmann::json& parent, const std::string& where, std::initializer_list<const char*> keys, Want want) {
-  for (const char* k : keys) need(parent, where, k, want);
-}
-
-// Each element of the array parent[key], as an object, with its path.
-template <typename Each>
-void each_object(const nlohmann::json& parent, const std::string& where, const char* key, Each&& each) {
-  const nlohmann::json& a = need(parent, where, key, Want::array);
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const std::string path = where + "." + key + "[" + std::to_string(i) + "]";
-    if (!a[i].is_object()) throw UsageError(path + " is " + a[i].type_name() + ", not an object");
-    each(a[i], path);
-  }
-}
-
-// A row of gpurt against a baseline (`base`: "raw", "slower_link"): its spread, trial count and
-// per-trial figures, which files from before 2026-11-30 (issue 20) lack, must be there in full
-// once one of them is.
-void need_spread(const nlohmann::json& row, const std::string& where, const std::string& base = "raw") {
-  if (!row.contains("gpurt_min") && !row.contains("trials")) return;
-  for (const std::string& k : {std::string("gpurt_min"), std::string("gpurt_max"), base + "_min", base + "_max",
-                               std::string("ratio_min"), std::string("ratio_max"), std::string("trials")})
-    need(row, where, k.c_str(), Want::number);
-  for (const std::string& k : {std::string("gpurt_trials"), base + "_trials"})
-    for (const nlohmann::json& v : need(row, where, k.c_str(), Want::array))
-      if (!v.is_number()) throw UsageError(where + "." + k + " holds " + v.type_name() + ", not only numbers");
-}
-
-void check_bench_document(const nlohmann::json& doc) {
-  if (!doc.is_object()) throw UsageError(std::string("the document is ") + doc.type_name() + ", not an object");
-  need(doc, "", "command", Want::string);
-  if (need(doc, "", "runs", Want::array).empty()) throw UsageError("runs is empty");
-  for (std::size_t i = 0; i < doc["runs"].size(); ++i) {
-    const std::string w = "runs[" + std::to_string(i) + "]";
-    const nlohmann::json& r = doc["runs"][i];
-    if (!r.is_object()) throw UsageError(w + " is " + r.type_name() + ", not an object");
-    need_all(r, w, {"date", "host"}, Want::string);
-    need(r, w, "quick", Want::boolean);
-    need(r, w, "copy_bandwidth_gbps", Want::number);
-    need_all(need(r, w, "device", Want::object), w + ".device",
-             {"selector", "name", "backend", "driver", "backend_version", "raw_api"}, Want::string);
-    const nlohmann::json& launch = need(r, w, "launch", Want::object);
-    for (const char* k : {"async_us", "sync_us", "enqueue_four_args_us"}) {
-      const nlohmann::json& row = need(launch, w + ".launch", k, Want::object);
-      need_all(row, w + ".launch." + k, {"gpurt", "raw", "ratio"}, Want::number);
-      need_spread(row, w + ".launch." + k);
-    }
-    for (const char* k : {"async_us_tracing_on", "launches_per_trial"})
-      if (launch.contains(k)) need(launch, w + ".launch", k, Want::number);
-    if (r.contains("method")) need(need(r, w, "method", Want::object), w + ".method", "trials", Want::number);
-    if (r.contains("alloc")) {
-      const std::string aw = w + ".alloc";
-      need(need(r, w, "alloc", Want::object), aw, "pairs_per_trial", Want::number);
-      each_object(r["alloc"], aw, "rows", [](const nlohmann::json& t, const std::string& p) {
-        need(t, p, "first_use", Want::boolean);
-        need_all(t, p, {"bytes", "gpurt", "raw", "ratio"}, Want::number);
-        need_spread(t, p);
-      });
-    }
-    if (r.contains("launch_scaling")) {
-      const std::string lw = w + ".launch_scaling";
-      need(need(r, w, "launch_scaling", Want::object), lw, "launches_per_trial", Want::number);
-      each_object(r["launch_scaling"], lw, "rows", [](const nlohmann::json& t, const std::string& p) {
-        need(t, p, "layout", Want::string);
-        need_all(t, p, {"threads", "launches_per_thread", "gpurt", "raw", "ratio"}, Want::number);
-        need_spread(t, p);
-      });
-    }
-    each_object(r, w, "transfers", [](const nlohmann::json& t, const std::string& p) {
-      need_all(t, p, {"direction", "memory"}, Want::string);
-      need_all(t, p, {"bytes", "gpurt", "raw", "ratio"}, Want::number);
-      need_spread(t, p);
-    });
-    const nlohmann::json& b = need(r, w, "build", Want::object);
-    need_all(b, w + ".build", {"raw_cold_ms", "gpurt_cold_ms", "gpurt_cached_ms"}, Want::number);
-    need_all(b, w + ".build", {"gpurt_cold_path", "gpurt_cached_path"}, Want::string);
-    each_object(r, w, "kernels", [](const nlohmann::json& k, const std::string& p) {
-      need(k, p, "name", Want::string);
-      need_all(k, p, {"bytes", "gbps", "fraction_of_copy"}, Want::number);
-    });
-    const std::string mw = w + ".matmul";
-    const nlohmann::json& m = need(r, w, "matmul", Want::object);
-    need_all(m, mw, {"n", "gflops", "milliseconds"}, Want::number);
-    if (need(m, mw, "vendor_blas_gflops", Want::number_or_null).is_number())
-      need(m, mw, "ratio_to_vendor_blas", Want::number);
-    for (const char* k : {"max_error", "ratio_to_vendor_blas"})
-      if (m.contains(k)) need(m, mw, k, Want::number);
-    for (const char* k : {"vendor_blas_note", "tensor_note"})
-      if (m.contains(k)) need(m, mw, k, Want::string);
-    if (m.contains("tensor"))
-      each_object(m, mw, "tensor", [](const nlohmann::json& t, const std::string& p) {
-        need(t, p, "precision", Want::string);
-        need_all(t, p, {"n", "gflops", "max_error"}, Want::number);
-        for (const char* k : {"vendor_blas_gflops", "ratio_to_vendor_blas"})
-          if (t.contains(k)) need(t, p, k, Want::number);
-      });
-    if (r.contains("interop")) {
-      const std::string iw = w + ".interop";
-      const nlohmann::json& in = need(r, w, "interop", Want::object);
-      const nlohmann::json& g = need(in, iw, "cublas_sgemm", Want::object);
-      if (g.contains("skipped")) need(g, iw + ".cublas_sgemm", "skipped", Want::string);
-      else {
-        need_all(g, iw + ".cublas_sgemm", {"n", "gpurt", "raw", "ratio"}, Want::number);
-        need_spread(g, iw + ".cublas_sgemm");
-      }
-      if (!in.contains("peer_copy")) throw UsageError(iw + ".peer_copy is missing");
-      if (in["peer_copy"].is_object())
-        need(in["peer_copy"], iw + ".peer_copy", "skipped", Want::string);
-      else
-        each_object(in, iw, "peer_copy", [](const nlohmann::json& t, const std::string& p) {
-          need_all(t, p, {"bytes", "gpurt", "raw", "ratio"}, Want::number);
-          need_spread(t, p);
-          need(t, p, "peer", Want::string);
-          need(t, p, "peer_access", Want::boolean);
-        });
-      if (in.contains("relayed_copy")) {
-        if (in["relayed_copy"].is_object())
-          need(in["relayed_copy"], iw + ".relayed_copy", "skipped", Want::string);
-        else
-          each_object(in, iw, "relayed_copy", [](const nlohmann::json& t, const std::string& p) {
-            need_all(t, p, {"bytes", "gpurt", "slower_link", "ratio"}, Want::number);
-            need_spread(t, p, "slower_link");
-            need(t, p, "from", Want::string);
-            need(t, p, "to", Want::string);
-          });
-      }
-    }
-    if (r.contains("staging_threads")) {
-      const nlohmann::json& st = need(r, w, "staging_threads", Want::object);
-      const std::string sw = w + ".staging_threads";
-      if (!st.contains("default_threads")) throw UsageError(sw + ".default_threads is missing");
-      if (!st["default_threads"].is_number())  // one number, or one per direction
-        need_all(need(st, sw, "default_threads", Want::object), sw + ".default_threads",
-                 {"host_to_device", "device_to_host"}, Want::number);
-      each_object(st, w + ".staging_threads", "rows", [](const nlohmann::json& t, const std::string& p) {
-        need_all(t, p, {"threads", "bytes", "host_to_device", "device_to_host"}, Want::number);
-      });
-    }
-    if (r.contains("graph")) {  // recorded chains (bench/graph_rows.hpp); absent before issue 20
-      const std::string gw = w + ".graph";
-      const nlohmann::json& g = need(r, w, "graph", Want::object);
-      if (g.contains("skipped")) {
-        need(g, gw, "skipped", Want::string);
-      } else {
-        need_all(g, gw, {"kernels_per_measurement", "trials"}, Want::number);
-        each_object(g, gw, "rows", [](const nlohmann::json& t, const std::string& p) {
-          need(t, p, "chain", Want::string);
-          need_all(t, p, {"kernels", "repeats", "gpurt_replay_us", "gpurt_launch_us", "replay_to_launch"}, Want::number);
-          need_all(t, p, {"raw_stream_us", "raw_graph_us"}, Want::number_or_null);
-          if (t.contains("replay_computes_the_chain")) need(t, p, "replay_computes_the_chain", Want::boolean);
-          if (!t.contains("ratio")) return;
-          need_all(t, p, {"ratio", "target"}, Want::number);
-          const std::string versus = need(t, p, "versus", Want::string);
-          if (versus != "raw_graph" && versus != "raw_stream")
-            throw UsageError(p + ".versus is '" + versus + "', not raw_graph or raw_stream");
-          need(t, p, (versus + "_us").c_str(), Want::number);
-          const nlohmann::json& spread = need(t, p, "ratio_spread", Want::array);
-          if (spread.size() != 2 || !spread[0].is_number() || !spread[1].is_number())
-            throw UsageError(p + ".ratio_spread is not two numbers (lowest, highest)");
-        });
-      }
-    }
-  }
-}
-
 // The results as Markdown (docs/PERFORMANCE.md is this output, never typed by hand).
-void write_markdown(const nlohmann::json& doc, std::ostream& os) {
+void write_markdown(const nlohmann::json& doc, const GapCauses& causes, std::ostream& os) {
   os << "# Performance\n\nGenerated by `gpurt bench --render` from the JSON of this run; do not edit by hand.\n\n"
      << "Command: `" << doc["command"].get<std::string>() << "`\n\n"
      << "How the rows are measured. Launch and transfer figures are host wall time, in the same process on the same "
@@ -501,8 +323,10 @@ void write_markdown(const nlohmann::json& doc, std::ostream& os) {
         "queue, against raw CUDA streams / OpenCL command queues in the same layout: 80,000 launches per trial split "
         "evenly over the threads, released together, every queue waited for once; one harness "
         "(bench/raw/threaded.hpp) times both sides. Kernel figures are device time between timed events: streaming "
-        "kernels 5 back-to-back calls per pair on random inputs, median of 7; matrix multiplies median of 5 single "
-        "calls on constant inputs (their error is measured on random ones). device_to_device counts bytes copied; "
+        "kernels 5 back-to-back calls per pair on random inputs, median of 7; matrix multiplies before issue 21 median "
+        "of 5 single calls on constant inputs (their error is measured on random ones), and from issue 21 on host "
+        "wall time of back-to-back calls to the queue's end, the same on both sides, gpurt's portable and vendor "
+        "paths alternating with the vendor BLAS called directly at the same precision. device_to_device counts bytes copied; "
         "the copy bandwidth the kernels are compared with counts bytes read plus bytes written."
      << [&] {
           for (const auto& r : doc["runs"])
@@ -513,8 +337,9 @@ void write_markdown(const nlohmann::json& doc, std::ostream& os) {
         }()
      << "\n\n"
      << "Reproduce: `scripts/gpu-check.sh` on the GPU machine runs the command above (by hand: `gpurt bench -d "
-        "cuda:0,opencl:1 --trials 7 --json bench.json`); then "
-        "`gpurt bench --render <its bench.json> --markdown docs/PERFORMANCE.md --svg docs/bench/h200.svg`.\n\n"
+        "cuda:0,opencl:1 --trials 7 --json bench.json`, or one device per process: `gpurt bench -d cuda:0 --json "
+        "cuda.json`, ...); then `gpurt bench --render <its bench.json or the files of each device> --markdown "
+        "docs/PERFORMANCE.md --svg docs/bench/h200.svg`.\n\n"
      << "## Targets\n\n| device | target | measured | met |\n| --- | --- | ---: | --- |\n";
   for (const auto& r : doc["runs"]) {
     const std::string sel = r["device"]["selector"];
@@ -563,17 +388,18 @@ void write_markdown(const nlohmann::json& doc, std::ostream& os) {
     const std::map<std::string, double> kernel_targets{{"copy", 0.9}, {"fill", 0.9}, {"axpy", 0.9},
                                                        {"reduce_sum", 0.9}, {"transpose", 0.8},
                                                        {"scan_inclusive", 0.7}, {"conv2d_5x5", 0.7}};
-    for (const auto& k : r["kernels"]) {
+    for (const auto& k : r["kernels"]) {  // the run's own targets (issue 21), else those before it
       const std::string name = k["name"];
       auto it = kernel_targets.find(name);
-      if (it == kernel_targets.end()) continue;
+      if (k.contains("target") ? k["target"].is_null() : it == kernel_targets.end()) continue;
+      const double target = k.contains("target") ? k["target"].get<double>() : it->second;
       const double f = k["fraction_of_copy"];
-      os << "| " << sel << " | " << name << " >= " << fmt(it->second, 1) << " x copy bandwidth"
+      os << "| " << sel << " | " << name << " >= " << fmt(target, 2) << " x copy bandwidth"
          << (name == "conv2d_5x5" ? " (its traffic floor: read + write once)" : "") << " | " << fmt(f) << " | "
-         << (f >= it->second ? "yes" : "no") << " |\n";
+         << (f >= target ? "yes" : "no") << " |\n";
     }
     const auto& m = r["matmul"];
-    if (m.contains("ratio_to_vendor_blas"))
+    if (m.contains("ratio_to_vendor_blas") && !m.contains("rows"))  // issue 21's rows: in their own section
       os << "| " << sel << " | fp32 matmul 4096^3 >= 0.5 x cuBLAS SGEMM | " << fmt(m["ratio_to_vendor_blas"].get<double>())
          << " | " << (m["ratio_to_vendor_blas"].get<double>() >= 0.5 ? "yes" : "no") << " |\n";
     if (r.contains("graph")) write_graph_targets(sel, r["graph"], os);
@@ -581,24 +407,27 @@ void write_markdown(const nlohmann::json& doc, std::ostream& os) {
   // The portable matmul on OpenCL against CUDA, when both ran on one GPU.
   double cuda_ms = 0, ocl_ms = 0;
   for (const auto& r : doc["runs"]) {
-    if (r["device"]["backend"] == "cuda") cuda_ms = r["matmul"]["milliseconds"];
-    if (r["device"]["backend"] == "opencl" && r["device"]["name"] == doc["runs"][0]["device"]["name"])
+    if (r["device"]["backend"] == "cuda" && !r["quick"].get<bool>()) cuda_ms = r["matmul"]["milliseconds"];
+    if (r["device"]["backend"] == "opencl" && r["device"]["name"] == doc["runs"][0]["device"]["name"] &&
+        !r["quick"].get<bool>())
       ocl_ms = r["matmul"]["milliseconds"];
   }
   if (cuda_ms > 0 && ocl_ms > 0)
     os << "| both | portable matmul on NVIDIA OpenCL within 10% of its CUDA time (OpenCL / CUDA) | "
        << fmt(ocl_ms / cuda_ms) << " | " << (ocl_ms / cuda_ms <= 1.1 ? "yes" : "no") << " |\n";
+  write_issue21_markdown(doc["runs"], causes, os);
   for (const auto& r : doc["runs"]) {
     const auto& d = r["device"];
     os << "\n## " << d["selector"].get<std::string>() << ": " << d["name"].get<std::string>() << "\n\n"
        << "Driver " << d["driver"].get<std::string>() << " (" << d["backend_version"].get<std::string>() << "); raw API "
        << d["raw_api"].get<std::string>() << "; " << r["date"].get<std::string>() << "; host " << r["host"].get<std::string>()
-       << (r["quick"].get<bool>() ? "; quick mode" : "") << ".\n\n"
-       << "![transfer bandwidth](bench/h200-" << [&] {
-            std::string t = d["selector"].get<std::string>();
-            for (char& c : t) if (c == ':') c = '_';
-            return t;
-          }() << ".svg)\n\n";
+       << (r["quick"].get<bool>() ? "; quick mode" : "") << ".\n\n";
+    if (!r["quick"].get<bool>())  // the GPU machine's charts (--svg docs/bench/h200.svg); none for a quick CI run
+      os << "![transfer bandwidth](bench/h200-" << [&] {
+        std::string t = d["selector"].get<std::string>();
+        for (char& c : t) if (c == ':') c = '_';
+        return t;
+      }() << ".svg)\n\n";
     os << "| launch | gpurt | raw | gpurt/raw |\n| --- | ---: | ---: | ---: |\n";
     for (const char* k : {"async_us", "sync_us", "enqueue_four_args_us"}) {
       const auto& v = r["launch"][k];
@@ -629,23 +458,30 @@ void write_markdown(const nlohmann::json& doc, std::ostream& os) {
        << " GB/s) |\n| --- | ---: | ---: |\n";
     for (const auto& k : r["kernels"])
       os << "| " << k["name"].get<std::string>() << " | " << fmt(k["gbps"].get<double>(), 1) << " | "
-         << fmt(k["fraction_of_copy"].get<double>()) << " |\n";
+         << fmt(k["fraction_of_copy"].get<double>())
+         << (k.contains("target") && k["target"].is_number()
+                 ? " (≥ " + fmt(k["target"].get<double>(), 2) + ": " + (k["met"].get<bool>() ? "met)" : "**gap**)")
+                 : std::string())
+         << " |\n";
     const auto& m = r["matmul"];
-    os << "\nfp32 matrix multiply " << m["n"].get<std::size_t>() << "³ (portable kernel): "
-       << fmt(m["gflops"].get<double>(), 0) << " GFLOP/s";
-    if (!m["vendor_blas_gflops"].is_null())
-      os << "; vendor SGEMM " << fmt(m["vendor_blas_gflops"].get<double>(), 0) << " GFLOP/s (ratio "
-         << fmt(m["ratio_to_vendor_blas"].get<double>()) << ")";
-    if (m.contains("max_error")) os << " Largest error against fp64: " << fmt(m["max_error"].get<double>(), 8) << " of sum|a*b|.";
-    os << "\n";
-    if (m.contains("tensor") && !m["tensor"].empty()) {
-      os << "\n| tensor-core matmul " << m["n"].get<std::size_t>() << "³ | GFLOP/s | cuBLAS, same precision | ratio | "
-            "largest error vs fp64 (of sum abs(a*b)) |\n| --- | ---: | ---: | ---: | ---: |\n";
-      for (const auto& t : m["tensor"])
-        os << "| " << t["precision"].get<std::string>() << " | " << fmt(t["gflops"].get<double>(), 0) << " | "
-           << (t.contains("vendor_blas_gflops") ? fmt(t["vendor_blas_gflops"].get<double>(), 0) : std::string("-")) << " | "
-           << (t.contains("ratio_to_vendor_blas") ? fmt(t["ratio_to_vendor_blas"].get<double>()) : std::string("-"))
-           << " | " << fmt(t["max_error"].get<double>(), 7) << " |\n";
+    if (m.contains("rows")) write_matmul_markdown(m, os);
+    else {  // a run from before issue 21
+      os << "\nfp32 matrix multiply " << m["n"].get<std::size_t>() << "³ (portable kernel): "
+         << fmt(m["gflops"].get<double>(), 0) << " GFLOP/s";
+      if (!m["vendor_blas_gflops"].is_null())
+        os << "; vendor SGEMM " << fmt(m["vendor_blas_gflops"].get<double>(), 0) << " GFLOP/s (ratio "
+           << fmt(m["ratio_to_vendor_blas"].get<double>()) << ")";
+      if (m.contains("max_error")) os << " Largest error against fp64: " << fmt(m["max_error"].get<double>(), 8) << " of sum|a*b|.";
+      os << "\n";
+      if (m.contains("tensor") && !m["tensor"].empty()) {
+        os << "\n| tensor-core matmul " << m["n"].get<std::size_t>() << "³ | GFLOP/s | cuBLAS, same precision | ratio | "
+              "largest error vs fp64 (of sum abs(a*b)) |\n| --- | ---: | ---: | ---: | ---: |\n";
+        for (const auto& t : m["tensor"])
+          os << "| " << t["precision"].get<std::string>() << " | " << fmt(t["gflops"].get<double>(), 0) << " | "
+             << (t.contains("vendor_blas_gflops") ? fmt(t["vendor_blas_gflops"].get<double>(), 0) : std::string("-")) << " | "
+             << (t.contains("ratio_to_vendor_blas") ? fmt(t["ratio_to_vendor_blas"].get<double>()) : std::string("-"))
+             << " | " << fmt(t["max_error"].get<double>(), 7) << " |\n";
+      }
     }
     if (r.contains("staging_threads")) {
       os << "\nStaged pageable copies of 256 MiB by host copy threads (GB/s; default "
@@ -694,13 +530,26 @@ void write_markdown(const nlohmann::json& doc, std::ostream& os) {
   }
 }
 
-// The hand-written record of approaches (bench/approaches.md beside the markdown file), appended
-// when present: what was changed, what it was expected to do, and what it did.
-void append_approaches(const std::string& markdown, std::ostream& os) {
+// The hand-written record of approaches (bench/approaches.md beside the markdown file): its text,
+// empty when absent.
+std::string approaches_text(const std::string& markdown) {
   const auto slash = markdown.rfind('/');
   const std::string dir = slash == std::string::npos ? std::string(".") : markdown.substr(0, slash);
   std::ifstream in(dir + "/bench/approaches.md");
-  if (in) os << "\n" << in.rdbuf();
+  std::ostringstream text;
+  if (in) text << in.rdbuf();
+  return text.str();
+}
+
+// Appends the record (what was changed, what it was expected to do, and what it did), less its
+// "- gap <selector> <row>: <cause>" lines, which the issue-21 section shows beside their figures.
+void append_approaches(const std::string& text, std::ostream& os) {
+  if (text.empty()) return;
+  os << "\n";
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.compare(0, 6, "- gap ") != 0) os << line << "\n";
 }
 
 std::string per_device_path(const std::string& path, const std::string& selector, bool several) {
@@ -732,8 +581,9 @@ void write_outputs(const BenchCommand& cmd, const nlohmann::json& doc) {
   if (!cmd.csv.empty()) write_output(cmd.csv, "the CSV results", [&](std::ostream& os) { write_csv(runs, os); });
   if (!cmd.markdown.empty())
     write_output(cmd.markdown, "the Markdown results", [&](std::ostream& os) {
-      write_markdown(doc, os);
-      if (cmd.markdown != "-") append_approaches(cmd.markdown, os);
+      const std::string approaches = cmd.markdown == "-" ? std::string() : approaches_text(cmd.markdown);
+      write_markdown(doc, gap_causes(approaches), os);
+      append_approaches(approaches, os);
     });
 }
 
@@ -750,26 +600,33 @@ void check_outputs(const BenchCommand& cmd, std::size_t runs) {
 }  // namespace
 
 int run_bench(const BenchCommand& cmd) {
-  if (!cmd.render.empty()) {  // re-render a saved run without measuring
+  if (!cmd.render.empty()) {  // re-render saved runs without measuring, several files' runs joined
     if (!cmd.devices.empty() || cmd.quick || cmd.trials != -1)
       throw UsageError("--render re-renders a saved run; -d, --quick and --trials measure");
-    nlohmann::json doc;
-    const std::string what = "'" + cmd.render + "' is not a gpurt bench --json file: ";
-    try {
-      doc = nlohmann::json::parse(read_input_file(cmd.render, "a gpurt bench --json file"));
-    } catch (const nlohmann::json::exception& e) {
-      throw UsageError(what + "it is not JSON (" + e.what() + ")");
+    nlohmann::json doc{{"command", ""}, {"runs", nlohmann::json::array()}};
+    std::string commands;
+    for (const std::string& file : cmd.render) {
+      nlohmann::json one;
+      const std::string what = "'" + file + "' is not a gpurt bench --json file: ";
+      try {
+        one = nlohmann::json::parse(read_input_file(file, "a gpurt bench --json file"));
+      } catch (const nlohmann::json::exception& e) {
+        throw UsageError(what + "it is not JSON (" + e.what() + ")");
+      }
+      try {
+        check_bench_document(one);
+      } catch (const UsageError& e) {
+        throw UsageError(what + e.what());
+      }
+      commands += (commands.empty() ? "" : "; ") + one["command"].get<std::string>();
+      for (auto& r : one["runs"]) doc["runs"].push_back(std::move(r));
     }
-    try {
-      check_bench_document(doc);
-    } catch (const UsageError& e) {
-      throw UsageError(what + e.what());
-    }
+    doc["command"] = cmd.render.size() > 1 ? commands + " (the runs of " + std::to_string(cmd.render.size()) + " files, joined by gpurt bench --render)" : commands;
     check_outputs(cmd, doc["runs"].size());
     try {
       write_outputs(cmd, doc);
     } catch (const nlohmann::json::exception& e) {  // a field the check above does not cover
-      throw UsageError(what + e.what());
+      throw UsageError("the files given to --render hold a field gpurt bench cannot read: " + std::string(e.what()));
     }
     return exit_code::ok;
   }

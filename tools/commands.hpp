@@ -66,7 +66,7 @@ struct BenchCommand {
   bool quick = false;
   int trials = -1;                       // --trials: per row, gpurt and raw alternating; -1: not given
   std::string json, csv, svg, markdown;  // output files; empty: not written
-  std::string render;                // a saved --json file to re-render instead of measuring
+  std::vector<std::string> render;   // saved --json files to re-render (runs joined) instead of measuring
   std::string command_line;          // recorded in the JSON
 };
 int run_bench(const BenchCommand& cmd);

@@ -102,7 +102,8 @@ int run(int argc, char** argv) {
                     "draw transfer bandwidth against size to this SVG file ('-': standard output, one device)");
   bench->add_option("--markdown", bench_cmd.markdown, "write the results as Markdown to this file ('-': standard output)");
   bench->add_option("--render", bench_cmd.render,
-                    "re-render a saved --json file (at most 64 MiB) instead of measuring");
+                    "re-render saved --json files (each at most 64 MiB; several: their runs joined, e.g. one file "
+                    "per device) instead of measuring");
   for (int i = 0; i < argc; ++i) bench_cmd.command_line += (i ? " " : "") + std::string(argv[i]);
 
   for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) sub->footer(exit_codes_text);

@@ -1,4 +1,5 @@
-// gpurt::bench::RawBaseline: the vendor API (CUDA driver API with NVRTC and cuBLAS, plain OpenCL)
+// gpurt::bench::RawBaseline: the vendor API (CUDA driver API with NVRTC and cuBLAS, plain OpenCL
+// with CLBlast)
 // measured directly on the physical device a gpurt Device stands for, so that `gpurt bench` can
 // report gpurt as a ratio against it in the same run. It is part of the bench tool only: it loads
 // the vendor libraries itself (raw/cuda_api.cpp, raw/opencl_api.cpp) and never goes through gpurt's
@@ -44,15 +45,23 @@ class RawBaseline {
   virtual double copy_seconds(CopyDirection dir, HostMemory mem, std::size_t bytes, std::size_t reps) = 0;
   // Milliseconds to compile and load three tiny kernels natively (cold, no cache of gpurt's).
   virtual double build_tiny_ms() = 0;
-  enum class GemmPrecision { fp32 = 0, tf32 = 1, bf16 = 2 };
-  // GFLOP/s of the vendor BLAS GEMM (cuBLAS) for n x n x n with fp32 output and accumulation;
-  // inputs fp32, TF32 (fp32 in memory, tensor cores) or bf16. Throws unsupported without one.
-  virtual double gemm_gflops(GemmPrecision precision, std::size_t n, std::size_t reps) = 0;
+  enum class GemmPrecision { fp32 = 0, tf32 = 1, bf16 = 2, fp64 = 3 };
+  // The vendor BLAS that gemm_gflops runs ("cuBLAS", "CLBlast"), or empty when the baseline has none.
+  virtual std::string gemm_library() const = 0;
+  // GFLOP/s (2 m n k per call) of the vendor BLAS GEMM, c (m x n) = a (m x k) * b (k x n), all
+  // row-major as gpurt's lib::matmul takes them: fp32 inputs, output and accumulation; TF32 (fp32
+  // in memory, tensor cores; cuBLAS only); bf16 inputs with fp32 output and accumulation (cuBLAS
+  // only); or fp64 throughout. `reps` calls back to back after one untimed call, host wall time to
+  // the queue's end, on constant inputs (2^-7) in buffers of the baseline's own. Throws unsupported
+  // without the library, or when it does not cover `precision` on this device (CLBlast: no TF32 or
+  // bf16; no fp64 on a device without it).
+  virtual double gemm_gflops(GemmPrecision precision, std::size_t m, std::size_t n, std::size_t k,
+                             std::size_t reps) = 0;
 
   // ---- interop (docs/interop.md); both throw unsupported unless the baseline overrides them ----
   // GFLOP/s of the vendor BLAS SGEMM (cuBLAS), n x n x n in fp32, on three gpurt buffers made on
   // `queue`'s device and in the queue's own stream (through <gpurt/cuda.hpp>), timed exactly as
-  // gemm_gflops(fp32, n, reps) times it on the library's own memory and stream.
+  // gemm_gflops(fp32, n, n, n, reps) times it on the library's own memory and stream.
   virtual double gemm_on_gpurt_gflops(Queue& queue, std::size_t n, std::size_t reps);
   // Seconds for `reps` back-to-back copies of `bytes` from this device to `peer` (another gpurt
   // device of the same backend) with the native peer copy (cuMemcpyPeerAsync on this device's

@@ -123,6 +123,8 @@ struct Cublas {
   using stream_fn = int (*)(void*, CUstream);
   using sgemm_fn = int (*)(void*, int, int, int, int, int, const float*, const float*, int, const float*, int,
                            const float*, float*, int);
+  using dgemm_fn = int (*)(void*, int, int, int, int, int, const double*, const double*, int, const double*, int,
+                           const double*, double*, int);
   using gemm_ex_fn = int (*)(void*, int, int, int, int, int, const void*, const void*, int, int, const void*, int,
                              int, const void*, void*, int, int, int, int);
   using math_fn = int (*)(void*, int);
@@ -130,6 +132,7 @@ struct Cublas {
   destroy_fn destroy = nullptr;
   stream_fn set_stream = nullptr;
   sgemm_fn sgemm = nullptr;
+  dgemm_fn dgemm = nullptr;
   gemm_ex_fn gemm_ex = nullptr;
   math_fn set_math = nullptr;
 
@@ -143,9 +146,10 @@ struct Cublas {
       c.destroy = reinterpret_cast<destroy_fn>(::dlsym(lib, "cublasDestroy_v2"));
       c.set_stream = reinterpret_cast<stream_fn>(::dlsym(lib, "cublasSetStream_v2"));
       c.sgemm = reinterpret_cast<sgemm_fn>(::dlsym(lib, "cublasSgemm_v2"));
+      c.dgemm = reinterpret_cast<dgemm_fn>(::dlsym(lib, "cublasDgemm_v2"));
       c.gemm_ex = reinterpret_cast<gemm_ex_fn>(::dlsym(lib, "cublasGemmEx"));
       c.set_math = reinterpret_cast<math_fn>(::dlsym(lib, "cublasSetMathMode"));
-      if (!c.create || !c.destroy || !c.set_stream || !c.sgemm || !c.gemm_ex || !c.set_math)
+      if (!c.create || !c.destroy || !c.set_stream || !c.sgemm || !c.dgemm || !c.gemm_ex || !c.set_math)
         fail(ErrorCategory::unsupported, "cuda", "cuBLAS lacks the GEMM entry points", "dlsym");
       return c;
     }();
@@ -153,10 +157,13 @@ struct Cublas {
   }
 };
 
-// GFLOP/s of `reps` n x n x n GEMMs (after one untimed) on `stream` over a, b, c (n * n elements
-// each), host wall time to the stream's end. The caller has made the stream's context current.
+// GFLOP/s of `reps` GEMMs c (m x n) = a (m x k) * b (k x n), row-major (after one untimed), on
+// `stream`, host wall time to the stream's end. cuBLAS is column-major: the row-major product is
+// its c^T (n x m) = b^T (n x k) * a^T (k x m), so b goes first with leading dimension n. The caller
+// has made the stream's context current.
 double time_gemm(const Cublas& blas, RawBaseline::GemmPrecision precision, CUstream stream, CUdeviceptr a,
-                 CUdeviceptr b, CUdeviceptr c, std::size_t n, std::size_t reps) {
+                 CUdeviceptr b, CUdeviceptr c, std::size_t m, std::size_t n, std::size_t k, std::size_t reps) {
+  using P = RawBaseline::GemmPrecision;
   const CudaApi& cu = CudaApi::get();
   void* handle = nullptr;
   if (blas.create(&handle) != 0) fail(ErrorCategory::internal, "cuda", "cublasCreate failed", "cublasCreate_v2");
@@ -166,24 +173,30 @@ double time_gemm(const Cublas& blas, RawBaseline::GemmPrecision precision, CUstr
     ~Destroy() { fn(h); }
   } destroy_handle{blas.destroy, handle};
   blas.set_stream(handle, stream);
-  if (precision == RawBaseline::GemmPrecision::tf32) blas.set_math(handle, CUBLAS_TF32_TENSOR_OP_MATH);
+  blas.set_math(handle, precision == P::tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
   const float alpha = 1.0f, beta = 0.0f;
-  const int ni = static_cast<int>(n);
+  const double alpha64 = 1.0, beta64 = 0.0;
+  const int mi = static_cast<int>(m), ni = static_cast<int>(n), ki = static_cast<int>(k);
   auto run = [&] {
-    if (precision == RawBaseline::GemmPrecision::bf16)
-      return blas.gemm_ex(handle, CUBLAS_OP_N, CUBLAS_OP_N, ni, ni, ni, &alpha, reinterpret_cast<const void*>(a),
-                          CUDA_R_16BF, ni, reinterpret_cast<const void*>(b), CUDA_R_16BF, ni, &beta,
+    if (precision == P::bf16)
+      return blas.gemm_ex(handle, CUBLAS_OP_N, CUBLAS_OP_N, ni, mi, ki, &alpha, reinterpret_cast<const void*>(b),
+                          CUDA_R_16BF, ni, reinterpret_cast<const void*>(a), CUDA_R_16BF, ki, &beta,
                           reinterpret_cast<void*>(c), CUDA_R_32F, ni, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-    return blas.sgemm(handle, 0, 0, ni, ni, ni, &alpha, reinterpret_cast<const float*>(a), ni,
-                      reinterpret_cast<const float*>(b), ni, &beta, reinterpret_cast<float*>(c), ni);
+    if (precision == P::fp64)
+      return blas.dgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, ni, mi, ki, &alpha64, reinterpret_cast<const double*>(b), ni,
+                        reinterpret_cast<const double*>(a), ki, &beta64, reinterpret_cast<double*>(c), ni);
+    return blas.sgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, ni, mi, ki, &alpha, reinterpret_cast<const float*>(b), ni,
+                      reinterpret_cast<const float*>(a), ki, &beta, reinterpret_cast<float*>(c), ni);
   };
-  run();
-  cu.cuStreamSynchronize(stream);
+  if (const int status = run(); status != 0)
+    fail(ErrorCategory::internal, "cuda", "the cuBLAS GEMM failed with cublasStatus_t " + std::to_string(status),
+         "cublasGemm", status);
+  GPURT_RAW_CHECK(cu.cuStreamSynchronize(stream));
   const auto t0 = clock_type::now();
   for (std::size_t i = 0; i < reps; ++i) run();
   GPURT_RAW_CHECK(cu.cuStreamSynchronize(stream));
   const double secs = since_us(t0) * 1e-6;
-  return 2.0 * static_cast<double>(n) * n * n * static_cast<double>(reps) / secs * 1e-9;
+  return 2.0 * static_cast<double>(m) * n * k * static_cast<double>(reps) / secs * 1e-9;
 }
 
 class CudaBaseline final : public RawBaseline {
@@ -322,20 +335,34 @@ class CudaBaseline final : public RawBaseline {
     return since_us(t0) * 1e-3;
   }
 
-  double gemm_gflops(GemmPrecision precision, std::size_t n, std::size_t reps) override {
+  std::string gemm_library() const override { return CudaApi::cublas() ? "cuBLAS" : ""; }
+
+  double gemm_gflops(GemmPrecision precision, std::size_t m, std::size_t n, std::size_t k, std::size_t reps) override {
     const Cublas& blas = Cublas::get();
     ctx_.make_current();
-    const std::size_t bytes = n * n * sizeof(float);  // bf16 inputs use half of it
-    CUdeviceptr a = 0, b = 0, c = 0;
-    GPURT_RAW_CHECK(cu_.cuMemAlloc(&a, bytes));
-    const auto oa = own(a, cu_.cuMemFree);
-    GPURT_RAW_CHECK(cu_.cuMemAlloc(&b, bytes));
-    const auto ob = own(b, cu_.cuMemFree);
-    GPURT_RAW_CHECK(cu_.cuMemAlloc(&c, bytes));
+    // Every input element 2^-7 in the precision's own format (bf16: 0x3c00, two to a word).
+    const std::size_t size = precision == GemmPrecision::fp64 ? 8 : precision == GemmPrecision::bf16 ? 2 : 4;
+    auto input = [&](std::size_t elements) {
+      CUdeviceptr p = 0;
+      GPURT_RAW_CHECK(cu_.cuMemAlloc(&p, elements * size));
+      auto owner = own(p, cu_.cuMemFree);
+      std::vector<unsigned char> host(elements * size);
+      const double d = 0.0078125;
+      const float f = 0.0078125f;
+      const unsigned short h = 0x3c00;
+      for (std::size_t i = 0; i < elements; ++i)
+        std::memcpy(&host[i * size], size == 8 ? static_cast<const void*>(&d) : size == 4 ? static_cast<const void*>(&f)
+                                                                                          : static_cast<const void*>(&h),
+                    size);
+      GPURT_RAW_CHECK(cu_.cuMemcpyHtoDAsync(p, host.data(), host.size(), stream_.get()));
+      GPURT_RAW_CHECK(cu_.cuStreamSynchronize(stream_.get()));
+      return owner;
+    };
+    const auto a = input(m * k), b = input(k * n);
+    CUdeviceptr c = 0;  // fp32 output, fp64 for fp64
+    GPURT_RAW_CHECK(cu_.cuMemAlloc(&c, m * n * (precision == GemmPrecision::fp64 ? 8 : 4)));
     const auto oc = own(c, cu_.cuMemFree);
-    GPURT_RAW_CHECK(cu_.cuMemsetD32Async(a, 0x3c000000u, n * n, stream_.get()));  // 0.0078125f
-    GPURT_RAW_CHECK(cu_.cuMemsetD32Async(b, 0x3c000000u, n * n, stream_.get()));
-    return time_gemm(blas, precision, stream_.get(), a, b, c, n, reps);
+    return time_gemm(blas, precision, stream_.get(), a.get(), b.get(), c, m, n, k, reps);
   }
 
   // The same SGEMM with gpurt's buffers and gpurt's stream: cuBLAS sees only a CUstream and device
@@ -348,7 +375,7 @@ class CudaBaseline final : public RawBaseline {
     queue.fill(b, 0.0078125f);
     ctx_.make_current();
     const double gflops = time_gemm(blas, GemmPrecision::fp32, gpurt::cuda::stream(queue), gpurt::cuda::pointer(a),
-                                    gpurt::cuda::pointer(b), gpurt::cuda::pointer(c), n, reps);
+                                    gpurt::cuda::pointer(b), gpurt::cuda::pointer(c), n, n, n, reps);
     queue.finish();
     return gflops;
   }

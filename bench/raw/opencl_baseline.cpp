@@ -1,6 +1,9 @@
 // Plain OpenCL measured directly, for `gpurt bench`: the operations gpurt performs, written the way
 // a careful user of the raw C API would write them (one context and one in-order queue on the
-// device, kernels built from OpenCL C source).
+// device, kernels built from OpenCL C source), and CLBlast (dlopen()ed, like examples/08_clblast)
+// for the GEMM figures.
+#include <dlfcn.h>
+
 #include <cstring>
 #include <vector>
 
@@ -27,6 +30,38 @@ __kernel void tiny_scale(__global float* x, float a, uint n) { size_t i = get_gl
 __kernel void tiny_add(__global const float* a, __global const float* b, __global float* c, uint n) { size_t i = get_global_id(0); if (i < n) c[i] = a[i] + b[i]; }
 __kernel void tiny_iota(__global uint* x, uint n) { size_t i = get_global_id(0); if (i < n) x[i] = (uint)i; }
 )";
+
+// CLBlast's GEMM entry points (clblast_c.h, declared here so that the header is not needed to
+// build): loaded once, nullptr members when libclblast is absent, with `missing` saying why.
+// Enums are C ints: layout 101 = row-major, transpose 111 = no; 0 = CLBlastSuccess.
+struct Clblast {
+  template <class T>
+  using gemm_fn = int (*)(int, int, int, std::size_t, std::size_t, std::size_t, T, cl_mem, std::size_t, std::size_t,
+                          cl_mem, std::size_t, std::size_t, T, cl_mem, std::size_t, std::size_t, cl_command_queue*,
+                          cl_event*);
+  gemm_fn<float> sgemm = nullptr;
+  gemm_fn<double> dgemm = nullptr;
+  std::string missing;
+
+  static const Clblast& get() {
+    static const Clblast api = [] {
+      Clblast c;
+      try {
+        void* lib = open_library({"libclblast.so.1", "libclblast.so"}, "opencl", "CLBlast");
+        c.sgemm = reinterpret_cast<gemm_fn<float>>(symbol(lib, "CLBlastSgemm", "opencl", "CLBlast"));
+        c.dgemm = reinterpret_cast<gemm_fn<double>>(symbol(lib, "CLBlastDgemm", "opencl", "CLBlast"));
+      } catch (const Error& e) {
+        c.sgemm = nullptr;
+        c.dgemm = nullptr;
+        c.missing = e.message();
+      }
+      return c;
+    }();
+    return api;
+  }
+};
+constexpr int clblast_row_major = 101, clblast_no_transpose = 111;
+constexpr int clblast_no_double = -2044;
 
 }  // namespace
 
@@ -261,8 +296,49 @@ class OpenclBaseline final : public RawBaseline {
     return ms;
   }
 
-  double gemm_gflops(GemmPrecision, std::size_t, std::size_t) override {
-    fail(ErrorCategory::unsupported, "opencl", "OpenCL has no vendor BLAS here", "gemm");
+  std::string gemm_library() const override { return Clblast::get().sgemm ? "CLBlast" : ""; }
+
+  // CLBlast's SGEMM or DGEMM, row-major, on buffers of this baseline's context and its queue.
+  double gemm_gflops(GemmPrecision precision, std::size_t m, std::size_t n, std::size_t k, std::size_t reps) override {
+    const Clblast& blas = Clblast::get();
+    if (!blas.sgemm) fail(ErrorCategory::unsupported, "opencl", blas.missing, "dlopen(libclblast)");
+    if (precision == GemmPrecision::tf32 || precision == GemmPrecision::bf16)
+      fail(ErrorCategory::unsupported, "opencl",
+           std::string("CLBlast has no ") + (precision == GemmPrecision::tf32 ? "TF32" : "bf16") + " GEMM", "CLBlastSgemm");
+    const bool fp64 = precision == GemmPrecision::fp64;
+    const std::size_t size = fp64 ? sizeof(double) : sizeof(float);
+    const cl_command_queue queue = queue_.get();
+    cl_int err = CL_SUCCESS;
+    auto buffer = [&](std::size_t elements) {  // every element 2^-7
+      Mem mem = own(cl_.clCreateBuffer(ctx_.get(), CL_MEM_READ_WRITE, elements * size, nullptr, &err), cl_.clReleaseMemObject);
+      GPURT_RAW_CHECK(err);
+      std::vector<unsigned char> host(elements * size);
+      const double d = 0.0078125;
+      const float f = 0.0078125f;
+      for (std::size_t i = 0; i < elements; ++i)
+        std::memcpy(&host[i * size], fp64 ? static_cast<const void*>(&d) : static_cast<const void*>(&f), size);
+      GPURT_RAW_CHECK(cl_.clEnqueueWriteBuffer(queue, mem.get(), CL_TRUE, 0, host.size(), host.data(), 0, nullptr, nullptr));
+      return mem;
+    };
+    const Mem a = buffer(m * k), b = buffer(k * n), c = buffer(m * n);
+    cl_command_queue q = queue;
+    auto run = [&] {
+      return fp64 ? blas.dgemm(clblast_row_major, clblast_no_transpose, clblast_no_transpose, m, n, k, 1.0, a.get(), 0,
+                               k, b.get(), 0, n, 0.0, c.get(), 0, n, &q, nullptr)
+                  : blas.sgemm(clblast_row_major, clblast_no_transpose, clblast_no_transpose, m, n, k, 1.0f, a.get(),
+                               0, k, b.get(), 0, n, 0.0f, c.get(), 0, n, &q, nullptr);
+    };
+    if (const int status = run(); status != 0)  // also builds CLBlast's kernels for this device, once
+      fail(status == clblast_no_double ? ErrorCategory::unsupported : ErrorCategory::internal, "opencl",
+           std::string(fp64 ? "CLBlastDgemm" : "CLBlastSgemm") + " failed with CLBlastStatusCode " +
+               std::to_string(status) + (status == clblast_no_double ? " (the device has no fp64)" : ""),
+           fp64 ? "CLBlastDgemm" : "CLBlastSgemm", status);
+    GPURT_RAW_CHECK(cl_.clFinish(queue));
+    const auto t0 = clock_type::now();
+    for (std::size_t i = 0; i < reps; ++i) run();
+    GPURT_RAW_CHECK(cl_.clFinish(queue));
+    const double secs = since_us(t0) * 1e-6;
+    return 2.0 * static_cast<double>(m) * n * k * static_cast<double>(reps) / secs * 1e-9;
   }
 
  private:

@@ -71,7 +71,71 @@ for run in doc["runs"]:
     assert {"copy", "fill", "axpy", "reduce_sum", "scan_inclusive", "transpose", "conv2d_5x5", "histogram_256"} <= names
     for k in run["kernels"]:
         assert k["gbps"] > 0 and k["milliseconds"] > 0, k
-    assert run["matmul"]["gflops"] > 0
+    # issue 21: each kernel row's target as a fraction of copy bandwidth, and whether it is met.
+    cpu = run["device"]["type"] == "cpu"
+    targets = {"copy": 0.5, "fill": 0.5, "axpy": 0.5, "binary_add": 0.5, "reduce_sum": 0.5} if cpu else \
+        {"copy": 0.9, "fill": 0.9, "axpy": 0.9, "reduce_sum": 0.9, "scan_inclusive": 0.85,
+         "histogram_256": 0.8, "conv2d_5x5": 0.85, "transpose": 0.9}
+    for k in run["kernels"]:
+        assert k["target"] == targets.get(k["name"]), k
+        assert k["met"] == (None if k["target"] is None else k["fraction_of_copy"] >= k["target"]), k
+        for base, limit in (("naive", 1.0), ("openmp", 2.0)):  # CPU baselines (bench/cpu_rows), when present
+            if base + "_ratio" in k and base + "_ms" in k:
+                assert math.isclose(k[base + "_ratio"], k["milliseconds"] / k[base + "_ms"], rel_tol=1e-9), k
+                assert k[base + "_met"] == (k[base + "_ratio"] <= k[base + "_target"]), k
+    # CPU baselines (bench/cpu_rows, "kernel_baselines"), when present: library time over the naive
+    # kernel's and the OpenMP loop's, as the renderer reads them.
+    for base, section in run.get("kernel_baselines", {}).items():
+        rows_b = section if isinstance(section, list) else section.get("rows", [])
+        assert isinstance(section, list) or section.get("skipped") or rows_b, (base, section)
+        for r in rows_b:
+            assert r["library_ms"] > 0 and r[base + "_ms"] > 0, (base, r)
+            assert math.isclose(r["library_over_" + base], r["library_ms"] / r[base + "_ms"], rel_tol=1e-9), (base, r)
+    # issue 21: matmul rows - every precision x shape x implementation once, each measured against the
+    # raw vendor BLAS at the same precision in the same run, or skipped saying why.
+    matmul = run["matmul"]
+    rows = matmul["rows"]
+    shapes = ["square", "tall_skinny", "small"]
+    got = sorted((r["precision"], r["shape"], r["implementation"]) for r in rows)
+    assert got == sorted((p, s, i) for p in ("fp32", "tf32", "bf16", "fp64") for s in shapes
+                         for i in ("portable", "vendor")), got
+    square = {r["shape"]: r for r in rows}["square"]
+    if run["quick"]:
+        assert (square["m"], square["n"], square["k"]) == (256, 256, 256), square
+    bounds = {"fp32": 1e-5, "tf32": 4e-3, "bf16": 1e-3, "fp64": 1e-12}  # largest error, of sum |a*b|
+    for r in rows:
+        where = f"matmul {r['precision']} {r['shape']} {r['implementation']}"
+        assert r["m"] > 0 and r["n"] > 0 and r["k"] > 0, where
+        if "skipped" in r:
+            assert isinstance(r["skipped"], str) and r["skipped"], where
+            continue
+        # the portable path runs everywhere (fp64: where the device has it)
+        assert r["gpurt"] > 0 and r["reps_per_trial"] >= 1 and 0 <= r["max_error"] <= bounds[r["precision"]], (where, r)
+        if "raw_skipped" in r:
+            assert isinstance(r["raw_skipped"], str) and r["raw_skipped"] and "ratio" not in r, (where, r)
+            assert len(r["gpurt_trials"]) == trials and r["gpurt_min"] <= r["gpurt"] <= r["gpurt_max"], (where, r)
+            continue
+        check_paired(r, trials, where=where)
+        if r["implementation"] == "vendor":
+            want = 0.97
+        elif r["raw_library"] == "cuBLAS" and r["shape"] == "square":
+            want = {"fp32": 0.75, "tf32": 0.5, "bf16": 0.5}.get(r["precision"])
+        else:
+            want = None
+        assert r["target"] == want and r["met"] == (None if want is None else r["ratio"] >= want), (where, r)
+    for r in rows:
+        if (r["precision"], r["implementation"]) == ("fp32", "portable"):
+            assert "skipped" not in r, r  # lib::matmul's portable kernel runs on every device
+        if r["precision"] == "fp64" and not matmul["fp64"]:
+            assert "skipped" in r, r  # no fp64 matmul on a device without fp64
+    if run["device"]["backend"] == "opencl":  # CLBlast has no TF32 or bf16: never vendor, saying why
+        for r in rows:
+            if r["precision"] in ("tf32", "bf16") and r["implementation"] == "vendor":
+                assert "skipped" in r, r
+    # The keys of the runs before issue 21, from the rows.
+    fp32 = [r for r in rows if (r["precision"], r["shape"], r["implementation"]) == ("fp32", "square", "portable")][0]
+    assert matmul["n"] == fp32["m"] and matmul["gflops"] == fp32["gpurt"] and matmul["gflops"] > 0, matmul
+    assert (matmul["vendor_blas_gflops"] is None) == ("raw" not in fp32), matmul
     if "interop" in run:  # cuBLAS on gpurt buffers and stream; peer copies (each may be skipped, saying why)
         sgemm, peer = run["interop"]["cublas_sgemm"], run["interop"]["peer_copy"]
         assert sgemm.get("skipped") or (sgemm["gpurt"] > 0 and sgemm["raw"] > 0), sgemm
