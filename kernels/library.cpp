@@ -677,11 +677,17 @@ void histogram(Queue& q, const Buffer<std::uint32_t>& in, const Buffer<std::uint
                             std::to_string(q.device().properties().max_local_memory) + " bytes); use fewer bins");
   q.fill(counts, 0u);
   if (in.empty()) return;
-  // The bins sit in local memory, so the wave depends on their number.
+  // The bins sit in local memory, so the wave depends on their number. Up to 8 private copies per
+  // group (one per warp of a 256-group), as many as fit half the local memory, and 4 loads in
+  // flight per work-item (histogram.gpurt: GPURT_HIST_COPIES, GPURT_HIST_UNROLL).
+  std::size_t copies = 8;
+  while (copies > 1 && counts.size_bytes() * copies > q.device().properties().max_local_memory / 2) copies /= 2;
+  const std::size_t local = counts.size_bytes() * copies;
   const ShapedKernel k = shaped_kernel(q.device(), "histogram", embedded::histogram, nullptr, "gpurt_histogram", 0,
-                                       {}, SourceLanguage::portable, counts.size_bytes());
-  q.launch(k.kernel, stride_config(q, k, in.size(), counts.size_bytes()), in, counts,
-           static_cast<std::uint64_t>(in.size()), static_cast<std::uint32_t>(counts.size()));
+                                       {{"GPURT_HIST_COPIES", static_cast<long long>(copies)}, {"GPURT_HIST_UNROLL", 4}},
+                                       SourceLanguage::portable, local);
+  q.launch(k.kernel, stride_config(q, k, in.size(), local), in, counts, static_cast<std::uint64_t>(in.size()),
+           static_cast<std::uint32_t>(counts.size()));
 }
 
 #define GPURT_LIB_INSTANTIATE(T)                                                         \
