@@ -100,13 +100,14 @@ std::vector<float> small_ints(std::size_t count, std::mt19937& rng, int hi) {
 
 // ---- scan (float, inclusive) ----
 struct ScanShape {
-  std::size_t group, items, look;
+  std::size_t group, items, look, ticket = 1;  // ticket 0: tiles by group index (GPURT_SCAN_TICKET)
 };
 
 json tune_scan(Tuner& t) {
   std::vector<ScanShape> shapes = {{256, 32, 4}, {256, 16, 4}, {256, 24, 4}, {256, 40, 4}, {128, 32, 4},
                                    {128, 64, 4}, {512, 16, 4}, {512, 20, 4}, {1024, 8, 4}, {256, 32, 1},
-                                   {256, 32, 2}, {256, 32, 8}};
+                                   {256, 32, 2}, {256, 32, 8}, {256, 32, 4, 0}, {256, 16, 4, 0},
+                                   {512, 16, 4, 0}, {128, 32, 4, 0}};
   const std::size_t check_n = t.opt.quick ? 100003 : 3000017;
   std::mt19937 rng(21);
   const std::vector<float> hin = small_ints(check_n, rng, 3);  // sums stay exact in float (< 2^24)
@@ -122,8 +123,9 @@ json tune_scan(Tuner& t) {
     if (s.group > t.dev.properties().max_group_size) continue;
     if (s.group * s.items * 4 > 44 * 1024) continue;
     Candidate c{"group " + std::to_string(s.group) + " x " + std::to_string(s.items) + " look " +
-                    std::to_string(s.look),
+                    std::to_string(s.look) + (s.ticket ? "" : " by group index"),
                 {{"GPURT_T", "float"},
+                 {"GPURT_SCAN_TICKET", std::to_string(s.ticket)},
                  {"GPURT_SCAN_GROUP", std::to_string(s.group)},
                  {"GPURT_SCAN_ITEMS", std::to_string(s.items)},
                  {"GPURT_SCAN_LOOK", std::to_string(s.look)}}};
