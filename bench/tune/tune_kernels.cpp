@@ -10,6 +10,11 @@
 // back, as `gpurt bench` times the library). Sizes and bytes as in bench/runner.cpp: 8192 x 8192
 // floats (64 Mi; --quick: 512 x 512); scan and transpose and conv2d count 2 x n x 4 bytes,
 // histogram n x 4. The copy bandwidth is Queue::copy device to device of n floats, 2 x the bytes.
+// The first candidate of each kernel is the library's default. Where each define goes in
+// kernels/library.cpp: scan_impl (GPURT_SCAN_GROUP from scan_group(), the tile = group x items;
+// ITEMS/LOOK/TICKET are kernel defaults), histogram() (copies, unroll; group and groups from
+// shaped_kernel/stride_config), conv2d() (gx, gy, rx, ry; local = filter_size > 7), transpose()
+// (tile, by, pad).
 #include <gpurt/gpurt.hpp>
 
 #include <nlohmann/json.hpp>
@@ -77,6 +82,20 @@ struct Tuner {
     return dev.build({gpurt::SourceLanguage::portable, std::string(source), file}, o).kernel(kernel);
   }
 };
+
+// Adds `row` to `rows`, with its fraction of the copy bandwidth, and prints it at once (so a run
+// cut short still shows what it measured).
+void add_row(const Tuner& t, json& rows, json row) {
+  if (row.contains("gbps")) {
+    row["fraction_of_copy"] = t.copy_gbps > 0 ? row["gbps"].get<double>() / t.copy_gbps : 0.0;
+    std::printf("  %-44s %9.3f ms %9.1f GB/s %6.3f of copy\n", row["label"].get<std::string>().c_str(),
+                row["ms"].get<double>(), row["gbps"].get<double>(), row["fraction_of_copy"].get<double>());
+  } else {
+    std::printf("  %-44s FAILED: %s\n", row["label"].get<std::string>().c_str(), row["error"].get<std::string>().c_str());
+  }
+  std::fflush(stdout);
+  rows.push_back(std::move(row));
+}
 
 json defines_json(const std::vector<std::pair<std::string, std::string>>& d) {
   json j = json::object();
@@ -160,7 +179,7 @@ json tune_scan(Tuner& t) {
     } catch (const std::exception& e) {
       row["error"] = e.what();
     }
-    rows.push_back(row);
+    add_row(t, rows, row);
   }
   return rows;
 }
@@ -227,7 +246,7 @@ json tune_histogram(Tuner& t) {
     } catch (const std::exception& e) {
       row["error"] = e.what();
     }
-    rows.push_back(row);
+    add_row(t, rows, row);
   }
   return rows;
 }
@@ -309,7 +328,7 @@ json tune_conv2d(Tuner& t) {
     } catch (const std::exception& e) {
       row["error"] = e.what();
     }
-    rows.push_back(row);
+    add_row(t, rows, row);
   }
   return rows;
 }
@@ -359,7 +378,7 @@ json tune_transpose(Tuner& t) {
     } catch (const std::exception& e) {
       row["error"] = e.what();
     }
-    rows.push_back(row);
+    add_row(t, rows, row);
   }
   return rows;
 }
@@ -422,17 +441,8 @@ int main(int argc, char** argv) {
       std::printf("\n%s\n", name.c_str());
       json rows = tune(t);
       json best;
-      for (json& r : rows) {
-        if (r.contains("gbps")) {
-          r["fraction_of_copy"] = t.copy_gbps > 0 ? r["gbps"].get<double>() / t.copy_gbps : 0.0;
-          if (best.is_null() || r["gbps"].get<double>() > best["gbps"].get<double>()) best = r;
-          std::printf("  %-40s %9.3f ms %9.1f GB/s %6.3f of copy\n", r["label"].get<std::string>().c_str(),
-                      r["ms"].get<double>(), r["gbps"].get<double>(), r["fraction_of_copy"].get<double>());
-        } else {
-          std::printf("  %-40s FAILED: %s\n", r["label"].get<std::string>().c_str(),
-                      r["error"].get<std::string>().c_str());
-        }
-      }
+      for (const json& r : rows)
+        if (r.contains("gbps") && (best.is_null() || r["gbps"].get<double>() > best["gbps"].get<double>())) best = r;
       if (!best.is_null())
         std::printf("  best: %s (%.3f of copy; first row is the library's default)\n",
                     best["label"].get<std::string>().c_str(), best["fraction_of_copy"].get<double>());
