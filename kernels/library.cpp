@@ -50,7 +50,7 @@ struct Define {
   std::string value() const { return text ? std::string(text) : std::to_string(number); }
 };
 using Defines = std::initializer_list<Define>;
-constexpr std::size_t max_defines = 4;
+constexpr std::size_t max_defines = 5;
 
 // The library's programs, built once per (device, source, element type, extra defines) for the
 // process: portable sources (kernels/*.gpurt), or the nvcc-built binary of the tensor-core kernels.
@@ -399,11 +399,16 @@ void transpose(Queue& q, const Buffer<float>& in, const Buffer<float>& out, std:
   // A group writes the tile that another group reads: no overlap, not even in place.
   check_overlap(q, "transpose", "out", out, "in", in, InPlace::rejected);
   if (rows == 0 || cols == 0) return;
-  // One group per 32x32 tile; 32x8 work-items each move 4 rows of it.
-  const Dim3 tiles = matrix_groups(q, "transpose", Dim3(cols, rows), Dim3(32, 32));
-  const Kernel k =
-      shaped_kernel(q.device(), "transpose", embedded::transpose, nullptr, "gpurt_transpose", 0).kernel;
-  q.launch(k, LaunchConfig(tiles, Dim3(32, 8)), in, out, static_cast<std::uint32_t>(rows),
+  // One group per tile x tile block; tile x by work-items each move tile / by rows of it, through a
+  // local tile padded by `pad` columns (transpose.gpurt; gpurt-tune-kernels tries other shapes).
+  constexpr std::size_t tile = 32, by = 8, pad = 1;
+  const Dim3 tiles = matrix_groups(q, "transpose", Dim3(cols, rows), Dim3(tile, tile));
+  const Kernel k = shaped_kernel(q.device(), "transpose", embedded::transpose, nullptr, "gpurt_transpose", 0,
+                                 {{"GPURT_TR_TILE", static_cast<long long>(tile)},
+                                  {"GPURT_TR_BY", static_cast<long long>(by)},
+                                  {"GPURT_TR_PAD", static_cast<long long>(pad)}})
+                       .kernel;
+  q.launch(k, LaunchConfig(tiles, Dim3(tile, by)), in, out, static_cast<std::uint32_t>(rows),
            static_cast<std::uint32_t>(cols));
 }
 
@@ -675,13 +680,15 @@ void conv2d(Queue& q, const Buffer<float>& in, const Buffer<float>& filter, cons
   // Up to 7x7 the kernel reads the input from global memory (measured on the H200, 8192^2 5x5:
   // 64 x 2 x 16 rows the best of 6 shapes, 0.69 of copy bandwidth on both backends); larger filters
   // are compute-bound, read a tile from local memory and unroll into long code: 32 x 4 x 8 rows.
+  // On the direct path each work-item may also compute rx outputs side by side (GPURT_CONV_RX).
   const bool direct = filter_size <= 7;
-  const std::size_t gx = direct ? 64 : 32, gy = direct ? 2 : 4, ry = direct ? 16 : 8;
-  const Dim3 blocks = matrix_groups(q, "conv2d", Dim3(width, height), Dim3(gx, gy * ry));
+  const std::size_t gx = direct ? 64 : 32, gy = direct ? 2 : 4, ry = direct ? 16 : 8, rx = 1;
+  const Dim3 blocks = matrix_groups(q, "conv2d", Dim3(width, height), Dim3(gx * rx, gy * ry));
   const Kernel k = shaped_kernel(q.device(), "conv2d", embedded::conv2d, nullptr, "gpurt_conv2d", 0,
                                  {{"GPURT_FSIZE", static_cast<long long>(filter_size)},
                                   {"GPURT_CONV_GX", static_cast<long long>(gx)},
                                   {"GPURT_CONV_GY", static_cast<long long>(gy)},
+                                  {"GPURT_CONV_RX", static_cast<long long>(rx)},
                                   {"GPURT_CONV_RY", static_cast<long long>(ry)}})
                        .kernel;
   q.launch(k, LaunchConfig(blocks, Dim3(gx, gy)), in,
@@ -697,11 +704,17 @@ void histogram(Queue& q, const Buffer<std::uint32_t>& in, const Buffer<std::uint
                             std::to_string(q.device().properties().max_local_memory) + " bytes); use fewer bins");
   q.fill(counts, 0u);
   if (in.empty()) return;
-  // The bins sit in local memory, so the wave depends on their number.
+  // The bins sit in local memory, so the wave depends on their number. Up to 8 private copies per
+  // group (one per warp of a 256-group), as many as fit half the local memory, and 4 loads in
+  // flight per work-item (histogram.gpurt: GPURT_HIST_COPIES, GPURT_HIST_UNROLL).
+  std::size_t copies = 8;
+  while (copies > 1 && counts.size_bytes() * copies > q.device().properties().max_local_memory / 2) copies /= 2;
+  const std::size_t local = counts.size_bytes() * copies;
   const ShapedKernel k = shaped_kernel(q.device(), "histogram", embedded::histogram, nullptr, "gpurt_histogram", 0,
-                                       {}, SourceLanguage::portable, counts.size_bytes());
-  q.launch(k.kernel, stride_config(q, k, in.size(), counts.size_bytes()), in, counts,
-           static_cast<std::uint64_t>(in.size()), static_cast<std::uint32_t>(counts.size()));
+                                       {{"GPURT_HIST_COPIES", static_cast<long long>(copies)}, {"GPURT_HIST_UNROLL", 4}},
+                                       SourceLanguage::portable, local);
+  q.launch(k.kernel, stride_config(q, k, in.size(), local), in, counts, static_cast<std::uint64_t>(in.size()),
+           static_cast<std::uint32_t>(counts.size()));
 }
 
 #define GPURT_LIB_INSTANTIATE(T)                                                         \

@@ -1,0 +1,465 @@
+// gpurt-tune-kernels: tries build-time shapes of the library's bandwidth kernels (scan, histogram,
+// conv2d 5x5, transpose) on one device and reports each one's rate against the device's copy
+// bandwidth, to choose the library's defaults (kernels/library.cpp) from measurements.
+//
+//   gpurt-tune-kernels [--device SEL] [--json FILE] [--quick] [--only scan,histogram,conv2d,transpose]
+//
+// Each candidate is the kernel's source (the embedded kernels/*.gpurt) built through the public API
+// with its defines, checked once against a CPU reference on a small odd size, then timed: a warm-up,
+// then the median of `reps` timed batches (events on a timed queue around `batch` launches back to
+// back, as `gpurt bench` times the library). Sizes and bytes as in bench/runner.cpp: 8192 x 8192
+// floats (64 Mi; --quick: 512 x 512); scan and transpose and conv2d count 2 x n x 4 bytes,
+// histogram n x 4. The copy bandwidth is Queue::copy device to device of n floats, 2 x the bytes.
+// The first candidate of each kernel is the library's default. Where each define goes in
+// kernels/library.cpp: scan_impl (GPURT_SCAN_GROUP from scan_group(), the tile = group x items;
+// ITEMS/LOOK/TICKET are kernel defaults), histogram() (copies, unroll; group and groups from
+// shaped_kernel/stride_config), conv2d() (gx, gy, rx, ry; local = filter_size > 7), transpose()
+// (tile, by, pad).
+#include <gpurt/gpurt.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "embedded_kernels.hpp"
+
+namespace {
+
+using gpurt::Buffer;
+using gpurt::Dim3;
+using gpurt::LaunchConfig;
+using nlohmann::json;
+
+struct Opt {
+  std::string device;
+  std::string json_file;
+  std::string only;
+  bool quick = false;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+struct Tuner {
+  gpurt::Device dev;
+  gpurt::Queue q;
+  Opt opt;
+  std::size_t side = 0, n = 0;
+  int reps = 7, batch = 3;
+  double copy_gbps = 0;
+
+  // Median device milliseconds per call of `work` (warm-up first, then `reps` batches).
+  double time_ms(const std::function<void()>& work) {
+    work();
+    q.finish();
+    std::vector<double> v;
+    for (int r = 0; r < reps; ++r) {
+      const gpurt::Event a = q.record();
+      for (int b = 0; b < batch; ++b) work();
+      const gpurt::Event e = q.record();
+      v.push_back(gpurt::elapsed_ms(a, e) / batch);
+    }
+    q.finish();
+    return median(v);
+  }
+
+  gpurt::Kernel build(const char* file, const char* source, const char* kernel,
+                      const std::vector<std::pair<std::string, std::string>>& defines) {
+    gpurt::BuildOptions o;
+    for (const auto& d : defines) o.defines.push_back({d.first, d.second});
+    return dev.build({gpurt::SourceLanguage::portable, std::string(source), file}, o).kernel(kernel);
+  }
+};
+
+// Adds `row` to `rows`, with its fraction of the copy bandwidth, and prints it at once (so a run
+// cut short still shows what it measured).
+void add_row(const Tuner& t, json& rows, json row) {
+  if (row.contains("gbps")) {
+    row["fraction_of_copy"] = t.copy_gbps > 0 ? row["gbps"].get<double>() / t.copy_gbps : 0.0;
+    std::printf("  %-44s %9.3f ms %9.1f GB/s %6.3f of copy\n", row["label"].get<std::string>().c_str(),
+                row["ms"].get<double>(), row["gbps"].get<double>(), row["fraction_of_copy"].get<double>());
+  } else {
+    std::printf("  %-44s FAILED: %s\n", row["label"].get<std::string>().c_str(), row["error"].get<std::string>().c_str());
+  }
+  std::fflush(stdout);
+  rows.push_back(std::move(row));
+}
+
+json defines_json(const std::vector<std::pair<std::string, std::string>>& d) {
+  json j = json::object();
+  for (const auto& p : d) j[p.first] = p.second;
+  return j;
+}
+
+// One candidate: its defines, how to launch it on `count` elements (or a side x side matrix), and
+// a check on a small size that returns an empty string or what went wrong.
+struct Candidate {
+  std::string label;
+  std::vector<std::pair<std::string, std::string>> defines;
+};
+
+std::vector<float> small_ints(std::size_t count, std::mt19937& rng, int hi) {
+  std::uniform_int_distribution<int> d(0, hi);
+  std::vector<float> v(count);
+  for (float& x : v) x = static_cast<float>(d(rng));
+  return v;
+}
+
+// ---- scan (float, inclusive) ----
+struct ScanShape {
+  std::size_t group, items, look, ticket = 1;  // ticket 0: tiles by group index (GPURT_SCAN_TICKET)
+};
+
+json tune_scan(Tuner& t) {
+  std::vector<ScanShape> shapes = {{256, 32, 4}, {256, 16, 4}, {256, 24, 4}, {256, 40, 4}, {128, 32, 4},
+                                   {128, 64, 4}, {512, 16, 4}, {512, 20, 4}, {1024, 8, 4}, {256, 32, 1},
+                                   {256, 32, 2}, {256, 32, 8}, {256, 32, 4, 0}, {256, 16, 4, 0},
+                                   {512, 16, 4, 0}, {128, 32, 4, 0}};
+  const std::size_t check_n = t.opt.quick ? 100003 : 3000017;
+  std::mt19937 rng(21);
+  const std::vector<float> hin = small_ints(check_n, rng, 3);  // sums stay exact in float (< 2^24)
+  std::vector<float> ref(check_n);
+  double run = 0;
+  for (std::size_t i = 0; i < check_n; ++i) ref[i] = static_cast<float>(run += hin[i]);
+  auto cin = t.dev.alloc<float>(check_n), cout = t.dev.alloc<float>(check_n);
+  t.q.write(hin, cin);
+  auto x = t.dev.alloc<float>(t.n), z = t.dev.alloc<float>(t.n);
+  t.q.fill(x, 1.0f);
+  json rows = json::array();
+  for (const ScanShape& s : shapes) {
+    if (s.group > t.dev.properties().max_group_size) continue;
+    if (s.group * s.items * 4 > 44 * 1024) continue;
+    Candidate c{"group " + std::to_string(s.group) + " x " + std::to_string(s.items) + " look " +
+                    std::to_string(s.look) + (s.ticket ? "" : " by group index"),
+                {{"GPURT_T", "float"},
+                 {"GPURT_SCAN_TICKET", std::to_string(s.ticket)},
+                 {"GPURT_SCAN_GROUP", std::to_string(s.group)},
+                 {"GPURT_SCAN_ITEMS", std::to_string(s.items)},
+                 {"GPURT_SCAN_LOOK", std::to_string(s.look)}}};
+    json row = {{"label", c.label}, {"defines", defines_json(c.defines)}};
+    try {
+      const gpurt::Kernel k = t.build("scan.gpurt", gpurt::lib::embedded::scan, "gpurt_scan", c.defines);
+      const std::size_t tile = s.group * s.items;
+      const std::size_t max_tiles = (std::max(t.n, check_n) + tile - 1) / tile;
+      auto state = t.dev.alloc<std::uint64_t>(2 + max_tiles);
+      t.q.fill(state, std::uint64_t{0});
+      std::uint32_t tickets = 0, epoch = 0;
+      auto launch = [&](const Buffer<float>& in, const Buffer<float>& out, std::size_t count) {
+        const std::size_t tiles = (count + tile - 1) / tile;
+        ++epoch;
+        t.q.launch(k, LaunchConfig(Dim3(tiles), Dim3(s.group)), in, out, static_cast<std::uint64_t>(count), 0, state,
+                   tickets, epoch);
+        tickets += static_cast<std::uint32_t>(tiles);
+      };
+      launch(cin, cout, check_n);
+      const std::vector<float> got = t.q.read(cout);
+      std::size_t bad = check_n;
+      for (std::size_t i = 0; i < check_n && bad == check_n; ++i)
+        if (got[i] != ref[i]) bad = i;
+      if (bad != check_n) {
+        row["error"] = "wrong result at " + std::to_string(bad) + ": " + std::to_string(got[bad]) + " for " +
+                       std::to_string(ref[bad]);
+      } else {
+        const double ms = t.time_ms([&] { launch(x, z, t.n); });
+        row["ms"] = ms;
+        row["gbps"] = 2.0 * t.n * 4 / (ms * 1e-3) * 1e-9;
+      }
+    } catch (const std::exception& e) {
+      row["error"] = e.what();
+    }
+    add_row(t, rows, row);
+  }
+  return rows;
+}
+
+// ---- histogram (256 bins) ----
+struct HistShape {
+  std::size_t copies, unroll, group, waves;  // waves: groups = waves x the device's resident groups
+};
+
+json tune_histogram(Tuner& t) {
+  const std::vector<HistShape> shapes = {{8, 4, 256, 1}, {1, 1, 256, 1}, {1, 4, 256, 1}, {2, 4, 256, 1},
+                                         {4, 4, 256, 1}, {8, 1, 256, 1}, {8, 8, 256, 1}, {8, 4, 256, 2},
+                                         {4, 4, 512, 1}, {16, 4, 512, 1}, {8, 4, 128, 1}, {4, 8, 1024, 1}};
+  const std::uint32_t bins = 256;
+  const std::size_t check_n = t.opt.quick ? 100003 : 1000003;
+  std::mt19937 rng(22);
+  std::uniform_int_distribution<std::uint32_t> d(0, 299);  // some values out of range: not counted
+  std::vector<std::uint32_t> hin(check_n), ref(bins, 0);
+  for (auto& v : hin) {
+    v = d(rng);
+    if (v < bins) ++ref[v];
+  }
+  auto cin = t.dev.alloc<std::uint32_t>(check_n), counts = t.dev.alloc<std::uint32_t>(bins);
+  t.q.write(hin, cin);
+  auto keys = t.dev.alloc<std::uint32_t>(t.n);
+  {
+    std::vector<std::uint32_t> hk(t.n);
+    std::uint64_t r = 0x2545f4914f6cdd1dull;  // the bench's keys: xorshift, low 8 bits
+    for (auto& k : hk) {
+      r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+      k = static_cast<std::uint32_t>(r & 0xff);
+    }
+    t.q.write(hk, keys);
+  }
+  json rows = json::array();
+  for (const HistShape& s : shapes) {
+    if (s.group > t.dev.properties().max_group_size) continue;
+    const std::size_t local = bins * 4 * s.copies;
+    if (local > t.dev.properties().max_local_memory / 2) continue;
+    Candidate c{"copies " + std::to_string(s.copies) + " unroll " + std::to_string(s.unroll) + " group " +
+                    std::to_string(s.group) + " waves " + std::to_string(s.waves),
+                {{"GPURT_HIST_COPIES", std::to_string(s.copies)}, {"GPURT_HIST_UNROLL", std::to_string(s.unroll)}}};
+    json row = {{"label", c.label}, {"defines", defines_json(c.defines)}, {"group", s.group}};
+    try {
+      const gpurt::Kernel k = t.build("histogram.gpurt", gpurt::lib::embedded::histogram, "gpurt_histogram", c.defines);
+      const std::size_t wave = std::max<std::size_t>(1, t.dev.properties().compute_units) *
+                               std::max<std::size_t>(1, k.resident_groups_per_unit(s.group, local)) * s.waves;
+      row["groups"] = wave;
+      auto launch = [&](const Buffer<std::uint32_t>& in, std::size_t count) {
+        const std::size_t groups = std::max<std::size_t>(1, std::min(wave, (count + s.group - 1) / s.group));
+        t.q.launch(k, LaunchConfig(Dim3(groups), Dim3(s.group), local), in, counts, static_cast<std::uint64_t>(count),
+                   bins);
+      };
+      t.q.fill(counts, 0u);
+      launch(cin, check_n);
+      const std::vector<std::uint32_t> got = t.q.read(counts);
+      if (got != ref) {
+        row["error"] = "wrong counts";
+      } else {
+        const double ms = t.time_ms([&] { launch(keys, t.n); });  // counts only grow: fine for timing
+        row["ms"] = ms;
+        row["gbps"] = 1.0 * t.n * 4 / (ms * 1e-3) * 1e-9;
+      }
+    } catch (const std::exception& e) {
+      row["error"] = e.what();
+    }
+    add_row(t, rows, row);
+  }
+  return rows;
+}
+
+// ---- conv2d 5x5 ----
+struct ConvShape {
+  std::size_t gx, gy, rx, ry;
+  int local;  // 1: the local-memory tile (rx must be 1)
+};
+
+std::vector<float> conv_ref(const std::vector<float>& in, const std::vector<float>& f, std::size_t w, std::size_t h,
+                            int fs) {
+  std::vector<float> out(w * h);
+  const int r = fs / 2;
+  for (std::size_t y = 0; y < h; ++y)
+    for (std::size_t x = 0; x < w; ++x) {
+      double acc = 0;
+      for (int fy = 0; fy < fs; ++fy)
+        for (int fx = 0; fx < fs; ++fx) {
+          const long long gy = static_cast<long long>(y) + fy - r, gx = static_cast<long long>(x) + fx - r;
+          if (gy >= 0 && gx >= 0 && gy < static_cast<long long>(h) && gx < static_cast<long long>(w))
+            acc += static_cast<double>(f[fy * fs + fx]) * in[gy * w + gx];
+        }
+      out[y * w + x] = static_cast<float>(acc);
+    }
+  return out;
+}
+
+json tune_conv2d(Tuner& t) {
+  const std::vector<ConvShape> shapes = {{64, 2, 1, 16, 0}, {32, 4, 1, 16, 0}, {64, 4, 1, 8, 0}, {32, 8, 1, 8, 0},
+                                         {128, 1, 1, 16, 0}, {64, 2, 2, 8, 0},  {64, 2, 2, 16, 0}, {32, 4, 2, 16, 0},
+                                         {32, 2, 4, 16, 0}, {64, 4, 2, 8, 0},  {64, 2, 1, 16, 1}, {32, 8, 1, 8, 1},
+                                         {64, 4, 1, 8, 1}};
+  const int fs = 5;
+  const std::size_t cw = 301, ch = 203;  // odd sizes: partial groups at both edges
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> hin(cw * ch), hf(fs * fs);
+  for (float& v : hin) v = d(rng);
+  for (float& v : hf) v = d(rng);
+  const std::vector<float> ref = conv_ref(hin, hf, cw, ch, fs);
+  auto cin = t.dev.alloc<float>(cw * ch), cout = t.dev.alloc<float>(cw * ch), filter = t.dev.alloc<float>(fs * fs);
+  t.q.write(hin, cin);
+  t.q.write(hf, filter);
+  auto x = t.dev.alloc<float>(t.n), z = t.dev.alloc<float>(t.n);
+  t.q.fill(x, 0.5f);
+  json rows = json::array();
+  for (const ConvShape& s : shapes) {
+    if (s.gx * s.gy > t.dev.properties().max_group_size) continue;
+    Candidate c{std::string(s.local ? "local " : "direct ") + std::to_string(s.gx) + " x " + std::to_string(s.gy) +
+                    ", " + std::to_string(s.rx) + " x " + std::to_string(s.ry) + " per item",
+                {{"GPURT_FSIZE", std::to_string(fs)},
+                 {"GPURT_CONV_GX", std::to_string(s.gx)},
+                 {"GPURT_CONV_GY", std::to_string(s.gy)},
+                 {"GPURT_CONV_RX", std::to_string(s.rx)},
+                 {"GPURT_CONV_RY", std::to_string(s.ry)},
+                 {"GPURT_CONV_LOCAL", std::to_string(s.local)}}};
+    json row = {{"label", c.label}, {"defines", defines_json(c.defines)}};
+    try {
+      const gpurt::Kernel k = t.build("conv2d.gpurt", gpurt::lib::embedded::conv2d, "gpurt_conv2d", c.defines);
+      const std::size_t tw = s.gx * (s.local ? 1 : s.rx), th = s.gy * s.ry;
+      auto launch = [&](const Buffer<float>& in, const Buffer<float>& out, std::size_t w, std::size_t h) {
+        t.q.launch(k, LaunchConfig(Dim3((w + tw - 1) / tw, (h + th - 1) / th), Dim3(s.gx, s.gy)), in, filter, out,
+                   static_cast<std::uint32_t>(w), static_cast<std::uint32_t>(h));
+      };
+      launch(cin, cout, cw, ch);
+      const std::vector<float> got = t.q.read(cout);
+      std::size_t bad = got.size();
+      for (std::size_t i = 0; i < got.size() && bad == got.size(); ++i)
+        if (!(std::fabs(got[i] - ref[i]) <= 1e-4f * (1.0f + std::fabs(ref[i])))) bad = i;
+      if (bad != got.size()) {
+        row["error"] = "wrong result at " + std::to_string(bad) + ": " + std::to_string(got[bad]) + " for " +
+                       std::to_string(ref[bad]);
+      } else {
+        const double ms = t.time_ms([&] { launch(x, z, t.side, t.side); });
+        row["ms"] = ms;
+        row["gbps"] = 2.0 * t.n * 4 / (ms * 1e-3) * 1e-9;
+      }
+    } catch (const std::exception& e) {
+      row["error"] = e.what();
+    }
+    add_row(t, rows, row);
+  }
+  return rows;
+}
+
+// ---- transpose ----
+struct TransShape {
+  std::size_t tile, by, pad;
+};
+
+json tune_transpose(Tuner& t) {
+  const std::vector<TransShape> shapes = {{32, 8, 1},  {32, 4, 1},  {32, 16, 1}, {32, 32, 1}, {32, 8, 0},
+                                          {64, 4, 1},  {64, 8, 1},  {64, 16, 1}, {64, 8, 0},  {16, 16, 1}};
+  const std::size_t cr = 333, cc = 517;
+  std::mt19937 rng(24);
+  const std::vector<float> hin = small_ints(cr * cc, rng, 1000000);
+  auto cin = t.dev.alloc<float>(cr * cc), cout = t.dev.alloc<float>(cr * cc);
+  t.q.write(hin, cin);
+  auto x = t.dev.alloc<float>(t.n), z = t.dev.alloc<float>(t.n);
+  t.q.fill(x, 2.0f);
+  json rows = json::array();
+  for (const TransShape& s : shapes) {
+    if (s.tile * s.by > t.dev.properties().max_group_size) continue;
+    Candidate c{"tile " + std::to_string(s.tile) + ", " + std::to_string(s.tile) + " x " + std::to_string(s.by) +
+                    " items, pad " + std::to_string(s.pad),
+                {{"GPURT_TR_TILE", std::to_string(s.tile)},
+                 {"GPURT_TR_BY", std::to_string(s.by)},
+                 {"GPURT_TR_PAD", std::to_string(s.pad)}}};
+    json row = {{"label", c.label}, {"defines", defines_json(c.defines)}};
+    try {
+      const gpurt::Kernel k = t.build("transpose.gpurt", gpurt::lib::embedded::transpose, "gpurt_transpose", c.defines);
+      auto launch = [&](const Buffer<float>& in, const Buffer<float>& out, std::size_t rows_, std::size_t cols_) {
+        t.q.launch(k, LaunchConfig(Dim3((cols_ + s.tile - 1) / s.tile, (rows_ + s.tile - 1) / s.tile), Dim3(s.tile, s.by)),
+                   in, out, static_cast<std::uint32_t>(rows_), static_cast<std::uint32_t>(cols_));
+      };
+      launch(cin, cout, cr, cc);
+      const std::vector<float> got = t.q.read(cout);
+      bool ok = true;
+      for (std::size_t r = 0; r < cr && ok; ++r)
+        for (std::size_t col = 0; col < cc && ok; ++col) ok = got[col * cr + r] == hin[r * cc + col];
+      if (!ok) {
+        row["error"] = "wrong result";
+      } else {
+        const double ms = t.time_ms([&] { launch(x, z, t.side, t.side); });
+        row["ms"] = ms;
+        row["gbps"] = 2.0 * t.n * 4 / (ms * 1e-3) * 1e-9;
+      }
+    } catch (const std::exception& e) {
+      row["error"] = e.what();
+    }
+    add_row(t, rows, row);
+  }
+  return rows;
+}
+
+int usage(const char* why) {
+  std::cerr << "gpurt-tune-kernels: " << why
+            << "\nusage: gpurt-tune-kernels [--device SEL] [--json FILE] [--quick] [--only scan,histogram,conv2d,transpose]\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Opt opt;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](std::string& dst) {
+      if (i + 1 >= argc) return false;
+      dst = argv[++i];
+      return true;
+    };
+    if (a == "--device") {
+      if (!value(opt.device)) return usage("--device needs a selector (cuda:0, opencl:1, ...)");
+    } else if (a == "--json") {
+      if (!value(opt.json_file)) return usage("--json needs a file name");
+    } else if (a == "--only") {
+      if (!value(opt.only)) return usage("--only needs a list of kernels");
+    } else if (a == "--quick") {
+      opt.quick = true;
+    } else {
+      return usage(("unknown argument '" + a + "'").c_str());
+    }
+  }
+  try {
+    gpurt::Device dev = opt.device.empty() ? gpurt::default_device() : gpurt::device(opt.device);
+    Tuner t{dev, dev.create_queue(), opt};
+    t.side = opt.quick ? 512 : 8192;
+    t.n = t.side * t.side;
+    t.reps = opt.quick ? 5 : 7;
+    t.batch = opt.quick ? 1 : 3;
+    std::cout << "device: " << dev.description() << "\n" << std::flush;
+    {
+      auto a = dev.alloc<float>(t.n), b = dev.alloc<float>(t.n);
+      t.q.fill(a, 1.0f);
+      const double ms = t.time_ms([&] { t.q.copy(a, b); });
+      t.copy_gbps = 2.0 * t.n * 4 / (ms * 1e-3) * 1e-9;
+    }
+    std::printf("copy bandwidth: %.1f GB/s (%zu floats, device to device)\n", t.copy_gbps, t.n);
+    json out = {{"device", dev.description()},
+                {"selector", opt.device},
+                {"quick", opt.quick},
+                {"floats", t.n},
+                {"side", t.side},
+                {"copy_gbps", t.copy_gbps},
+                {"kernels", json::object()}};
+    const std::vector<std::pair<std::string, std::function<json(Tuner&)>>> kernels = {
+        {"scan", tune_scan}, {"histogram", tune_histogram}, {"conv2d_5x5", tune_conv2d}, {"transpose", tune_transpose}};
+    for (const auto& [name, tune] : kernels) {
+      if (!opt.only.empty() && opt.only.find(name.substr(0, name.find('_'))) == std::string::npos) continue;
+      std::printf("\n%s\n", name.c_str());
+      json rows = tune(t);
+      json best;
+      for (const json& r : rows)
+        if (r.contains("gbps") && (best.is_null() || r["gbps"].get<double>() > best["gbps"].get<double>())) best = r;
+      if (!best.is_null())
+        std::printf("  best: %s (%.3f of copy; first row is the library's default)\n",
+                    best["label"].get<std::string>().c_str(), best["fraction_of_copy"].get<double>());
+      out["kernels"][name] = {{"candidates", rows}, {"best", best}};
+      std::fflush(stdout);
+    }
+    if (!opt.json_file.empty()) {
+      std::ofstream f(opt.json_file);
+      f << out.dump(2) << "\n";
+      if (!f) {
+        std::cerr << "gpurt-tune-kernels: could not write " << opt.json_file << "\n";
+        return 1;
+      }
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "gpurt-tune-kernels: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
