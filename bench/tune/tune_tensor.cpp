@@ -2,6 +2,7 @@
 // variant table of matmul_tensor.h) against cuBLAS at the same precision, on the first CUDA device.
 //
 //   gpurt-tune-tensor [--json FILE] [--size N] [--big] [--reps R] [--only TEXT] [--fatbin PATH]
+//   gpurt-tune-tensor --selftest     (the result checker alone, on the CPU)
 //
 // For TF32 (fp32 in memory) and bf16 inputs, fp32 accumulation: each kernel is checked against a
 // CPU reference in double on two odd shapes (509 x 263 x 1031: element loads; 517 x 520 x 1032:
@@ -111,6 +112,44 @@ double worst_ratio(const Inputs& in, const std::vector<float>& c, bool bf16, int
     }
   }
   return worst;
+}
+
+// --selftest (no GPU): the checker passes an fp32-accumulated product of TF32-truncated or bf16
+// inputs and fails one wrong element and a NaN. 0 when it behaves.
+int selftest() {
+  int bad = 0;
+  for (bool bf16 : {false, true}) {
+    const int m = 37, n = 29, k = 1031;
+    const Inputs in = make_inputs(bf16, m, n, k, 5);
+    std::vector<float> c(std::size_t(m) * n);
+    auto tf32 = [](float x) {
+      std::uint32_t u;
+      std::memcpy(&u, &x, 4);
+      u &= 0xFFFFE000u;
+      std::memcpy(&x, &u, 4);
+      return x;
+    };
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) {
+        float sum = 0;
+        for (int p = 0; p < k; ++p) {
+          const float x = in.a[std::size_t(i) * k + p], y = in.b[std::size_t(p) * n + j];
+          sum += bf16 ? x * y : tf32(x) * tf32(y);
+        }
+        c[std::size_t(i) * n + j] = sum;
+      }
+    const double good = worst_ratio(in, c, bf16, m, n, k, 0, m);
+    std::vector<float> wrong = c;
+    wrong[std::size_t(m / 2) * n + 3] += 1.0f;  // TF32 bound here: about 2^-10 * 1031 / 4
+    const double w = worst_ratio(in, wrong, bf16, m, n, k, 0, m);
+    wrong[7] = NAN;
+    const double nan = worst_ratio(in, wrong, bf16, m, n, k, 0, 1);
+    std::printf("selftest %s: right product %.3g, one element off by 1 %.3g, NaN %.3g (bound 1)\n",
+                bf16 ? "bf16" : "tf32", good, w, nan);
+    bad += !(good <= 1.0) + !(w > 1.0) + !(nan > 1.0);
+  }
+  std::printf("%s\n", bad ? "selftest FAILED" : "selftest OK");
+  return bad ? 1 : 0;
 }
 
 // ---- One child: one entry ("cublas_tf32", "cublas_bf16" or a kernel name).
@@ -362,6 +401,7 @@ int main(int argc, char** argv) try {
     else if (a == "--child") args.child = value();
     else if (a == "--reps") args.reps = std::max(1, std::atoi(value().c_str()));
     else if (a == "--big") args.sizes.push_back(8192);
+    else if (a == "--selftest") return selftest();
     else if (a == "--size") {
       if (!sized) args.sizes.clear(), sized = true;
       args.sizes.push_back(std::atoi(value().c_str()));

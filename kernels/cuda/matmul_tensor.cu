@@ -535,17 +535,20 @@ __device__ void wg_gemm(const In* __restrict__ A, const In* __restrict__ B, floa
 
 }  // namespace gpurt_tensor
 
-#define GPURT_WGMMA_KERNEL(NAME, IN, BN, STAGES, SWAP)                                                     \
+// MIN_GROUPS: groups per SM the registers must allow (2: at most 128 per thread).
+#define GPURT_WGMMA_KERNEL(NAME, IN, BN, STAGES, SWAP, MIN_GROUPS)                                         \
   static_assert(gpurt_tensor::WgShape<IN, BN, STAGES, SWAP>::SHARED_BYTES ==                                \
                     gpurt_tensor::wgmma_shared_bytes(BN, STAGES), "host and kernel agree");                 \
-  extern "C" __global__ void __launch_bounds__(256, 1)                                                     \
+  extern "C" __global__ void __launch_bounds__(256, MIN_GROUPS)                                            \
       NAME(const IN* A, const IN* B, float* C, unsigned M, unsigned N, unsigned K) {                       \
     gpurt_tensor::wg_gemm<IN, gpurt_tensor::WgShape<IN, BN, STAGES, SWAP>>(A, B, C, M, N, K);               \
   }
-GPURT_WGMMA_KERNEL(gpurt_matmul_bf16_wgmma_n256_s4, __nv_bfloat16, 256, 4, false)
-GPURT_WGMMA_KERNEL(gpurt_matmul_bf16_wgmma_n256_s3, __nv_bfloat16, 256, 3, false)
-GPURT_WGMMA_KERNEL(gpurt_matmul_bf16_wgmma_n128_s5, __nv_bfloat16, 128, 5, false)
-GPURT_WGMMA_KERNEL(gpurt_matmul_bf16_wgmma_n256_s4_swap, __nv_bfloat16, 256, 4, true)
-GPURT_WGMMA_KERNEL(gpurt_matmul_tf32_wgmma_n256_s4, float, 256, 4, false)
-GPURT_WGMMA_KERNEL(gpurt_matmul_tf32_wgmma_n256_s3, float, 256, 3, false)
-GPURT_WGMMA_KERNEL(gpurt_matmul_tf32_wgmma_n128_s5, float, 128, 5, false)
+GPURT_WGMMA_KERNEL(gpurt_matmul_bf16_wgmma_n256_s4, __nv_bfloat16, 256, 4, false, 1)
+GPURT_WGMMA_KERNEL(gpurt_matmul_bf16_wgmma_n256_s3, __nv_bfloat16, 256, 3, false, 1)
+GPURT_WGMMA_KERNEL(gpurt_matmul_bf16_wgmma_n128_s5, __nv_bfloat16, 128, 5, false, 1)
+GPURT_WGMMA_KERNEL(gpurt_matmul_bf16_wgmma_n256_s4_swap, __nv_bfloat16, 256, 4, true, 1)
+GPURT_WGMMA_KERNEL(gpurt_matmul_tf32_wgmma_n256_s4, float, 256, 4, false, 1)
+GPURT_WGMMA_KERNEL(gpurt_matmul_tf32_wgmma_n256_s3, float, 256, 3, false, 1)
+GPURT_WGMMA_KERNEL(gpurt_matmul_tf32_wgmma_n128_s5, float, 128, 5, false, 1)
+GPURT_WGMMA_KERNEL(gpurt_matmul_tf32_wgmma_n128_s3_x2, float, 128, 3, false, 2)
+GPURT_WGMMA_KERNEL(gpurt_matmul_bf16_wgmma_n128_s3_x2, __nv_bfloat16, 128, 3, false, 2)
