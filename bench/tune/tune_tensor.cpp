@@ -86,6 +86,8 @@ Inputs make_inputs(bool bf16, int m, int n, int k, std::uint64_t seed) {
   return in;
 }
 
+std::string first_wrong;  // the first element worst_ratio found out of bounds, if any
+
 // Largest error / bound over rows [r0, r1) of c: bound = 2^-10 s (TF32) or (k 2^-24 + 2^-20) s
 // (bf16). A value above 1 fails; NaN fails.
 double worst_ratio(const Inputs& in, const std::vector<float>& c, bool bf16, int m, int n, int k, int r0, int r1) {
@@ -108,6 +110,11 @@ double worst_ratio(const Inputs& in, const std::vector<float>& c, bool bf16, int
       const double bound = (bf16 ? k * std::ldexp(1.0, -24) + std::ldexp(1.0, -20) : std::ldexp(1.0, -10)) * mag[j] + 1e-30;
       const double got = c[std::size_t(i) * n + j];
       const double ratio = std::fabs(got - sum[j]) / bound;
+      if (!(ratio <= 1.0) && first_wrong.empty()) {  // where it first goes wrong: a clue to the layout
+        char text[160];
+        std::snprintf(text, sizeof text, "c[%d][%d] = %.6g, expected %.6g", i, j, got, sum[j]);
+        first_wrong = text;
+      }
       if (!(ratio <= worst)) worst = std::isnan(ratio) ? INFINITY : std::max(worst, ratio);
     }
   }
@@ -230,7 +237,9 @@ int run_child_typed(const Args& args, const gpurt::Device& dev, const Variant* v
     product(a, b, c, m, n, k);
     const std::vector<float> got = q.read(c);
     const double w = worst_ratio(in, got, bf16, m, n, k, 0, m);
-    std::printf("check %s %dx%dx%d: worst error / bound %.3g\n", v ? v->kernel : "cublas", m, n, k, w);
+    std::printf("check %s %dx%dx%d: worst error / bound %.3g%s%s\n", v ? v->kernel : "cublas", m, n, k, w,
+                first_wrong.empty() ? "" : "; first wrong: ", first_wrong.c_str());
+    first_wrong.clear();
     worst = std::max(worst, w);
   }
   // Timing at each size, and 8 rows of its result checked.
@@ -250,6 +259,7 @@ int run_child_typed(const Args& args, const gpurt::Device& dev, const Variant* v
     const double gflops = 2.0 * double(size) * size * size / (ms * 1e-3) * 1e-9;
     out << "RESULT " << size << ' ' << ms << ' ' << gflops << ' ' << worst << ' ' << (worst <= 1.0 ? 1 : 0) << '\n';
   }
+  if (!first_wrong.empty()) std::printf("timed product, first wrong: %s\n", first_wrong.c_str());
   std::fputs(out.str().c_str(), stdout);
   return 0;
 }
@@ -297,11 +307,15 @@ std::vector<Row> run_entry(const Args& args, const std::string& entry, const std
   if (std::system("command -v timeout > /dev/null 2>&1") == 0) cmd = "timeout 90 " + cmd;
   cmd += " 2>&1";
   std::vector<Row> rows;
-  std::string log;
+  std::string log, wrong_note;
   if (FILE* p = ::popen(cmd.c_str(), "r")) {
     char line[4096];
     while (std::fgets(line, sizeof line, p)) {
       log += line;
+      if (std::strstr(line, "first wrong")) {
+        wrong_note = line;
+        while (!wrong_note.empty() && wrong_note.back() == '\n') wrong_note.pop_back();
+      }
       Row r;
       r.name = entry, r.precision = precision;
       int pass = 0;
@@ -309,6 +323,7 @@ std::vector<Row> run_entry(const Args& args, const std::string& entry, const std
       if (std::sscanf(line, "%15s %d %lf %lf %lf %d", tag, &r.size, &r.ms, &r.gflops, &r.err, &pass) == 6 &&
           std::string(tag) == "RESULT") {
         r.status = pass ? "ok" : "FAIL";
+        if (!pass) r.note = wrong_note;
         rows.push_back(r);
       } else if (std::strncmp(line, "SKIP", 4) == 0) {
         r.status = "skip";
