@@ -298,6 +298,7 @@ __device__ __forceinline__ void wg_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 __device__ __forceinline__ void proxy_fence() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+#endif  // GPURT_WGMMA: the loaders below serve the mma.sync kernel too (sm_80 and later)
 template <int N>
 __device__ __forceinline__ void fence_acc(float (&d)[N]) {
 #pragma unroll
@@ -411,6 +412,7 @@ struct TfB {
   }
 };
 
+#ifdef GPURT_WGMMA
 template <class In, class S>
 __device__ __forceinline__ void wg_mma(float* acc, unsigned as, unsigned bs, int step, int scale_d) {
   // A: this warpgroup's 64 rows; both operands advance 32 bytes of k per step inside the swizzle
@@ -534,6 +536,121 @@ __device__ void wg_gemm(const In* __restrict__ A, const In* __restrict__ B, floa
 }
 
 }  // namespace gpurt_tensor
+
+namespace gpurt_tensor {
+
+// ---- bf16 with mma.sync (sm_80 and later): the wgmma kernels' shared layouts (128-byte-deep
+// k-tiles, 128B-swizzled: ldmatrix reads 8 rows of one 16-byte column without bank conflicts), a
+// cp.async ring of STAGES, 8 warps (2 x 4) of 64 x 64 each over a 128 x 256 block; A fragments by
+// ldmatrix.x4, B (N-major in shared memory) by ldmatrix.x4.trans; mma.m16n8k16 with fp32
+// accumulators. One barrier per k-tile.
+template <class S>
+__device__ void ms_gemm_bf16(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
+                             float* __restrict__ C, unsigned M, unsigned N, unsigned K) {
+  extern __shared__ __align__(128) unsigned char shared_raw[];  // aligned to 1024 below
+  const unsigned raw = static_cast<unsigned>(__cvta_generic_to_shared(shared_raw));
+  const unsigned base = (raw + 1023) & ~1023u;
+  const unsigned tiles_m = (M + S::BM - 1) / S::BM, tiles_n = (N + S::BN - 1) / S::BN;
+  constexpr unsigned BAND = 8;
+  const unsigned id = blockIdx.x, per_band = BAND * tiles_n, band = id / per_band;
+  const unsigned first = band * BAND, rows = min(tiles_m - first, BAND), in_band = id % per_band;
+  const unsigned row0 = (first + in_band % rows) * S::BM, col0 = (in_band / rows) * S::BN;
+  const bool vector = K % 8 == 0 && N % 8 == 0 &&
+                      ((reinterpret_cast<std::uintptr_t>(A) | reinterpret_cast<std::uintptr_t>(B)) & 15) == 0;
+  const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const unsigned wm = warp / 4, wn = warp % 4;  // 2 x 4 warps, 64 x 64 each
+
+  float acc[4][8][4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+
+  const int tiles_k = int((K + S::BK - 1) / S::BK);
+  auto stage = [&](int t) { return base + unsigned(t % S::STAGES) * S::STAGE_BYTES; };
+  auto load = [&](int t) {
+    wg_load_a<__nv_bfloat16, S>(stage(t), A, M, K, row0, t * S::BK, vector);
+    wg_load_b16<S>(stage(t) + S::A_BYTES, B, N, K, col0, t * S::BK, vector);
+  };
+#pragma unroll
+  for (int s = 0; s < S::STAGES - 1; ++s) {
+    if (s < tiles_k) load(s);
+    commit();
+  }
+  for (int kt = 0; kt < tiles_k; ++kt) {
+    wait_pending<S::STAGES - 2>();
+    __syncthreads();  // tile kt is in; every warp is done with the stage refilled next
+    const int next = kt + S::STAGES - 1;
+    if (next < tiles_k) load(next);
+    commit();
+    const unsigned as = stage(kt), bs = as + S::A_BYTES;
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {  // k16 steps: 16-byte columns 2 kk and 2 kk + 1
+      unsigned a[4][4], b[4][4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const unsigned m = wm * 64 + i * 16 + lane % 16, chunk = 2 * kk + lane / 16;
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(a[i][0]), "=r"(a[i][1]), "=r"(a[i][2]), "=r"(a[i][3])
+                     : "r"(as + swizzled(m, chunk)));
+      }
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {  // 16 columns: n8 tiles 2 j and 2 j + 1
+        const unsigned mat = lane / 8, k = kk * 16 + (mat % 2) * 8 + lane % 8;
+        const unsigned n = wn * 64 + j * 16 + (mat / 2) * 8;
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(b[j][0]), "=r"(b[j][1]), "=r"(b[j][2]), "=r"(b[j][3])
+                     : "r"(bs + (n / 64) * 8192 + swizzled(k, (n % 64) / 8)));
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          float* d = acc[i][j];
+          asm volatile(
+              "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+              "{%0, %1, %2, %3};\n"
+              : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+              : "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]), "r"(a[i][3]), "r"(b[j / 2][(j % 2) * 2]),
+                "r"(b[j / 2][(j % 2) * 2 + 1]));
+        }
+    }
+  }
+  wait_pending<0>();
+
+  // m16n8 accumulators: e 0, 1 at row lane / 4, columns 2 (lane % 4) + {0, 1}; e 2, 3 eight rows down.
+  const bool pairs = N % 2 == 0 && (reinterpret_cast<std::uintptr_t>(C) & 7) == 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const unsigned r = row0 + wm * 64 + i * 16 + lane / 4 + 8 * h, c = col0 + wn * 64 + j * 8 + 2 * (lane % 4);
+        if (r >= M) continue;
+        float* p = C + (size_t)r * N + c;
+        if (pairs && c + 1 < N) {
+          *reinterpret_cast<float2*>(p) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+        } else {
+          if (c < N) p[0] = acc[i][j][2 * h];
+          if (c + 1 < N) p[1] = acc[i][j][2 * h + 1];
+        }
+      }
+}
+
+}  // namespace gpurt_tensor
+
+#define GPURT_MMA_BF16_KERNEL(NAME, STAGES)                                                                \
+  static_assert(gpurt_tensor::WgShape<__nv_bfloat16, 256, STAGES, false>::SHARED_BYTES ==                   \
+                    gpurt_tensor::wgmma_shared_bytes(256, STAGES), "host and kernel agree");                \
+  extern "C" __global__ void __launch_bounds__(256, 1)                                                     \
+      NAME(const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, unsigned M, unsigned N, unsigned K) {   \
+    gpurt_tensor::ms_gemm_bf16<gpurt_tensor::WgShape<__nv_bfloat16, 256, STAGES, false>>(A, B, C, M, N, K); \
+  }
+GPURT_MMA_BF16_KERNEL(gpurt_matmul_bf16_mma_s3, 3)
+GPURT_MMA_BF16_KERNEL(gpurt_matmul_bf16_mma_s4, 4)
 
 // MIN_GROUPS: groups per SM the registers must allow (2: at most 128 per thread).
 #define GPURT_WGMMA_KERNEL(NAME, IN, BN, STAGES, SWAP, MIN_GROUPS)                                         \

@@ -54,6 +54,8 @@ constexpr Variant variants[] = {
     {"gpurt_matmul_tf32_wgmma_n256_s4", 4, 128, 256, 256, wgmma_shared_bytes(256, 4), true},
     {bf16_shapes[0].kernel, 2, 128, 256, bf16_shapes[0].threads(), bf16_shapes[0].shared_bytes(), false},
     {bf16_shapes[1].kernel, 2, 128, 256, bf16_shapes[1].threads(), bf16_shapes[1].shared_bytes(), false},
+    {"gpurt_matmul_bf16_mma_s3", 2, 128, 256, 256, wgmma_shared_bytes(256, 3), false},  // mma.sync, ldmatrix
+    {"gpurt_matmul_bf16_mma_s4", 2, 128, 256, 256, wgmma_shared_bytes(256, 4), false},
     {"gpurt_matmul_bf16_wgmma_n128_s5", 2, 128, 128, 256, wgmma_shared_bytes(128, 5), true},
     {"gpurt_matmul_bf16_wgmma_n128_s3_x2", 2, 128, 128, 256, wgmma_shared_bytes(128, 3), true},
     {"gpurt_matmul_bf16_wgmma_n256_s3", 2, 128, 256, 256, wgmma_shared_bytes(256, 3), true},
