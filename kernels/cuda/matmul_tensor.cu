@@ -642,6 +642,126 @@ __device__ void ms_gemm_bf16(const __nv_bfloat16* __restrict__ A, const __nv_bfl
 
 }  // namespace gpurt_tensor
 
+namespace gpurt_tensor {
+
+// ---- TF32 with mma.sync (sm_80 and later): as the bf16 kernel above, with the TF32 wgmma
+// kernel's shared layouts (A K-major by cp.async; B transposed to N x K through registers, rounded
+// to TF32 there). Every fragment by ldmatrix.x4 (8 x 8 b16 = 8 x 4 fp32: exactly the m16n8k8 TF32
+// fragments), A rounded to TF32 after it (cvt.rna); mma.m16n8k8.
+template <class S>
+__device__ void ms_gemm_tf32(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+                             unsigned M, unsigned N, unsigned K) {
+  extern __shared__ __align__(128) unsigned char shared_raw[];  // aligned to 1024 below
+  const unsigned raw = static_cast<unsigned>(__cvta_generic_to_shared(shared_raw));
+  const unsigned base = (raw + 1023) & ~1023u;
+  const unsigned tiles_m = (M + S::BM - 1) / S::BM, tiles_n = (N + S::BN - 1) / S::BN;
+  constexpr unsigned BAND = 8;
+  const unsigned id = blockIdx.x, per_band = BAND * tiles_n, band = id / per_band;
+  const unsigned first = band * BAND, rows = min(tiles_m - first, BAND), in_band = id % per_band;
+  const unsigned row0 = (first + in_band % rows) * S::BM, col0 = (in_band / rows) * S::BN;
+  const bool vector = K % 4 == 0 && N % 4 == 0 &&
+                      ((reinterpret_cast<std::uintptr_t>(A) | reinterpret_cast<std::uintptr_t>(B)) & 15) == 0;
+  const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const unsigned wm = warp / 4, wn = warp % 4;  // 2 x 4 warps, 64 x 64 each
+
+  float acc[4][8][4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+
+  const int tiles_k = int((K + S::BK - 1) / S::BK);
+  auto stage = [&](int t) { return base + unsigned(t % S::STAGES) * S::STAGE_BYTES; };
+  TfB<S> breg;
+#pragma unroll
+  for (int s = 0; s < S::STAGES - 1; ++s) {
+    if (s < tiles_k) {
+      wg_load_a<float, S>(stage(s), A, M, K, row0, s * S::BK, vector);
+      breg.load(B, N, K, col0, s * S::BK, vector);
+      breg.store(stage(s) + S::A_BYTES);
+    }
+    commit();
+  }
+  if (S::STAGES - 1 < tiles_k) breg.load(B, N, K, col0, (S::STAGES - 1) * S::BK, vector);
+  for (int kt = 0; kt < tiles_k; ++kt) {
+    wait_pending<S::STAGES - 2>();
+    __syncthreads();  // tile kt is in; every warp is done with the stage refilled next
+    const int next = kt + S::STAGES - 1;
+    if (next < tiles_k) {
+      wg_load_a<float, S>(stage(next), A, M, K, row0, next * S::BK, vector);
+      breg.store(stage(next) + S::A_BYTES);
+      if (next + 1 < tiles_k) breg.load(B, N, K, col0, (next + 1) * S::BK, vector);
+    }
+    commit();
+    const unsigned as = stage(kt), bs = as + S::A_BYTES;
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {  // k8 steps: 16-byte columns 2 kk and 2 kk + 1
+      unsigned a[4][4], b[4][4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const unsigned m = wm * 64 + i * 16 + lane % 16, chunk = 2 * kk + lane / 16;
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(a[i][0]), "=r"(a[i][1]), "=r"(a[i][2]), "=r"(a[i][3])
+                     : "r"(as + swizzled(m, chunk)));
+#pragma unroll
+        for (int e = 0; e < 4; ++e) asm("cvt.rna.tf32.f32 %0, %0;\n" : "+r"(a[i][e]));
+      }
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {  // 16 columns: n8 tiles 2 j and 2 j + 1
+        const unsigned mat = lane / 8, n = wn * 64 + j * 16 + (mat / 2) * 8 + lane % 8, chunk = 2 * kk + mat % 2;
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(b[j][0]), "=r"(b[j][1]), "=r"(b[j][2]), "=r"(b[j][3])
+                     : "r"(bs + swizzled(n, chunk)));
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          float* d = acc[i][j];
+          asm volatile(
+              "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+              "{%0, %1, %2, %3};\n"
+              : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+              : "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]), "r"(a[i][3]), "r"(b[j / 2][(j % 2) * 2]),
+                "r"(b[j / 2][(j % 2) * 2 + 1]));
+        }
+    }
+  }
+  wait_pending<0>();
+
+  const bool pairs = N % 2 == 0 && (reinterpret_cast<std::uintptr_t>(C) & 7) == 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const unsigned r = row0 + wm * 64 + i * 16 + lane / 4 + 8 * h, c = col0 + wn * 64 + j * 8 + 2 * (lane % 4);
+        if (r >= M) continue;
+        float* p = C + (size_t)r * N + c;
+        if (pairs && c + 1 < N) {
+          *reinterpret_cast<float2*>(p) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+        } else {
+          if (c < N) p[0] = acc[i][j][2 * h];
+          if (c + 1 < N) p[1] = acc[i][j][2 * h + 1];
+        }
+      }
+}
+
+}  // namespace gpurt_tensor
+
+#define GPURT_MMA_TF32_KERNEL(NAME, STAGES)                                                                \
+  static_assert(gpurt_tensor::WgShape<float, 256, STAGES, false>::SHARED_BYTES ==                           \
+                    gpurt_tensor::wgmma_shared_bytes(256, STAGES), "host and kernel agree");                \
+  extern "C" __global__ void __launch_bounds__(256, 1)                                                     \
+      NAME(const float* A, const float* B, float* C, unsigned M, unsigned N, unsigned K) {                   \
+    gpurt_tensor::ms_gemm_tf32<gpurt_tensor::WgShape<float, 256, STAGES, false>>(A, B, C, M, N, K);         \
+  }
+GPURT_MMA_TF32_KERNEL(gpurt_matmul_tf32_mma_s3, 3)
+GPURT_MMA_TF32_KERNEL(gpurt_matmul_tf32_mma_s4, 4)
+
 #define GPURT_MMA_BF16_KERNEL(NAME, STAGES)                                                                \
   static_assert(gpurt_tensor::WgShape<__nv_bfloat16, 256, STAGES, false>::SHARED_BYTES ==                   \
                     gpurt_tensor::wgmma_shared_bytes(256, STAGES), "host and kernel agree");                \

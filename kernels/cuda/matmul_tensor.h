@@ -48,6 +48,8 @@ struct Variant {
 constexpr Variant variants[] = {
     {tf32_shapes[0].kernel, 4, 128, 256, tf32_shapes[0].threads(), tf32_shapes[0].shared_bytes(), false},
     {tf32_shapes[1].kernel, 4, 128, 256, tf32_shapes[1].threads(), tf32_shapes[1].shared_bytes(), false},
+    {"gpurt_matmul_tf32_mma_s3", 4, 128, 256, 256, wgmma_shared_bytes(256, 3), false},  // mma.sync, ldmatrix
+    {"gpurt_matmul_tf32_mma_s4", 4, 128, 256, 256, wgmma_shared_bytes(256, 4), false},
     {"gpurt_matmul_tf32_wgmma_n128_s5", 4, 128, 128, 256, wgmma_shared_bytes(128, 5), true},
     {"gpurt_matmul_tf32_wgmma_n128_s3_x2", 4, 128, 128, 256, wgmma_shared_bytes(128, 3), true},  // 2 groups per SM
     {"gpurt_matmul_tf32_wgmma_n256_s3", 4, 128, 256, 256, wgmma_shared_bytes(256, 3), true},
