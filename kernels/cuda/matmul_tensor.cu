@@ -11,6 +11,11 @@
 // When K or N is not a multiple of 16 bytes' worth of elements, or a pointer is not 16-byte aligned,
 // the same pipeline loads element by element instead (any M, N, K works). The host side
 // (kernels/library.cpp) launches them with the shapes of matmul_tensor.h.
+//
+// Below them, candidates measured by bench/tune/tune_tensor.cpp (table `variants` in
+// matmul_tensor.h) and not yet chosen by the library: Hopper wgmma kernels (sm_90a cubin only;
+// elsewhere their body traps and the host must not launch them), and mma.sync kernels with
+// ldmatrix from 128B-swizzled shared tiles (sm_80 and later).
 #include "matmul_tensor.h"
 
 #include <cuda_bf16.h>
@@ -245,6 +250,30 @@ namespace gpurt_tensor {
 #define GPURT_WGMMA 1
 #endif
 
+// The group's block of C, (row0, col0): groups numbered in bands of 8 block rows, as gemm() above.
+__device__ __forceinline__ void block_origin(unsigned M, unsigned N, unsigned bm, unsigned bn, unsigned& row0,
+                                             unsigned& col0) {
+  const unsigned tiles_m = (M + bm - 1) / bm, tiles_n = (N + bn - 1) / bn;
+  constexpr unsigned BAND = 8;
+  const unsigned id = blockIdx.x, per_band = BAND * tiles_n, band = id / per_band;
+  const unsigned first = band * BAND, rows = min(tiles_m - first, BAND), in_band = id % per_band;
+  row0 = (first + in_band % rows) * bm;
+  col0 = (in_band / rows) * bn;
+}
+
+// C[r][c], C[r][c + 1] = x0, x1 within bounds; one 8-byte store when `pairs` (N even, C 8-byte aligned).
+__device__ __forceinline__ void store_pair(float* __restrict__ C, unsigned M, unsigned N, unsigned r, unsigned c,
+                                           float x0, float x1, bool pairs) {
+  if (r >= M) return;
+  float* p = C + (size_t)r * N + c;
+  if (pairs && c + 1 < N) {
+    *reinterpret_cast<float2*>(p) = make_float2(x0, x1);
+  } else {
+    if (c < N) p[0] = x0;
+    if (c + 1 < N) p[1] = x1;
+  }
+}
+
 template <class In, int BN_, int STAGES_, bool SWAP_>
 struct WgShape {
   static constexpr int BM = 128, BN = BN_, STAGES = STAGES_, THREADS = 256;
@@ -443,11 +472,8 @@ __device__ void wg_gemm(const In* __restrict__ A, const In* __restrict__ B, floa
   const unsigned base = (raw + 1023) & ~1023u;
   constexpr bool TF32 = std::is_same<In, float>::value;
 
-  const unsigned tiles_m = (M + S::BM - 1) / S::BM, tiles_n = (N + S::BN - 1) / S::BN;
-  constexpr unsigned BAND = 8;
-  const unsigned id = blockIdx.x, per_band = BAND * tiles_n, band = id / per_band;
-  const unsigned first = band * BAND, rows = min(tiles_m - first, BAND), in_band = id % per_band;
-  const unsigned row0 = (first + in_band % rows) * S::BM, col0 = (in_band / rows) * S::BN;
+  unsigned row0, col0;
+  block_origin(M, N, S::BM, S::BN, row0, col0);
   constexpr int VEC = 16 / sizeof(In);
   const bool vector = K % VEC == 0 && N % VEC == 0 &&
                       ((reinterpret_cast<std::uintptr_t>(A) | reinterpret_cast<std::uintptr_t>(B)) & 15) == 0;
@@ -520,16 +546,7 @@ __device__ void wg_gemm(const In* __restrict__ A, const In* __restrict__ B, floa
     const unsigned c = col0 + 8 * j + 2 * (l % 4);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const unsigned r = r_base + 8 * h;
-      if (r >= M) continue;
-      const float x0 = acc[4 * j + 2 * h], x1 = acc[4 * j + 2 * h + 1];
-      float* p = C + (size_t)r * N + c;
-      if (pairs && c + 1 < N) {
-        *reinterpret_cast<float2*>(p) = make_float2(x0, x1);
-      } else {
-        if (c < N) p[0] = x0;
-        if (c + 1 < N) p[1] = x1;
-      }
+      store_pair(C, M, N, r_base + 8 * h, c, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1], pairs);
     }
   }
 #endif
@@ -550,11 +567,8 @@ __device__ void ms_gemm_bf16(const __nv_bfloat16* __restrict__ A, const __nv_bfl
   extern __shared__ __align__(128) unsigned char shared_raw[];  // aligned to 1024 below
   const unsigned raw = static_cast<unsigned>(__cvta_generic_to_shared(shared_raw));
   const unsigned base = (raw + 1023) & ~1023u;
-  const unsigned tiles_m = (M + S::BM - 1) / S::BM, tiles_n = (N + S::BN - 1) / S::BN;
-  constexpr unsigned BAND = 8;
-  const unsigned id = blockIdx.x, per_band = BAND * tiles_n, band = id / per_band;
-  const unsigned first = band * BAND, rows = min(tiles_m - first, BAND), in_band = id % per_band;
-  const unsigned row0 = (first + in_band % rows) * S::BM, col0 = (in_band / rows) * S::BN;
+  unsigned row0, col0;
+  block_origin(M, N, S::BM, S::BN, row0, col0);
   const bool vector = K % 8 == 0 && N % 8 == 0 &&
                       ((reinterpret_cast<std::uintptr_t>(A) | reinterpret_cast<std::uintptr_t>(B)) & 15) == 0;
   const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -628,15 +642,8 @@ __device__ void ms_gemm_bf16(const __nv_bfloat16* __restrict__ A, const __nv_bfl
     for (int j = 0; j < 8; ++j)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const unsigned r = row0 + wm * 64 + i * 16 + lane / 4 + 8 * h, c = col0 + wn * 64 + j * 8 + 2 * (lane % 4);
-        if (r >= M) continue;
-        float* p = C + (size_t)r * N + c;
-        if (pairs && c + 1 < N) {
-          *reinterpret_cast<float2*>(p) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
-        } else {
-          if (c < N) p[0] = acc[i][j][2 * h];
-          if (c + 1 < N) p[1] = acc[i][j][2 * h + 1];
-        }
+        store_pair(C, M, N, row0 + wm * 64 + i * 16 + lane / 4 + 8 * h, col0 + wn * 64 + j * 8 + 2 * (lane % 4),
+                   acc[i][j][2 * h], acc[i][j][2 * h + 1], pairs);
       }
 }
 
@@ -654,11 +661,8 @@ __device__ void ms_gemm_tf32(const float* __restrict__ A, const float* __restric
   extern __shared__ __align__(128) unsigned char shared_raw[];  // aligned to 1024 below
   const unsigned raw = static_cast<unsigned>(__cvta_generic_to_shared(shared_raw));
   const unsigned base = (raw + 1023) & ~1023u;
-  const unsigned tiles_m = (M + S::BM - 1) / S::BM, tiles_n = (N + S::BN - 1) / S::BN;
-  constexpr unsigned BAND = 8;
-  const unsigned id = blockIdx.x, per_band = BAND * tiles_n, band = id / per_band;
-  const unsigned first = band * BAND, rows = min(tiles_m - first, BAND), in_band = id % per_band;
-  const unsigned row0 = (first + in_band % rows) * S::BM, col0 = (in_band / rows) * S::BN;
+  unsigned row0, col0;
+  block_origin(M, N, S::BM, S::BN, row0, col0);
   const bool vector = K % 4 == 0 && N % 4 == 0 &&
                       ((reinterpret_cast<std::uintptr_t>(A) | reinterpret_cast<std::uintptr_t>(B)) & 15) == 0;
   const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -738,15 +742,8 @@ __device__ void ms_gemm_tf32(const float* __restrict__ A, const float* __restric
     for (int j = 0; j < 8; ++j)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const unsigned r = row0 + wm * 64 + i * 16 + lane / 4 + 8 * h, c = col0 + wn * 64 + j * 8 + 2 * (lane % 4);
-        if (r >= M) continue;
-        float* p = C + (size_t)r * N + c;
-        if (pairs && c + 1 < N) {
-          *reinterpret_cast<float2*>(p) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
-        } else {
-          if (c < N) p[0] = acc[i][j][2 * h];
-          if (c + 1 < N) p[1] = acc[i][j][2 * h + 1];
-        }
+        store_pair(C, M, N, row0 + wm * 64 + i * 16 + lane / 4 + 8 * h, col0 + wn * 64 + j * 8 + 2 * (lane % 4),
+                   acc[i][j][2 * h], acc[i][j][2 * h + 1], pairs);
       }
 }
 
