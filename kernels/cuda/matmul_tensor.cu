@@ -11,6 +11,11 @@
 // When K or N is not a multiple of 16 bytes' worth of elements, or a pointer is not 16-byte aligned,
 // the same pipeline loads element by element instead (any M, N, K works). The host side
 // (kernels/library.cpp) launches them with the shapes of matmul_tensor.h.
+//
+// Below them, candidates measured by bench/tune/tune_tensor.cpp (table `variants` in
+// matmul_tensor.h) and not yet chosen by the library: Hopper wgmma kernels (sm_90a cubin only;
+// elsewhere their body traps and the host must not launch them), and mma.sync kernels with
+// ldmatrix from 128B-swizzled shared tiles (sm_80 and later).
 #include "matmul_tensor.h"
 
 #include <cuda_bf16.h>
@@ -221,3 +226,563 @@ GPURT_TENSOR_KERNEL(gpurt_matmul_tf32_k32, float, 0)
 GPURT_TENSOR_KERNEL(gpurt_matmul_tf32_k16, float, 1)
 GPURT_TENSOR_KERNEL(gpurt_matmul_bf16_k64, __nv_bfloat16, 0)
 GPURT_TENSOR_KERNEL(gpurt_matmul_bf16_k32, __nv_bfloat16, 1)
+
+namespace gpurt_tensor {
+
+// ---- Hopper (sm_90a) kernels: warpgroup MMA (wgmma) with operands in shared memory.
+//
+// 256 threads = 2 warpgroups; the group computes a 128 x BN block of C, each warpgroup 64 x BN with
+// wgmma.m64nBNk16 (bf16) or m64nBNk8 (TF32), fp32 accumulators in registers (BN / 2 per thread).
+// A k-tile is 128 bytes deep (BK = 64 bf16 or 32 fp32), so every shared row is one 128-byte swizzle
+// atom row: the canonical 128B-swizzled layouts (16-byte chunk c of row r at chunk c ^ (r % 8)),
+// described to wgmma by matrix descriptors; stage bases are 1024-byte aligned.
+//   A (M x K, K-major):       row m of the tile at m * 128 bytes; SBO 1024 (8 rows), LBO unused.
+//   B bf16 (K x N, N-major):  64-column blocks of 64 k-rows x 128 bytes (8 KiB each), the block
+//                             of columns n / 64 at (n / 64) * 8192, k-row at k * 128; wgmma reads it
+//                             transposed (imm-trans-b 1): LBO 8192 (next 64 columns), SBO 1024 (next 8 k).
+//   B TF32 (stored as N x K): wgmma takes TF32 B only K-major, so B's tile is transposed on the
+//                             way in, through registers (rounded to TF32 there, cvt.rna); A is read
+//                             as TF32 by the tensor cores directly (its low 13 mantissa bits ignored).
+// A (and bf16 B) stream through a ring of STAGES buffers with cp.async (zero-filled outside the
+// matrix); TF32 B is loaded into registers one tile ahead and stored while the tensor cores run.
+// Not warp-specialised: every thread loads, then both warpgroups issue their wgmmas.
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define GPURT_WGMMA 1
+#endif
+
+// The group's block of C, (row0, col0): groups numbered in bands of 8 block rows, as gemm() above.
+__device__ __forceinline__ void block_origin(unsigned M, unsigned N, unsigned bm, unsigned bn, unsigned& row0,
+                                             unsigned& col0) {
+  const unsigned tiles_m = (M + bm - 1) / bm, tiles_n = (N + bn - 1) / bn;
+  constexpr unsigned BAND = 8;
+  const unsigned id = blockIdx.x, per_band = BAND * tiles_n, band = id / per_band;
+  const unsigned first = band * BAND, rows = min(tiles_m - first, BAND), in_band = id % per_band;
+  row0 = (first + in_band % rows) * bm;
+  col0 = (in_band / rows) * bn;
+}
+
+// C[r][c], C[r][c + 1] = x0, x1 within bounds; one 8-byte store when `pairs` (N even, C 8-byte aligned).
+__device__ __forceinline__ void store_pair(float* __restrict__ C, unsigned M, unsigned N, unsigned r, unsigned c,
+                                           float x0, float x1, bool pairs) {
+  if (r >= M) return;
+  float* p = C + (size_t)r * N + c;
+  if (pairs && c + 1 < N) {
+    *reinterpret_cast<float2*>(p) = make_float2(x0, x1);
+  } else {
+    if (c < N) p[0] = x0;
+    if (c + 1 < N) p[1] = x1;
+  }
+}
+
+template <class In, int BN_, int STAGES_, bool SWAP_>
+struct WgShape {
+  static constexpr int BM = 128, BN = BN_, STAGES = STAGES_, THREADS = 256;
+  static constexpr int BK = 128 / int(sizeof(In));          // one 128-byte swizzle row of k
+  static constexpr int KSTEP = 32 / int(sizeof(In));        // k of one wgmma: 16 bf16, 8 TF32 (32 bytes)
+  static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE_BYTES = A_BYTES + B_BYTES;
+  static constexpr int SHARED_BYTES = STAGES * STAGE_BYTES + 1024;  // + alignment slack
+  static constexpr bool SWAP = SWAP_;                        // bf16 B: LBO and SBO exchanged (a check)
+};
+
+#ifdef GPURT_WGMMA
+template <int TRANS_B>
+__device__ __forceinline__ void wgmma_bf16_n128(float* d, std::uint64_t da, std::uint64_t db, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, %67;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(da), "l"(db), "r"(scale_d), "n"(TRANS_B));
+}
+template <int TRANS_B>
+__device__ __forceinline__ void wgmma_bf16_n256(float* d, std::uint64_t da, std::uint64_t db, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, %131;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(da), "l"(db), "r"(scale_d), "n"(TRANS_B));
+}
+__device__ __forceinline__ void wgmma_tf32_n128(float* d, std::uint64_t da, std::uint64_t db, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(da), "l"(db), "r"(scale_d));
+}
+__device__ __forceinline__ void wgmma_tf32_n256(float* d, std::uint64_t da, std::uint64_t db, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(da), "l"(db), "r"(scale_d));
+}
+
+__device__ __forceinline__ std::uint64_t descriptor(unsigned address, unsigned lbo, unsigned sbo) {
+  return std::uint64_t((address & 0x3FFFF) >> 4) | (std::uint64_t((lbo >> 4) & 0x3FFF) << 16) |
+         (std::uint64_t((sbo >> 4) & 0x3FFF) << 32) | (std::uint64_t(1) << 62);  // 62-63: 1 = 128B swizzle
+}
+__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wg_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ void proxy_fence() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+#endif  // GPURT_WGMMA: the loaders below serve the mma.sync kernel too (sm_80 and later)
+template <int N>
+__device__ __forceinline__ void fence_acc(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+__device__ __forceinline__ void store_shared(unsigned address, const void* value, int bytes) {
+  if (bytes == 4)
+    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address), "r"(*static_cast<const unsigned*>(value)));
+  else
+    asm volatile("st.shared.b16 [%0], %1;\n" ::"r"(address), "h"(*static_cast<const unsigned short*>(value)));
+}
+
+// Byte offset of 16-byte chunk `chunk` of 128-byte row `row` in a 128B-swizzled area.
+__device__ __forceinline__ unsigned swizzled(unsigned row, unsigned chunk) {
+  return row * 128 + ((chunk ^ (row & 7)) << 4);
+}
+
+// A's k-tile at k0 (BM x BK, K-major) into the stage at shared address `as`.
+template <class In, class S>
+__device__ __forceinline__ void wg_load_a(unsigned as, const In* __restrict__ A, unsigned M, unsigned K, unsigned row0,
+                                          unsigned k0, bool vector) {
+  constexpr int VEC = 16 / sizeof(In);
+  if (vector) {
+#pragma unroll
+    for (int l = threadIdx.x; l < S::BM * 8; l += S::THREADS) {
+      const unsigned r = l / 8, c = l % 8, gr = row0 + r, gc = k0 + c * VEC;
+      const bool in = gr < M && gc < K;
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(as + swizzled(r, c)),
+                   "l"(in ? A + (size_t)gr * K + gc : A), "r"(in ? 16 : 0));
+    }
+  } else {
+    for (int l = threadIdx.x; l < S::BM * S::BK; l += S::THREADS) {
+      const unsigned r = l / S::BK, k = l % S::BK, gr = row0 + r, gc = k0 + k;
+      const In v = (gr < M && gc < K) ? A[(size_t)gr * K + gc] : In(0.0f);
+      store_shared(as + swizzled(r, k / VEC) + (k % VEC) * sizeof(In), &v, sizeof(In));
+    }
+  }
+}
+
+// bf16 B's k-tile at k0 (BK x BN, N-major, 64-column blocks) into the stage at shared address `bs`.
+template <class S>
+__device__ __forceinline__ void wg_load_b16(unsigned bs, const __nv_bfloat16* __restrict__ B, unsigned N, unsigned K,
+                                            unsigned col0, unsigned k0, bool vector) {
+  if (vector) {
+#pragma unroll
+    for (int l = threadIdx.x; l < S::BK * S::BN / 8; l += S::THREADS) {
+      const unsigned k = l / (S::BN / 8), n = (l % (S::BN / 8)) * 8, gk = k0 + k, gn = col0 + n;
+      const bool in = gk < K && gn < N;
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(bs + (n / 64) * 8192 + swizzled(k, (n % 64) / 8)),
+                   "l"(in ? B + (size_t)gk * N + gn : B), "r"(in ? 16 : 0));
+    }
+  } else {
+    for (int l = threadIdx.x; l < S::BK * S::BN; l += S::THREADS) {
+      const unsigned k = l / S::BN, n = l % S::BN, gk = k0 + k, gn = col0 + n;
+      const __nv_bfloat16 v = (gk < K && gn < N) ? B[(size_t)gk * N + gn] : __nv_bfloat16(0.0f);
+      store_shared(bs + (n / 64) * 8192 + swizzled(k, (n % 64) / 8) + (n % 8) * 2, &v, 2);
+    }
+  }
+}
+
+// TF32 B: each thread's part of the k-tile at k0 (BK x BN of B) into registers (rounded to TF32),
+// then stored transposed (BN x BK, K-major). Per pass of 256 threads: 8 k-rows x 32 float4 of n;
+// lane bits: 2 over n (4 x 16 bytes, 64 contiguous bytes), 3 over k (2-way bank conflicts at most).
+template <class S>
+struct TfB {
+  static constexpr int PER = S::BK * S::BN / 4 / S::THREADS;  // float4 per thread
+  float4 v[PER];
+  __device__ __forceinline__ static void place(int i, unsigned& k, unsigned& n) {
+    const unsigned t = threadIdx.x, lane = t % 32, warp = t / 32;
+    const unsigned l = i * S::THREADS / 32 + warp;  // which 8 x 16-column patch
+    constexpr unsigned PATCHES_N = S::BN / 16;      // 16 columns (4 lanes x 4) per patch
+    k = (l / PATCHES_N) * 8 + lane / 4;
+    n = (l % PATCHES_N) * 16 + (lane % 4) * 4;
+  }
+  __device__ __forceinline__ void load(const float* __restrict__ B, unsigned N, unsigned K, unsigned col0,
+                                       unsigned k0, bool vector) {
+#pragma unroll
+    for (int i = 0; i < PER; ++i) {
+      unsigned k, n;
+      place(i, k, n);
+      const unsigned gk = k0 + k, gn = col0 + n;
+      float x[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      if (vector) {
+        if (gk < K && gn < N) {
+          const float4 f = __ldg(reinterpret_cast<const float4*>(B + (size_t)gk * N + gn));
+          x[0] = f.x, x[1] = f.y, x[2] = f.z, x[3] = f.w;
+        }
+      } else if (gk < K) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          if (gn + e < N) x[e] = B[(size_t)gk * N + gn + e];
+      }
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        unsigned r;
+        asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x[e]));
+        x[e] = __uint_as_float(r);
+      }
+      v[i] = make_float4(x[0], x[1], x[2], x[3]);
+    }
+  }
+  __device__ __forceinline__ void store(unsigned bs) const {
+#pragma unroll
+    for (int i = 0; i < PER; ++i) {
+      unsigned k, n;
+      place(i, k, n);
+      const float x[4] = {v[i].x, v[i].y, v[i].z, v[i].w};
+#pragma unroll
+      for (int e = 0; e < 4; ++e) store_shared(bs + swizzled(n + e, k / 4) + (k % 4) * 4, &x[e], 4);
+    }
+  }
+};
+
+#ifdef GPURT_WGMMA
+template <class In, class S>
+__device__ __forceinline__ void wg_mma(float* acc, unsigned as, unsigned bs, int step, int scale_d) {
+  // A: this warpgroup's 64 rows; both operands advance 32 bytes of k per step inside the swizzle
+  // atom (bf16 B: 16 k-rows = 2048 bytes).
+  const unsigned wg = threadIdx.x / 128;
+  const std::uint64_t da = descriptor(as + wg * 64 * 128 + step * 32, 16, 1024);
+  if constexpr (std::is_same<In, float>::value) {
+    const std::uint64_t db = descriptor(bs + step * 32, 16, 1024);
+    if constexpr (S::BN == 256) wgmma_tf32_n256(acc, da, db, scale_d);
+    else wgmma_tf32_n128(acc, da, db, scale_d);
+  } else {
+    const std::uint64_t db = S::SWAP ? descriptor(bs + step * 2048, 1024, 8192) : descriptor(bs + step * 2048, 8192, 1024);
+    if constexpr (S::BN == 256) wgmma_bf16_n256<1>(acc, da, db, scale_d);
+    else wgmma_bf16_n128<1>(acc, da, db, scale_d);
+  }
+}
+#endif  // GPURT_WGMMA
+
+template <class In, class S>
+__device__ void wg_gemm(const In* __restrict__ A, const In* __restrict__ B, float* __restrict__ C, unsigned M,
+                        unsigned N, unsigned K) {
+#ifndef GPURT_WGMMA
+  (void)A, (void)B, (void)C, (void)M, (void)N, (void)K;
+  __trap();  // built for sm_90a only; the host never launches it elsewhere
+#else
+  extern __shared__ __align__(128) unsigned char shared_raw[];  // aligned to 1024 below
+  const unsigned raw = static_cast<unsigned>(__cvta_generic_to_shared(shared_raw));
+  const unsigned base = (raw + 1023) & ~1023u;
+  constexpr bool TF32 = std::is_same<In, float>::value;
+
+  unsigned row0, col0;
+  block_origin(M, N, S::BM, S::BN, row0, col0);
+  constexpr int VEC = 16 / sizeof(In);
+  const bool vector = K % VEC == 0 && N % VEC == 0 &&
+                      ((reinterpret_cast<std::uintptr_t>(A) | reinterpret_cast<std::uintptr_t>(B)) & 15) == 0;
+
+  // No zeroing (an instruction defining the accumulators would serialise the wgmmas): the first
+  // wgmma ignores them (scale-d 0). K > 0 always: the host fills C with zeros for K = 0.
+  float acc[S::BN / 2];
+
+  const int tiles_k = int((K + S::BK - 1) / S::BK);
+  auto stage_a = [&](int t) { return base + unsigned(t % S::STAGES) * S::STAGE_BYTES; };
+  auto load_async = [&](int t) {  // the cp.async part of tile t
+    wg_load_a<In, S>(stage_a(t), A, M, K, row0, t * S::BK, vector);
+    if constexpr (!TF32)
+      wg_load_b16<S>(stage_a(t) + S::A_BYTES, reinterpret_cast<const __nv_bfloat16*>(B), N, K, col0, t * S::BK, vector);
+  };
+  using Breg = typename std::conditional<TF32, TfB<S>, int>::type;
+  Breg breg;
+  (void)breg;
+#pragma unroll
+  for (int s = 0; s < S::STAGES - 1; ++s) {
+    if (s < tiles_k) {
+      load_async(s);
+      if constexpr (TF32) {
+        breg.load(reinterpret_cast<const float*>(B), N, K, col0, s * S::BK, vector);
+        breg.store(stage_a(s) + S::A_BYTES);
+      }
+    }
+    commit();
+  }
+  if constexpr (TF32)
+    if (S::STAGES - 1 < tiles_k) breg.load(reinterpret_cast<const float*>(B), N, K, col0, (S::STAGES - 1) * S::BK, vector);
+
+  for (int kt = 0; kt < tiles_k; ++kt) {
+    wait_pending<S::STAGES - 2>();
+    proxy_fence();    // this thread's shared writes (cp.async, st.shared) visible to wgmma's async proxy
+    __syncthreads();  // tile kt is in for every thread
+    const unsigned as = stage_a(kt);
+    fence_acc(acc);
+    wg_fence();
+#pragma unroll
+    for (int step = 0; step < S::BK / S::KSTEP; ++step) wg_mma<In, S>(acc, as, as + S::A_BYTES, step, kt > 0 || step > 0);
+    wg_commit();
+    fence_acc(acc);
+    // While these run: the previous tile's wgmmas are done (wait 1) in both warpgroups (barrier),
+    // so its stage takes tile kt + STAGES - 1.
+    wg_wait<1>();
+    fence_acc(acc);
+    __syncthreads();
+    const int next = kt + S::STAGES - 1;
+    if (next < tiles_k) {
+      load_async(next);
+      if constexpr (TF32) {
+        breg.store(stage_a(next) + S::A_BYTES);
+        if (next + 1 < tiles_k) breg.load(reinterpret_cast<const float*>(B), N, K, col0, (next + 1) * S::BK, vector);
+      }
+    }
+    commit();
+  }
+  wg_wait<0>();
+  fence_acc(acc);
+  wait_pending<0>();
+
+  // Accumulator layout of m64nBN (f32): register i of thread t (warp w of its warpgroup, lane l)
+  // holds row 16 w + l / 4 + 8 ((i / 2) % 2), column 8 (i / 4) + 2 (l % 4) + i % 2.
+  const unsigned t = threadIdx.x % 128, w = t / 32, l = t % 32;
+  const unsigned r_base = row0 + (threadIdx.x / 128) * 64 + 16 * w + l / 4;
+  const bool pairs = N % 2 == 0 && (reinterpret_cast<std::uintptr_t>(C) & 7) == 0;
+#pragma unroll
+  for (int j = 0; j < S::BN / 8; ++j) {
+    const unsigned c = col0 + 8 * j + 2 * (l % 4);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      store_pair(C, M, N, r_base + 8 * h, c, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1], pairs);
+    }
+  }
+#endif
+}
+
+}  // namespace gpurt_tensor
+
+namespace gpurt_tensor {
+
+// ---- bf16 with mma.sync (sm_80 and later): the wgmma kernels' shared layouts (128-byte-deep
+// k-tiles, 128B-swizzled: ldmatrix reads 8 rows of one 16-byte column without bank conflicts), a
+// cp.async ring of STAGES, 8 warps (2 x 4) of 64 x 64 each over a 128 x 256 block; A fragments by
+// ldmatrix.x4, B (N-major in shared memory) by ldmatrix.x4.trans; mma.m16n8k16 with fp32
+// accumulators. One barrier per k-tile.
+template <class S>
+__device__ void ms_gemm_bf16(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
+                             float* __restrict__ C, unsigned M, unsigned N, unsigned K) {
+  extern __shared__ __align__(128) unsigned char shared_raw[];  // aligned to 1024 below
+  const unsigned raw = static_cast<unsigned>(__cvta_generic_to_shared(shared_raw));
+  const unsigned base = (raw + 1023) & ~1023u;
+  unsigned row0, col0;
+  block_origin(M, N, S::BM, S::BN, row0, col0);
+  const bool vector = K % 8 == 0 && N % 8 == 0 &&
+                      ((reinterpret_cast<std::uintptr_t>(A) | reinterpret_cast<std::uintptr_t>(B)) & 15) == 0;
+  const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const unsigned wm = warp / 4, wn = warp % 4;  // 2 x 4 warps, 64 x 64 each
+
+  float acc[4][8][4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+
+  const int tiles_k = int((K + S::BK - 1) / S::BK);
+  auto stage = [&](int t) { return base + unsigned(t % S::STAGES) * S::STAGE_BYTES; };
+  auto load = [&](int t) {
+    wg_load_a<__nv_bfloat16, S>(stage(t), A, M, K, row0, t * S::BK, vector);
+    wg_load_b16<S>(stage(t) + S::A_BYTES, B, N, K, col0, t * S::BK, vector);
+  };
+#pragma unroll
+  for (int s = 0; s < S::STAGES - 1; ++s) {
+    if (s < tiles_k) load(s);
+    commit();
+  }
+  for (int kt = 0; kt < tiles_k; ++kt) {
+    wait_pending<S::STAGES - 2>();
+    __syncthreads();  // tile kt is in; every warp is done with the stage refilled next
+    const int next = kt + S::STAGES - 1;
+    if (next < tiles_k) load(next);
+    commit();
+    const unsigned as = stage(kt), bs = as + S::A_BYTES;
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {  // k16 steps: 16-byte columns 2 kk and 2 kk + 1
+      unsigned a[4][4], b[4][4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const unsigned m = wm * 64 + i * 16 + lane % 16, chunk = 2 * kk + lane / 16;
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(a[i][0]), "=r"(a[i][1]), "=r"(a[i][2]), "=r"(a[i][3])
+                     : "r"(as + swizzled(m, chunk)));
+      }
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {  // 16 columns: n8 tiles 2 j and 2 j + 1
+        const unsigned mat = lane / 8, k = kk * 16 + (mat % 2) * 8 + lane % 8;
+        const unsigned n = wn * 64 + j * 16 + (mat / 2) * 8;
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(b[j][0]), "=r"(b[j][1]), "=r"(b[j][2]), "=r"(b[j][3])
+                     : "r"(bs + (n / 64) * 8192 + swizzled(k, (n % 64) / 8)));
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          float* d = acc[i][j];
+          asm volatile(
+              "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+              "{%0, %1, %2, %3};\n"
+              : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+              : "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]), "r"(a[i][3]), "r"(b[j / 2][(j % 2) * 2]),
+                "r"(b[j / 2][(j % 2) * 2 + 1]));
+        }
+    }
+  }
+  wait_pending<0>();
+
+  // m16n8 accumulators: e 0, 1 at row lane / 4, columns 2 (lane % 4) + {0, 1}; e 2, 3 eight rows down.
+  const bool pairs = N % 2 == 0 && (reinterpret_cast<std::uintptr_t>(C) & 7) == 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        store_pair(C, M, N, row0 + wm * 64 + i * 16 + lane / 4 + 8 * h, col0 + wn * 64 + j * 8 + 2 * (lane % 4),
+                   acc[i][j][2 * h], acc[i][j][2 * h + 1], pairs);
+      }
+}
+
+}  // namespace gpurt_tensor
+
+namespace gpurt_tensor {
+
+// ---- TF32 with mma.sync (sm_80 and later): as the bf16 kernel above, with the TF32 wgmma
+// kernel's shared layouts (A K-major by cp.async; B transposed to N x K through registers, rounded
+// to TF32 there). Every fragment by ldmatrix.x4 (8 x 8 b16 = 8 x 4 fp32: exactly the m16n8k8 TF32
+// fragments), A rounded to TF32 after it (cvt.rna); mma.m16n8k8.
+template <class S>
+__device__ void ms_gemm_tf32(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+                             unsigned M, unsigned N, unsigned K) {
+  extern __shared__ __align__(128) unsigned char shared_raw[];  // aligned to 1024 below
+  const unsigned raw = static_cast<unsigned>(__cvta_generic_to_shared(shared_raw));
+  const unsigned base = (raw + 1023) & ~1023u;
+  unsigned row0, col0;
+  block_origin(M, N, S::BM, S::BN, row0, col0);
+  const bool vector = K % 4 == 0 && N % 4 == 0 &&
+                      ((reinterpret_cast<std::uintptr_t>(A) | reinterpret_cast<std::uintptr_t>(B)) & 15) == 0;
+  const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const unsigned wm = warp / 4, wn = warp % 4;  // 2 x 4 warps, 64 x 64 each
+
+  float acc[4][8][4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+
+  const int tiles_k = int((K + S::BK - 1) / S::BK);
+  auto stage = [&](int t) { return base + unsigned(t % S::STAGES) * S::STAGE_BYTES; };
+  TfB<S> breg;
+#pragma unroll
+  for (int s = 0; s < S::STAGES - 1; ++s) {
+    if (s < tiles_k) {
+      wg_load_a<float, S>(stage(s), A, M, K, row0, s * S::BK, vector);
+      breg.load(B, N, K, col0, s * S::BK, vector);
+      breg.store(stage(s) + S::A_BYTES);
+    }
+    commit();
+  }
+  if (S::STAGES - 1 < tiles_k) breg.load(B, N, K, col0, (S::STAGES - 1) * S::BK, vector);
+  for (int kt = 0; kt < tiles_k; ++kt) {
+    wait_pending<S::STAGES - 2>();
+    __syncthreads();  // tile kt is in; every warp is done with the stage refilled next
+    const int next = kt + S::STAGES - 1;
+    if (next < tiles_k) {
+      wg_load_a<float, S>(stage(next), A, M, K, row0, next * S::BK, vector);
+      breg.store(stage(next) + S::A_BYTES);
+      if (next + 1 < tiles_k) breg.load(B, N, K, col0, (next + 1) * S::BK, vector);
+    }
+    commit();
+    const unsigned as = stage(kt), bs = as + S::A_BYTES;
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {  // k8 steps: 16-byte columns 2 kk and 2 kk + 1
+      unsigned a[4][4], b[4][4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const unsigned m = wm * 64 + i * 16 + lane % 16, chunk = 2 * kk + lane / 16;
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(a[i][0]), "=r"(a[i][1]), "=r"(a[i][2]), "=r"(a[i][3])
+                     : "r"(as + swizzled(m, chunk)));
+#pragma unroll
+        for (int e = 0; e < 4; ++e) asm("cvt.rna.tf32.f32 %0, %0;\n" : "+r"(a[i][e]));
+      }
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {  // 16 columns: n8 tiles 2 j and 2 j + 1
+        const unsigned mat = lane / 8, n = wn * 64 + j * 16 + (mat / 2) * 8 + lane % 8, chunk = 2 * kk + mat % 2;
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(b[j][0]), "=r"(b[j][1]), "=r"(b[j][2]), "=r"(b[j][3])
+                     : "r"(bs + swizzled(n, chunk)));
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          float* d = acc[i][j];
+          asm volatile(
+              "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+              "{%0, %1, %2, %3};\n"
+              : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+              : "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]), "r"(a[i][3]), "r"(b[j / 2][(j % 2) * 2]),
+                "r"(b[j / 2][(j % 2) * 2 + 1]));
+        }
+    }
+  }
+  wait_pending<0>();
+
+  const bool pairs = N % 2 == 0 && (reinterpret_cast<std::uintptr_t>(C) & 7) == 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        store_pair(C, M, N, row0 + wm * 64 + i * 16 + lane / 4 + 8 * h, col0 + wn * 64 + j * 8 + 2 * (lane % 4),
+                   acc[i][j][2 * h], acc[i][j][2 * h + 1], pairs);
+      }
+}
+
+}  // namespace gpurt_tensor
+
+#define GPURT_MMA_TF32_KERNEL(NAME, STAGES)                                                                \
+  static_assert(gpurt_tensor::WgShape<float, 256, STAGES, false>::SHARED_BYTES ==                           \
+                    gpurt_tensor::wgmma_shared_bytes(256, STAGES), "host and kernel agree");                \
+  extern "C" __global__ void __launch_bounds__(256, 1)                                                     \
+      NAME(const float* A, const float* B, float* C, unsigned M, unsigned N, unsigned K) {                   \
+    gpurt_tensor::ms_gemm_tf32<gpurt_tensor::WgShape<float, 256, STAGES, false>>(A, B, C, M, N, K);         \
+  }
+GPURT_MMA_TF32_KERNEL(gpurt_matmul_tf32_mma_s3, 3)
+GPURT_MMA_TF32_KERNEL(gpurt_matmul_tf32_mma_s4, 4)
+
+#define GPURT_MMA_BF16_KERNEL(NAME, STAGES)                                                                \
+  static_assert(gpurt_tensor::WgShape<__nv_bfloat16, 256, STAGES, false>::SHARED_BYTES ==                   \
+                    gpurt_tensor::wgmma_shared_bytes(256, STAGES), "host and kernel agree");                \
+  extern "C" __global__ void __launch_bounds__(256, 1)                                                     \
+      NAME(const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, unsigned M, unsigned N, unsigned K) {   \
+    gpurt_tensor::ms_gemm_bf16<gpurt_tensor::WgShape<__nv_bfloat16, 256, STAGES, false>>(A, B, C, M, N, K); \
+  }
+GPURT_MMA_BF16_KERNEL(gpurt_matmul_bf16_mma_s3, 3)
+GPURT_MMA_BF16_KERNEL(gpurt_matmul_bf16_mma_s4, 4)
+
+// MIN_GROUPS: groups per SM the registers must allow (2: at most 128 per thread).
+#define GPURT_WGMMA_KERNEL(NAME, IN, BN, STAGES, SWAP, MIN_GROUPS)                                         \
+  static_assert(gpurt_tensor::WgShape<IN, BN, STAGES, SWAP>::SHARED_BYTES ==                                \
+                    gpurt_tensor::wgmma_shared_bytes(BN, STAGES), "host and kernel agree");                 \
+  extern "C" __global__ void __launch_bounds__(256, MIN_GROUPS)                                            \
+      NAME(const IN* A, const IN* B, float* C, unsigned M, unsigned N, unsigned K) {                       \
+    gpurt_tensor::wg_gemm<IN, gpurt_tensor::WgShape<IN, BN, STAGES, SWAP>>(A, B, C, M, N, K);               \
+  }
+GPURT_WGMMA_KERNEL(gpurt_matmul_bf16_wgmma_n256_s4, __nv_bfloat16, 256, 4, false, 1)
+GPURT_WGMMA_KERNEL(gpurt_matmul_bf16_wgmma_n256_s3, __nv_bfloat16, 256, 3, false, 1)
+GPURT_WGMMA_KERNEL(gpurt_matmul_bf16_wgmma_n128_s5, __nv_bfloat16, 128, 5, false, 1)
+GPURT_WGMMA_KERNEL(gpurt_matmul_bf16_wgmma_n256_s4_swap, __nv_bfloat16, 256, 4, true, 1)
+GPURT_WGMMA_KERNEL(gpurt_matmul_tf32_wgmma_n256_s4, float, 256, 4, false, 1)
+GPURT_WGMMA_KERNEL(gpurt_matmul_tf32_wgmma_n256_s3, float, 256, 3, false, 1)
+GPURT_WGMMA_KERNEL(gpurt_matmul_tf32_wgmma_n128_s5, float, 128, 5, false, 1)
+GPURT_WGMMA_KERNEL(gpurt_matmul_tf32_wgmma_n128_s3_x2, float, 128, 3, false, 2)
+GPURT_WGMMA_KERNEL(gpurt_matmul_bf16_wgmma_n128_s3_x2, __nv_bfloat16, 128, 3, false, 2)

@@ -32,4 +32,37 @@ constexpr bool same_name(const char* a, const char* b) {
   return *a == *b;
 }
 
+// Shared memory of the Hopper wgmma kernels (128 x bn blocks, `stages` buffers of 128-byte-deep
+// k-tiles of A and B, plus 1 KiB to align them to the 1024 bytes the 128-byte swizzle needs).
+constexpr int wgmma_shared_bytes(int bn, int stages) { return stages * (128 + bn) * 128 + 1024; }
+
+// Every kernel in matmul_tensor.cu, for the tuner (bench/tune/tune_tensor.cpp): name, input
+// element size, block of C (one group of `threads` per bm x bn block, numbered in one dimension),
+// dynamic shared memory, and whether it needs sm_90a (Hopper's wgmma; elsewhere it traps).
+struct Variant {
+  const char* kernel;
+  int elem_bytes;  // 4: fp32 read as TF32; 2: bf16
+  int bm, bn, threads, shared_bytes;
+  bool sm90a;
+};
+constexpr Variant variants[] = {
+    {tf32_shapes[0].kernel, 4, 128, 256, tf32_shapes[0].threads(), tf32_shapes[0].shared_bytes(), false},
+    {tf32_shapes[1].kernel, 4, 128, 256, tf32_shapes[1].threads(), tf32_shapes[1].shared_bytes(), false},
+    {"gpurt_matmul_tf32_mma_s3", 4, 128, 256, 256, wgmma_shared_bytes(256, 3), false},  // mma.sync, ldmatrix
+    {"gpurt_matmul_tf32_mma_s4", 4, 128, 256, 256, wgmma_shared_bytes(256, 4), false},
+    {"gpurt_matmul_tf32_wgmma_n128_s5", 4, 128, 128, 256, wgmma_shared_bytes(128, 5), true},
+    {"gpurt_matmul_tf32_wgmma_n128_s3_x2", 4, 128, 128, 256, wgmma_shared_bytes(128, 3), true},  // 2 groups per SM
+    {"gpurt_matmul_tf32_wgmma_n256_s3", 4, 128, 256, 256, wgmma_shared_bytes(256, 3), true},
+    {"gpurt_matmul_tf32_wgmma_n256_s4", 4, 128, 256, 256, wgmma_shared_bytes(256, 4), true},
+    {bf16_shapes[0].kernel, 2, 128, 256, bf16_shapes[0].threads(), bf16_shapes[0].shared_bytes(), false},
+    {bf16_shapes[1].kernel, 2, 128, 256, bf16_shapes[1].threads(), bf16_shapes[1].shared_bytes(), false},
+    {"gpurt_matmul_bf16_mma_s3", 2, 128, 256, 256, wgmma_shared_bytes(256, 3), false},  // mma.sync, ldmatrix
+    {"gpurt_matmul_bf16_mma_s4", 2, 128, 256, 256, wgmma_shared_bytes(256, 4), false},
+    {"gpurt_matmul_bf16_wgmma_n128_s5", 2, 128, 128, 256, wgmma_shared_bytes(128, 5), true},
+    {"gpurt_matmul_bf16_wgmma_n128_s3_x2", 2, 128, 128, 256, wgmma_shared_bytes(128, 3), true},
+    {"gpurt_matmul_bf16_wgmma_n256_s3", 2, 128, 256, 256, wgmma_shared_bytes(256, 3), true},
+    {"gpurt_matmul_bf16_wgmma_n256_s4", 2, 128, 256, 256, wgmma_shared_bytes(256, 4), true},
+    {"gpurt_matmul_bf16_wgmma_n256_s4_swap", 2, 128, 256, 256, wgmma_shared_bytes(256, 4), true},
+};
+
 }  // namespace gpurt_tensor
