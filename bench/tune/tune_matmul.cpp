@@ -8,6 +8,7 @@
 //
 //   gpurt-tune-matmul --device cuda:0 --json matmul-cuda.json
 //   gpurt-tune-matmul --device opencl:0 --quick          (small sizes, four variants, for a CPU device)
+//   gpurt-tune-matmul --device cuda:0 --only "bk16"      (the variants whose name has "bk16")
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -115,6 +116,7 @@ double median(std::vector<double> v) {
 struct Args {
   std::string device;
   std::string json;
+  std::string only;  // run only the variants whose name contains this
   bool quick = false;
   std::size_t size = 4096;
   std::size_t reps = 7;
@@ -131,12 +133,13 @@ Args parse(int argc, char** argv) {
     };
     if (s == "--device") a.device = value();
     else if (s == "--json") a.json = value();
+    else if (s == "--only") a.only = value();
     else if (s == "--quick") a.quick = true;
     else if (s == "--size") a.size = std::stoul(value()), size_given = true;
     else if (s == "--reps") a.reps = std::max<std::size_t>(1, std::stoul(value()));
     else
       throw std::runtime_error("unknown argument '" + s +
-                               "'; use --device SEL, --json FILE, --quick, --size N, --reps N (5 or more; --quick takes at most 3)");
+                               "'; use --device SEL, --json FILE, --quick, --size N, --reps N (5 or more; --quick takes at most 3), --only TEXT");
   }
   if (a.quick && !size_given) a.size = 256;
   a.reps = a.quick ? std::min<std::size_t>(a.reps, 3) : std::max<std::size_t>(a.reps, 5);
@@ -175,11 +178,11 @@ int main(int argc, char** argv) try {
   q.fill(a, 0.0078125f);
   q.fill(b, 0.0078125f);
   nlohmann::json rows = nlohmann::json::array();
-  std::printf("%-30s %10s %8s %10s  %s\n", "variant", "GFLOP/s", "x cuBLAS", "max error", "status");
+  std::printf("%-36s %10s %8s %10s  %s\n", "variant", "GFLOP/s", "x cuBLAS", "max error", "status");
   auto report = [&](const std::string& name, const nlohmann::json& defines, double gflops, double err,
                     const std::string& status) {
     const double ratio = cublas > 0 ? gflops / cublas : 0.0;
-    std::printf("%-30s %10.0f %8.3f %10.2e  %s\n", name.c_str(), gflops, ratio, err, status.c_str());
+    std::printf("%-36s %10.1f %8.3f %10.2e  %s\n", name.c_str(), gflops, ratio, err, status.c_str());
     std::fflush(stdout);
     nlohmann::json row{{"variant", name}, {"defines", defines}, {"gflops", gflops}, {"max_error", err},
                        {"pass", status == "pass"}, {"status", status}};
@@ -190,6 +193,7 @@ int main(int argc, char** argv) try {
   std::vector<Variant> variants = candidates;
   if (args.quick) variants = {candidates[0], candidates[2], candidates[3], candidates[16]};
   for (const Variant& v : variants) {
+    if (!args.only.empty() && v.name().find(args.only) == std::string::npos) continue;
     const nlohmann::json defines{{"MM_BM", v.bm}, {"MM_BN", v.bn}, {"MM_BK", v.bk}, {"MM_TM", v.tm},
                                  {"MM_TN", v.tn}, {"MM_VEC", v.vec}, {"MM_DB", v.db}, {"MM_MINB", v.minb}, {"MM_SWZ", v.swz}};
     gpurt::Kernel kern;
