@@ -247,9 +247,18 @@ int main(int argc, char** argv) try {
     report("lib::matmul (portable default)", nlohmann::json::object(), flops / (median(ms) * 1e-3) * 1e-9, 0,
            "pass");
   }
+  // The fastest variant that passed (the library's own row aside).
+  std::string best;
+  double best_gflops = 0;
+  for (const auto& row : rows)
+    if (row["pass"].get<bool>() && !row["defines"].empty() && row["gflops"].get<double>() > best_gflops)
+      best = row["variant"].get<std::string>(), best_gflops = row["gflops"].get<double>();
+  std::printf("best: %s, %.1f GFLOP/s%s\n", best.empty() ? "none" : best.c_str(), best_gflops,
+              cublas > 0 ? (", " + std::to_string(best_gflops / cublas) + " x cuBLAS").c_str() : "");
   if (!args.json.empty()) {
     nlohmann::json out{{"device", dev.description()}, {"selector", args.device}, {"size", n},
-                       {"reps", args.reps},           {"cublas_gflops", cublas}, {"variants", rows}};
+                       {"reps", args.reps},           {"cublas_gflops", cublas}, {"variants", rows},
+                       {"best", best},               {"best_gflops", best_gflops}};
     if (!cublas_note.empty()) out["cublas_note"] = cublas_note;
     std::ofstream(args.json) << out.dump(2) << "\n";
     std::printf("wrote %s\n", args.json.c_str());
