@@ -434,14 +434,18 @@ namespace {
 // The portable fp32 product (kernels/matmul.gpurt); sizes checked, m, n > 0.
 void portable_matmul(Queue& q, const Buffer<float>& a, const Buffer<float>& b, const Buffer<float>& c, std::size_t m,
                      std::size_t n, std::size_t k) {
-  // One 16x16 group per 128x128 block of c.
-  const Dim3 blocks = matrix_groups(q, "matmul", Dim3(n, m), Dim3(128, 128));
+  // One group of (bn / tn) x (bm / tm) items per bm x bn block of c; the kernel's other choices
+  // (MM_BK, MM_VEC, MM_DB) are its defaults, timed against the alternatives by gpurt-tune-matmul.
+  constexpr long long bm = 128, bn = 128, tm = 8, tn = 8;
+  const Dim3 blocks = matrix_groups(q, "matmul", Dim3(n, m), Dim3(bn, bm));
   if (k == 0) {
     q.fill(c, 0.0f);
     return;
   }
-  const Kernel kern = shaped_kernel(q.device(), "matmul", embedded::matmul, nullptr, "gpurt_matmul", 0).kernel;
-  q.launch(kern, LaunchConfig(blocks, Dim3(16, 16)), a, b, c,
+  const Kernel kern = shaped_kernel(q.device(), "matmul", embedded::matmul, nullptr, "gpurt_matmul", 0,
+                                    {{"MM_BM", bm}, {"MM_BN", bn}, {"MM_TM", tm}, {"MM_TN", tn}})
+                          .kernel;
+  q.launch(kern, LaunchConfig(blocks, Dim3(bn / tn, bm / tm)), a, b, c,
            static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(k));
 }
 
