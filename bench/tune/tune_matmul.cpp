@@ -166,7 +166,7 @@ int main(int argc, char** argv) try {
     auto raw = gpurt::bench::open_raw_baseline(dev);
     std::vector<double> runs;
     for (int i = 0; i < 3; ++i)
-      runs.push_back(raw->gemm_gflops(gpurt::bench::RawBaseline::GemmPrecision::fp32, n, args.reps));
+      runs.push_back(raw->gemm_gflops(gpurt::bench::RawBaseline::GemmPrecision::fp32, n, n, n, args.reps));
     cublas = *std::max_element(runs.begin(), runs.end());
     std::printf("cuBLAS SGEMM: %.0f GFLOP/s\n", cublas);
   } catch (const gpurt::Error& e) {
