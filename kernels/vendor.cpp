@@ -7,95 +7,53 @@
 #include <limits.h>
 #include <stdlib.h>
 
-#include "clblast_gemm.hpp"
-#if GPURT_LIB_HAVE_CUBLAS
-#include "cublas_gemm.hpp"
-#endif
 #include "gpurt/trace.hpp"
 
 namespace gpurt::lib::vendor {
 
 namespace {
 
-enum class Adapter { none, cublas, clblast };
-
-Adapter adapter_of(const Device& device) {
+// The device's adapter, or null with `why` there is none.
+const Adapter* adapter_of(const Device& device, std::string& why) {
   const std::string& backend = device.backend();
-  if (backend == "cuda") return Adapter::cublas;
-  if (backend == "opencl") return Adapter::clblast;
-  return Adapter::none;
-}
-
-std::string no_adapter(const Device& device) {
-  return "gpurt::lib has no vendor BLAS adapter for the " + device.backend() +
-         " backend (it calls cuBLAS on cuda devices and CLBlast on opencl devices)";
-}
-
-#if !GPURT_LIB_HAVE_CUBLAS
-const char* no_cublas =
-    "this gpurt::lib was built without the CUDA toolkit's cuBLAS headers, so it has no cuBLAS adapter; "
-    "rebuild gpurt where the CUDA toolkit (with cuBLAS) is installed";
+  if (backend == "cuda") {
+#if GPURT_LIB_HAVE_CUBLAS
+    return &cublas_adapter;
+#else
+    why = "this gpurt::lib was built without the CUDA toolkit's cuBLAS headers, so it has no cuBLAS adapter; "
+          "rebuild gpurt where the CUDA toolkit (with cuBLAS) is installed";
+    return nullptr;
 #endif
+  }
+  if (backend == "opencl") return &clblast_adapter;
+  why = "gpurt::lib has no vendor BLAS adapter for the " + backend +
+        " backend (it calls cuBLAS on cuda devices and CLBlast on opencl devices)";
+  return nullptr;
+}
 
 }  // namespace
 
 VendorLibraryInfo info(const Device& device) {
-  switch (adapter_of(device)) {
-    case Adapter::cublas:
-#if GPURT_LIB_HAVE_CUBLAS
-      return cublas::info();
-#else
-    {
-      VendorLibraryInfo out;
-      out.name = "cuBLAS";
-      out.reason = no_cublas;
-      return out;
-    }
-#endif
-    case Adapter::clblast: return clblast::info();
-    case Adapter::none: break;
-  }
+  std::string why;
+  if (const Adapter* a = adapter_of(device, why)) return a->info();
   VendorLibraryInfo out;
-  out.reason = no_adapter(device);
+  if (device.backend() == "cuda") out.name = "cuBLAS";
+  out.reason = why;
   return out;
 }
 
 bool covers(const Device& device, Precision precision, std::string& why) {
-  switch (adapter_of(device)) {
-    case Adapter::cublas:
-#if GPURT_LIB_HAVE_CUBLAS
-      return cublas::covers(device, precision, why);
-#else
-      why = no_cublas;
-      return false;
-#endif
-    case Adapter::clblast: return clblast::covers(device, precision, why);
-    case Adapter::none: break;
-  }
-  why = no_adapter(device);
-  return false;
+  const Adapter* a = adapter_of(device, why);
+  return a && a->covers(device, precision, why);
 }
 
 void gemm(Queue& queue, const GemmArgs& args) {
   const Device device = queue.device();
-  switch (adapter_of(device)) {
-    case Adapter::cublas: {
-#if GPURT_LIB_HAVE_CUBLAS
-      TraceSpan span(queue, span_name(args.precision, "cuBLAS"));
-      cublas::gemm(queue, args);
-      return;
-#else
-      fail(device, ErrorCategory::unsupported, no_cublas, "gpurt::lib::matmul", 0, {});
-#endif
-    }
-    case Adapter::clblast: {
-      TraceSpan span(queue, span_name(args.precision, "CLBlast"));
-      clblast::gemm(queue, args);
-      return;
-    }
-    case Adapter::none: break;
-  }
-  fail(device, ErrorCategory::unsupported, no_adapter(device), "gpurt::lib::matmul", 0, {});
+  std::string why;
+  const Adapter* a = adapter_of(device, why);
+  if (!a) fail(device, ErrorCategory::unsupported, why, "gpurt::lib::matmul", 0, {});
+  TraceSpan span(queue, span_name(args.precision, a->library));
+  a->gemm(queue, args);
 }
 
 Opened open_first(const std::vector<std::string>& names) {

@@ -42,6 +42,19 @@ struct GemmArgs {
 };
 void gemm(Queue& queue, const GemmArgs& args);
 
+// ---- The adapters: one per backend's vendor BLAS, each defined in its own file under
+// backends/<name>/lib/ (which alone includes the vendor's header) as one of these.
+struct Adapter {
+  const char* library;                 // "cuBLAS", "CLBlast": VendorLibraryInfo::name and the trace span's
+  VendorLibraryInfo (*info)();         // the library as found on this machine (loaded once per process)
+  bool (*covers)(const Device& device, Precision precision, std::string& why);
+  void (*gemm)(Queue& queue, const GemmArgs& args);  // vendor::gemm on a queue of the adapter's backend
+};
+#if GPURT_LIB_HAVE_CUBLAS
+extern const Adapter cublas_adapter;   // backends/cuda/lib/cublas_gemm.cpp: cuda devices
+#endif
+extern const Adapter clblast_adapter;  // backends/opencl/lib/clblast_gemm.cpp: opencl devices
+
 // ---- What the adapters share (vendor.cpp).
 
 // A vendor library opened with dlopen (RTLD_NOW | RTLD_LOCAL; never closed): the first of `names`

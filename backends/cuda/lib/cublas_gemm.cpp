@@ -29,7 +29,7 @@
 // (cublasSetStream): a handle's workspace is its own, and two streams sharing one would race on it.
 // The queue owns the handle (vendor::PerQueue) and destroys it when it goes; a mutex per handle
 // keeps calls from several threads on one queue whole.
-#include "cublas_gemm.hpp"
+#include "vendor.hpp"
 
 #include <dlfcn.h>
 
@@ -246,10 +246,9 @@ const void* address(const NativeHandle& h) {
   return reinterpret_cast<const void*>(static_cast<std::uintptr_t>(h.handle + h.offset_bytes));
 }
 
-}  // namespace
-
 VendorLibraryInfo info() { return library().info; }
 
+// cuBLAS covers every precision (fp32, TF32, bf16, fp64) on every CUDA device it loads for.
 bool covers(const Device&, Precision, std::string& why) {
   const Library& lib = library();
   if (lib.info.available) return true;
@@ -316,4 +315,9 @@ void gemm(Queue& queue, const GemmArgs& g) {
           "cublasGemmEx", what, device);
 }
 
+}  // namespace
 }  // namespace gpurt::lib::vendor::cublas
+
+namespace gpurt::lib::vendor {
+const Adapter cublas_adapter = {"cuBLAS", cublas::info, cublas::covers, cublas::gemm};
+}  // namespace gpurt::lib::vendor

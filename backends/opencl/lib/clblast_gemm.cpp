@@ -4,7 +4,7 @@
 // CLBlast is found at run time (libclblast.so.1, then libclblast.so; never linked) and declared here
 // from clblast_c.h (CLBlast 1.x), so nothing of CLBlast is needed to build: its handles are pointers
 // (cl_mem, cl_command_queue, cl_event) and its enums C enums (int). It has no TF32 or bf16 GEMM.
-#include "clblast_gemm.hpp"
+#include "vendor.hpp"
 
 #include <dlfcn.h>
 
@@ -152,10 +152,9 @@ void run(Queue& queue, GemmFn<T> fn, const char* call, const GemmArgs& g) {
        call, status, s.name);
 }
 
-}  // namespace
-
 VendorLibraryInfo info() { return library().info; }
 
+// CLBlast covers fp32 everywhere and fp64 where the device has it; never TF32 or bf16.
 bool covers(const Device& device, Precision precision, std::string& why) {
   const Library& lib = library();
   if (!lib.info.available) {
@@ -175,6 +174,7 @@ bool covers(const Device& device, Precision precision, std::string& why) {
   return false;
 }
 
+// fp32 or fp64 (vendor.hpp's gemm).
 void gemm(Queue& queue, const GemmArgs& args) {
   const Library& lib = library();
   std::string why;
@@ -184,4 +184,9 @@ void gemm(Queue& queue, const GemmArgs& args) {
   else run<float>(queue, lib.sgemm, "CLBlastSgemm", args);
 }
 
+}  // namespace
 }  // namespace gpurt::lib::vendor::clblast
+
+namespace gpurt::lib::vendor {
+const Adapter clblast_adapter = {"CLBlast", clblast::info, clblast::covers, clblast::gemm};
+}  // namespace gpurt::lib::vendor
