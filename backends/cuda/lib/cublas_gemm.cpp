@@ -105,11 +105,10 @@ Library load() {
   std::string optional;  // the 64-bit API is used only for dimensions beyond int
   find(opened.handle, "cublasGemmEx_64", lib.gemm_ex_64, optional);
   find(opened.handle, "cublasDgemm_v2_64", lib.dgemm_64, optional);
-  void* create = ::dlsym(opened.handle, "cublasCreate_v2");
-  lib.info.path = file_of(create);
-  if (lib.info.path.empty()) lib.info.path = opened.name;
+  std::string path = file_of(::dlsym(opened.handle, "cublasCreate_v2"));
+  if (path.empty()) path = opened.name;
   if (!missing.empty()) {
-    lib.info.reason = lib.info.path + " lacks " + missing + "; install cuBLAS 12 or 13";
+    lib.info.reason = path + " lacks " + missing + "; install cuBLAS 12 or 13";
     return lib;
   }
   int major = 0, minor = 0, patch = 0;
@@ -120,7 +119,7 @@ Library load() {
   // The driver the cuda plugin loaded (a CUDA device exists, so it is in the process).
   void* driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
   if (!driver) {
-    lib.info.reason = "cuBLAS was found (" + lib.info.path +
+    lib.info.reason = "cuBLAS was found (" + path +
                       ") but the CUDA driver (libcuda.so.1) is not loaded in this process, so there is no CUDA "
                       "device for it to run on";
     return lib;
@@ -132,6 +131,7 @@ Library load() {
     lib.info.reason = "the CUDA driver (libcuda.so.1) lacks " + missing + "; update the NVIDIA driver";
     return lib;
   }
+  lib.info.path = path;  // set only when available (VendorLibraryInfo: the file loaded)
   lib.info.available = true;
   return lib;
 }

@@ -52,15 +52,17 @@ Library load() {
   void* sgemm = ::dlsym(opened.handle, "CLBlastSgemm");
   lib.sgemm = reinterpret_cast<GemmFn<float>>(sgemm);
   lib.dgemm = reinterpret_cast<GemmFn<double>>(::dlsym(opened.handle, "CLBlastDgemm"));
-  lib.info.path = file_of(sgemm);
-  if (lib.info.path.empty()) lib.info.path = opened.name;
+  std::string path = file_of(sgemm ? sgemm : ::dlsym(opened.handle, "CLBlastDgemm"));
+  if (path.empty()) path = opened.name;
   if (!lib.sgemm || !lib.dgemm) {
-    lib.info.reason = lib.info.path + " lacks CLBlastSgemm or CLBlastDgemm (not CLBlast 1.x's C API); install CLBlast 1.x";
+    lib.info.reason = path + " (" + opened.name +
+                      ") lacks CLBlastSgemm or CLBlastDgemm (not CLBlast 1.x's C API); install CLBlast 1.x";
     lib.sgemm = nullptr;
     lib.dgemm = nullptr;
     return lib;
   }
-  lib.info.version = version_from_file(lib.info.path);
+  lib.info.path = path;
+  lib.info.version = version_from_file(path);
   lib.info.available = true;
   return lib;
 }
