@@ -11,6 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fixture.hpp"
@@ -526,6 +527,53 @@ TEST_CASE("library.hpp: the vendor matmul runs in the queue's order, between gpu
     std::size_t bad = 0;
     for (float v : got) bad += v != want;
     CHECK(bad == 0);
+  }
+}
+
+TEST_CASE("README: vendor matmuls from several threads at once, on one queue and on a queue each") {
+  // README.md, "Thread safety": "Every gpurt object may be used from several threads at once"; the
+  // library's calls on one queue from several threads stay whole, through the vendor library too
+  // (one vendor handle per queue, shared by the threads that use the queue).
+  test::Fixture f;
+  if (!vendor_covers(f.dev, lib::Precision::fp32))
+    GPURT_SKIP(f.dev.description() + ": no vendor library here: " + lib::vendor_library(f.dev).reason);
+  constexpr int threads = 4, rounds = 3;
+  const std::size_t m = 31, n = 23, k = 47;
+  const auto ha = test::random_vector<float>(m * k, -1.0f, 1.0f), hb = test::random_vector<float>(k * n, -1.0f, 1.0f);
+  auto a = f.dev.alloc<float>(m * k), b = f.dev.alloc<float>(k * n);
+  f.q.copy(ha, a);
+  f.q.copy(hb, b);
+  std::vector<long double> ref, mag;
+  reference(ha, hb, m, n, k, ref, mag);
+  for (bool shared : {true, false}) {
+    INFO((shared ? "one queue" : "a queue per thread"));
+    std::vector<Buffer<float>> out;
+    std::vector<Queue> queues;
+    for (int t = 0; t < threads; ++t) {
+      out.push_back(f.dev.alloc<float>(m * n));
+      queues.push_back(shared ? f.q : f.dev.create_queue());
+    }
+    std::vector<int> vendor(threads, 0);
+    std::vector<std::string> failures(threads);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        try {
+          for (int r = 0; r < rounds; ++r)
+            vendor[t] += lib::matmul(queues[t], a, b, out[t], m, n, k, with(lib::VendorLibraries::on)) ==
+                         lib::Implementation::vendor;
+          queues[t].finish();
+        } catch (const std::exception& e) {
+          failures[t] = e.what();
+        }
+      });
+    for (std::thread& th : pool) th.join();
+    for (int t = 0; t < threads; ++t) {
+      INFO("thread " << t << ": " << failures[t]);
+      CHECK(failures[t].empty());
+      CHECK(vendor[t] == rounds);
+      CHECK(wrong(f.q.read(out[t]), ref, mag, 1e-5L) == 0);
+    }
   }
 }
 

@@ -4,12 +4,18 @@
 // CLBlast is found at run time (libclblast.so.1, then libclblast.so; never linked) and declared here
 // from clblast_c.h (CLBlast 1.x), so nothing of CLBlast is needed to build: its handles are pointers
 // (cl_mem, cl_command_queue, cl_event) and its enums C enums (int). It has no TF32 or bf16 GEMM.
+// Calls into CLBlast are serialised process-wide: CLBlast is not reliably thread-safe (its own
+// tracker, CNugteren/CLBlast#486, reports unexpected errors from parallel CLBlastSgemm; here four
+// threads calling it at once on PoCL crashed one run in twelve, CLBlast printing "CLBlast
+// (unexpected): std::bad_alloc"). The lock covers only the enqueue (and CLBlast's kernel build on
+// first use): the products themselves still run concurrently on the device.
 #include "vendor.hpp"
 
 #include <dlfcn.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 namespace gpurt::lib::vendor::clblast {
@@ -137,10 +143,13 @@ std::size_t elements(const NativeHandle& h) {
 
 template <class T>
 void run(Queue& queue, GemmFn<T> fn, const char* call, const GemmArgs& g) {
+  static std::mutex serial;  // see the top of this file
   void* q = reinterpret_cast<void*>(static_cast<std::uintptr_t>(native_handle(queue).handle));
   auto mem = [](const NativeHandle& h) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(h.handle)); };
+  std::unique_lock<std::mutex> lock(serial);
   const int status = fn(layout_row_major, transpose_no, transpose_no, g.m, g.n, g.k, T(1), mem(g.a), elements<T>(g.a),
                         g.k, mem(g.b), elements<T>(g.b), g.n, T(0), mem(g.c), elements<T>(g.c), g.n, &q, nullptr);
+  lock.unlock();
   if (status == 0) return;
   const StatusInfo s = status_info(status);
   const Device device = queue.device();
