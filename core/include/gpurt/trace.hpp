@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace gpurt {
 
@@ -54,7 +55,7 @@ bool tracing();
 // keeps the queue's state alive until it is destroyed; it is not copyable or movable.
 class TraceSpan {
  public:
-  TraceSpan(const Queue& queue, std::string name);
+  TraceSpan(const Queue& queue, std::string_view name);  // `name` is copied only while tracing
   ~TraceSpan();
   TraceSpan(const TraceSpan&) = delete;
   TraceSpan& operator=(const TraceSpan&) = delete;

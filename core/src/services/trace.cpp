@@ -426,11 +426,11 @@ struct TraceSpan::State {
       : queue(std::move(q)), name(std::move(n)), traced(name.c_str(), nullptr, 0, queue.get(), queue->device) {}
 };
 
-TraceSpan::TraceSpan(const Queue& queue, std::string name) {
+TraceSpan::TraceSpan(const Queue& queue, std::string_view name) {
   (void)detail::Access::state(queue, "gpurt::TraceSpan");  // an empty queue is an error, traced or not
   if (!detail::observing()) return;
   try {
-    state_ = new State(detail::Access::shared_state(queue), std::move(name));
+    state_ = new State(detail::Access::shared_state(queue), std::string(name));
   } catch (...) {
     state_ = nullptr;  // tracing never breaks the work it traces
   }
