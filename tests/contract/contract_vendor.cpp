@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "child.hpp"
 #include "fixture.hpp"
 #include "gpurt/library.hpp"
 
@@ -669,4 +670,68 @@ TEST_CASE("trace.hpp: a TraceSpan records foreign work on a queue, marks failure
   CHECK(spans(path, "host", "thrown failure")[0].at("args").value("failed", false));
   CHECK(spans(path, "host", "on an untimed queue").size() == 1);
   CHECK(spans(path, "device", "on an untimed queue").empty());
+}
+
+TEST_CASE("interop.md: a vendor library that does not load is reported with each name tried and why, and the portable path runs") {
+  // docs/interop.md, "The kernel library on the vendor libraries": the library is found at run time,
+  // searched in order (CLBlast: libclblast.so.1, libclblast.so; cuBLAS: libcublas.so.13, .so.12,
+  // .so, then the same in the toolkit's library directory), and when it is absent gpurt keeps "the
+  // reason it is absent: each name tried and the loader's text"; library.hpp: auto then runs the
+  // portable kernels, and `on` is Error(unsupported) saying why. A child process finds, first on its
+  // LD_LIBRARY_PATH, files of those names that are not libraries.
+  test::Fixture f;
+  const std::string dir = test::temp_dir("fakeblas");
+  for (const char* name : {"libclblast.so.1", "libclblast.so", "libcublas.so.13", "libcublas.so.12", "libcublas.so"})
+    std::ofstream(dir + "/" + name) << "not a library";
+  std::vector<std::string> env;
+  std::string path = dir;
+  for (char** e = environ; *e; ++e) {
+    const std::string v(*e);
+    if (v.rfind("LD_LIBRARY_PATH=", 0) == 0) path += ":" + v.substr(16);
+    else env.push_back(v);
+  }
+  env.push_back("LD_LIBRARY_PATH=" + path);
+  env.push_back("GPURT_CONTRACT_FAKE_BLAS=" + dir);
+  std::vector<char*> envp;
+  for (std::string& e : env) envp.push_back(&e[0]);
+  envp.push_back(nullptr);
+  CHECK(test::run_case_in_child("contract: vendor libraries that do not load", envp.data()) == 0);
+  CHECK(lib::vendor_library(f.dev).path.find(dir) == std::string::npos);  // this process is unaffected
+}
+
+TEST_CASE("contract: vendor libraries that do not load", "[.]") {
+  const char* dir = std::getenv("GPURT_CONTRACT_FAKE_BLAS");
+  if (!dir) return;
+  test::Fixture f;
+  EnvSetting env(nullptr);
+  const lib::VendorLibraryInfo v = lib::vendor_library(f.dev);
+  INFO(f.dev.description() << ": available " << v.available << ", name '" << v.name << "', path '" << v.path
+                           << "', reason '" << v.reason << "'");
+  if (v.name == "cuBLAS" && v.available) {
+    // Found after the fake files, in the toolkit's library directory: never one of them.
+    CHECK(v.path.find(dir) == std::string::npos);
+    return;
+  }
+  if (v.name != "CLBlast" && v.name != "cuBLAS") return;  // a backend without a vendor library
+  CHECK_FALSE(v.available);
+  CHECK(v.path.empty());
+  const std::vector<std::string> names = v.name == "CLBlast"
+                                             ? std::vector<std::string>{"libclblast.so.1 (", "libclblast.so ("}
+                                             : std::vector<std::string>{"libcublas.so.13 (", "libcublas.so.12 (", "libcublas.so ("};
+  for (const std::string& n : names) CHECK(v.reason.find(n) != std::string::npos);
+  CHECK(v.reason.find(std::string(dir) + "/") != std::string::npos);  // the loader's text names the file it refused
+  CHECK(lib::matmul_implementation(f.dev, lib::Precision::fp32) == lib::Implementation::portable);
+  const std::size_t m = 3, n = 4, k = 5;
+  const auto ha = test::random_vector<float>(m * k, -1.0f, 1.0f), hb = test::random_vector<float>(k * n, -1.0f, 1.0f);
+  auto a = f.dev.alloc<float>(m * k), b = f.dev.alloc<float>(k * n), c = f.dev.alloc<float>(m * n);
+  f.q.copy(ha, a);
+  f.q.copy(hb, b);
+  f.q.fill(c, 9.0f);
+  GPURT_REQUIRE_ERROR(lib::matmul(f.q, a, b, c, m, n, k, with(lib::VendorLibraries::on)), ErrorCategory::unsupported,
+                      v.reason);
+  CHECK(f.q.read(c) == std::vector<float>(m * n, 9.0f));
+  CHECK(lib::matmul(f.q, a, b, c, m, n, k) == lib::Implementation::portable);
+  std::vector<long double> ref, mag;
+  reference(ha, hb, m, n, k, ref, mag);
+  CHECK(wrong(f.q.read(c), ref, mag, 1e-5L) == 0);
 }
