@@ -140,6 +140,29 @@ std::size_t wrong(const std::vector<T>& got, const std::vector<long double>& ref
   return bad;
 }
 
+// A random fp32 product on the device: a (m x k) and b (k x n) uploaded, c (m x n) holding `fill`,
+// and the reference c must match.
+struct Product {
+  std::size_t m, n, k;
+  std::vector<float> ha, hb;
+  Buffer<float> a, b, c;
+  std::vector<long double> ref, mag;
+  Product(test::Fixture& f, std::size_t rows, std::size_t cols, std::size_t terms, float fill = 0.0f)
+      : m(rows), n(cols), k(terms), ha(test::random_vector<float>(m * k, -1.0f, 1.0f)),
+        hb(test::random_vector<float>(k * n, -1.0f, 1.0f)), a(f.dev.alloc<float>(m * k)),
+        b(f.dev.alloc<float>(k * n)), c(f.dev.alloc<float>(m * n)) {
+    f.q.copy(ha, a);
+    f.q.copy(hb, b);
+    f.q.fill(c, fill);
+    reference(ha, hb, m, n, k, ref, mag);
+  }
+  lib::Implementation run(Queue& q, lib::Options o = {}) { return lib::matmul(q, a, b, c, m, n, k, o); }
+  lib::Implementation run(Queue& q, const Buffer<float>& out, lib::Options o) { return lib::matmul(q, a, b, out, m, n, k, o); }
+  // Elements of `out` (default c) not within the fp32 bound of the reference.
+  std::size_t wrong_in(Queue& q, const Buffer<float>& out) const { return wrong(q.read(out), ref, mag, 1e-5L); }
+  std::size_t wrong_in(Queue& q) const { return wrong_in(q, c); }
+};
+
 // m x n x k shapes: ones, primes, tall-skinny, short-wide, a long sum; and odd element offsets.
 constexpr std::array<std::array<std::size_t, 3>, 6> shapes = {{{1, 1, 1}, {37, 29, 43}, {1021, 3, 2}, {2, 509, 5},
                                                                {3, 2, 1031}, {67, 61, 71}}};
@@ -200,21 +223,13 @@ TEST_CASE("library.hpp: GPURT_VENDOR_LIBRARIES is auto, on or off in any case, a
   }
   // The call itself: the same error before anything is enqueued (c keeps what it held), and the
   // runtime goes on once the variable is fixed (it is read on every call).
-  const std::size_t m = 3, n = 5, k = 7;
-  const auto ha = test::random_vector<float>(m * k, -1.0f, 1.0f), hb = test::random_vector<float>(k * n, -1.0f, 1.0f);
-  auto a = f.dev.alloc<float>(m * k), b = f.dev.alloc<float>(k * n), c = f.dev.alloc<float>(m * n);
-  f.q.copy(ha, a);
-  f.q.copy(hb, b);
-  f.q.fill(c, 42.0f);
+  Product p(f, 3, 5, 7, 42.0f);
   env.set("sometimes");
-  GPURT_REQUIRE_ERROR(lib::matmul(f.q, a, b, c, m, n, k), ErrorCategory::invalid_argument,
-                      "GPURT_VENDOR_LIBRARIES='sometimes'");
-  CHECK(f.q.read(c) == std::vector<float>(m * n, 42.0f));
+  GPURT_REQUIRE_ERROR(p.run(f.q), ErrorCategory::invalid_argument, "GPURT_VENDOR_LIBRARIES='sometimes'");
+  CHECK(f.q.read(p.c) == std::vector<float>(p.m * p.n, 42.0f));
   env.set("Off");
-  CHECK(lib::matmul(f.q, a, b, c, m, n, k) == lib::Implementation::portable);
-  std::vector<long double> ref, mag;
-  reference(ha, hb, m, n, k, ref, mag);
-  CHECK(wrong(f.q.read(c), ref, mag, 1e-5L) == 0);
+  CHECK(p.run(f.q) == lib::Implementation::portable);
+  CHECK(p.wrong_in(f.q) == 0);
 }
 
 TEST_CASE("library.hpp: `on` without a covering vendor library is Error(unsupported) saying why, and enqueues nothing") {
@@ -268,36 +283,30 @@ TEST_CASE("library.hpp: Options::vendor overrides GPURT_VENDOR_LIBRARIES") {
   // alone - the variable, even a malformed one, is not read.
   test::Fixture f;
   EnvSetting env("on");
-  const std::size_t m = 5, n = 2, k = 3;
-  const auto ha = test::random_vector<float>(m * k, -1.0f, 1.0f), hb = test::random_vector<float>(k * n, -1.0f, 1.0f);
-  auto a = f.dev.alloc<float>(m * k), b = f.dev.alloc<float>(k * n), c = f.dev.alloc<float>(m * n);
-  f.q.copy(ha, a);
-  f.q.copy(hb, b);
-  std::vector<long double> ref, mag;
-  reference(ha, hb, m, n, k, ref, mag);
-  for (lib::Precision p : precisions) {
-    if (p == lib::Precision::fp64 && !f.dev.properties().fp64) continue;
-    INFO("precision " << lib::to_string(p));
-    CHECK(lib::matmul_implementation(f.dev, p, with(lib::VendorLibraries::off)) == lib::Implementation::portable);
+  Product p(f, 5, 2, 3);
+  for (lib::Precision q : precisions) {
+    if (q == lib::Precision::fp64 && !f.dev.properties().fp64) continue;
+    INFO("precision " << lib::to_string(q));
+    CHECK(lib::matmul_implementation(f.dev, q, with(lib::VendorLibraries::off)) == lib::Implementation::portable);
   }
-  CHECK(lib::matmul(f.q, a, b, c, m, n, k, with(lib::VendorLibraries::off)) == lib::Implementation::portable);
-  CHECK(wrong(f.q.read(c), ref, mag, 1e-5L) == 0);
+  CHECK(p.run(f.q, with(lib::VendorLibraries::off)) == lib::Implementation::portable);
+  CHECK(p.wrong_in(f.q) == 0);
   const bool covered = vendor_covers(f.dev, lib::Precision::fp32);
   const lib::Implementation automatic = covered ? lib::Implementation::vendor : lib::Implementation::portable;
   for (const char* v : {"off", "garbage"}) {
     env.set(v);
     INFO("GPURT_VENDOR_LIBRARIES=" << v);
     CHECK(lib::matmul_implementation(f.dev, lib::Precision::fp32, with(lib::VendorLibraries::automatic)) == automatic);
-    f.q.fill(c, 0.0f);
-    CHECK(lib::matmul(f.q, a, b, c, m, n, k, with(lib::VendorLibraries::automatic)) == automatic);
-    CHECK(wrong(f.q.read(c), ref, mag, 1e-5L) == 0);
+    f.q.fill(p.c, 0.0f);
+    CHECK(p.run(f.q, with(lib::VendorLibraries::automatic)) == automatic);
+    CHECK(p.wrong_in(f.q) == 0);
     if (covered) {
-      f.q.fill(c, 0.0f);
-      CHECK(lib::matmul(f.q, a, b, c, m, n, k, with(lib::VendorLibraries::on)) == lib::Implementation::vendor);
-      CHECK(wrong(f.q.read(c), ref, mag, 1e-5L) == 0);
+      f.q.fill(p.c, 0.0f);
+      CHECK(p.run(f.q, with(lib::VendorLibraries::on)) == lib::Implementation::vendor);
+      CHECK(p.wrong_in(f.q) == 0);
     } else {
-      GPURT_REQUIRE_ERROR(lib::matmul(f.q, a, b, c, m, n, k, with(lib::VendorLibraries::on)),
-                          ErrorCategory::unsupported, "Options::vendor = VendorLibraries::on");
+      GPURT_REQUIRE_ERROR(p.run(f.q, with(lib::VendorLibraries::on)), ErrorCategory::unsupported,
+                          "Options::vendor = VendorLibraries::on");
     }
   }
 }
@@ -539,19 +548,13 @@ TEST_CASE("README: vendor matmuls from several threads at once, on one queue and
   if (!vendor_covers(f.dev, lib::Precision::fp32))
     GPURT_SKIP(f.dev.description() + ": no vendor library here: " + lib::vendor_library(f.dev).reason);
   constexpr int threads = 4, rounds = 3;
-  const std::size_t m = 31, n = 23, k = 47;
-  const auto ha = test::random_vector<float>(m * k, -1.0f, 1.0f), hb = test::random_vector<float>(k * n, -1.0f, 1.0f);
-  auto a = f.dev.alloc<float>(m * k), b = f.dev.alloc<float>(k * n);
-  f.q.copy(ha, a);
-  f.q.copy(hb, b);
-  std::vector<long double> ref, mag;
-  reference(ha, hb, m, n, k, ref, mag);
+  Product p(f, 31, 23, 47);
   for (bool shared : {true, false}) {
     INFO((shared ? "one queue" : "a queue per thread"));
     std::vector<Buffer<float>> out;
     std::vector<Queue> queues;
     for (int t = 0; t < threads; ++t) {
-      out.push_back(f.dev.alloc<float>(m * n));
+      out.push_back(f.dev.alloc<float>(p.m * p.n));
       queues.push_back(shared ? f.q : f.dev.create_queue());
     }
     std::vector<int> vendor(threads, 0);
@@ -561,8 +564,7 @@ TEST_CASE("README: vendor matmuls from several threads at once, on one queue and
       pool.emplace_back([&, t] {
         try {
           for (int r = 0; r < rounds; ++r)
-            vendor[t] += lib::matmul(queues[t], a, b, out[t], m, n, k, with(lib::VendorLibraries::on)) ==
-                         lib::Implementation::vendor;
+            vendor[t] += p.run(queues[t], out[t], with(lib::VendorLibraries::on)) == lib::Implementation::vendor;
           queues[t].finish();
         } catch (const std::exception& e) {
           failures[t] = e.what();
@@ -573,7 +575,7 @@ TEST_CASE("README: vendor matmuls from several threads at once, on one queue and
       INFO("thread " << t << ": " << failures[t]);
       CHECK(failures[t].empty());
       CHECK(vendor[t] == rounds);
-      CHECK(wrong(f.q.read(out[t]), ref, mag, 1e-5L) == 0);
+      CHECK(p.wrong_in(f.q, out[t]) == 0);
     }
   }
 }
@@ -586,23 +588,17 @@ TEST_CASE("library.hpp: a trace shows the vendor matmul as a span on the queue")
   if (!vendor_covers(f.dev, lib::Precision::fp32))
     GPURT_SKIP(f.dev.description() + ": no vendor library here: " + lib::vendor_library(f.dev).reason);
   const std::string name = "lib::matmul (" + lib::vendor_library(f.dev).name + ")";
-  const std::size_t m = 33, n = 17, k = 65;
-  const auto ha = test::random_vector<float>(m * k, -1.0f, 1.0f), hb = test::random_vector<float>(k * n, -1.0f, 1.0f);
-  auto a = f.dev.alloc<float>(m * k), b = f.dev.alloc<float>(k * n), c = f.dev.alloc<float>(m * n);
-  f.q.copy(ha, a);
-  f.q.copy(hb, b);
-  CHECK(lib::matmul(f.q, a, b, c, m, n, k, with(lib::VendorLibraries::on)) == lib::Implementation::vendor);  // warm
+  Product p(f, 33, 17, 65);
+  CHECK(p.run(f.q, with(lib::VendorLibraries::on)) == lib::Implementation::vendor);  // warm
   f.q.finish();
   const std::string path = temp_trace("vendor-trace");
   start_trace(path);
-  CHECK(lib::matmul(f.q, a, b, c, m, n, k, with(lib::VendorLibraries::off)) == lib::Implementation::portable);
-  CHECK(lib::matmul(f.q, a, b, c, m, n, k, with(lib::VendorLibraries::on)) == lib::Implementation::vendor);
-  const std::vector<float> got = f.q.read(c);
+  CHECK(p.run(f.q, with(lib::VendorLibraries::off)) == lib::Implementation::portable);
+  CHECK(p.run(f.q, with(lib::VendorLibraries::on)) == lib::Implementation::vendor);
+  const std::size_t bad = p.wrong_in(f.q);
   f.q.finish();
   REQUIRE(stop_trace() > 0);
-  std::vector<long double> ref, mag;
-  reference(ha, hb, m, n, k, ref, mag);
-  CHECK(wrong(got, ref, mag, 1e-5L) == 0);
+  CHECK(bad == 0);
   const auto host = spans(path, "host", name), device = spans(path, "device", name);
   CHECK(host.size() == 1);  // the vendor call only, not the portable one
   REQUIRE(device.size() == 1);
@@ -721,17 +717,9 @@ TEST_CASE("contract: vendor libraries that do not load", "[.]") {
   for (const std::string& n : names) CHECK(v.reason.find(n) != std::string::npos);
   CHECK(v.reason.find(std::string(dir) + "/") != std::string::npos);  // the loader's text names the file it refused
   CHECK(lib::matmul_implementation(f.dev, lib::Precision::fp32) == lib::Implementation::portable);
-  const std::size_t m = 3, n = 4, k = 5;
-  const auto ha = test::random_vector<float>(m * k, -1.0f, 1.0f), hb = test::random_vector<float>(k * n, -1.0f, 1.0f);
-  auto a = f.dev.alloc<float>(m * k), b = f.dev.alloc<float>(k * n), c = f.dev.alloc<float>(m * n);
-  f.q.copy(ha, a);
-  f.q.copy(hb, b);
-  f.q.fill(c, 9.0f);
-  GPURT_REQUIRE_ERROR(lib::matmul(f.q, a, b, c, m, n, k, with(lib::VendorLibraries::on)), ErrorCategory::unsupported,
-                      v.reason);
-  CHECK(f.q.read(c) == std::vector<float>(m * n, 9.0f));
-  CHECK(lib::matmul(f.q, a, b, c, m, n, k) == lib::Implementation::portable);
-  std::vector<long double> ref, mag;
-  reference(ha, hb, m, n, k, ref, mag);
-  CHECK(wrong(f.q.read(c), ref, mag, 1e-5L) == 0);
+  Product p(f, 3, 4, 5, 9.0f);
+  GPURT_REQUIRE_ERROR(p.run(f.q, with(lib::VendorLibraries::on)), ErrorCategory::unsupported, v.reason);
+  CHECK(f.q.read(p.c) == std::vector<float>(p.m * p.n, 9.0f));
+  CHECK(p.run(f.q) == lib::Implementation::portable);
+  CHECK(p.wrong_in(f.q) == 0);
 }
