@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "gpurt/gpurt.hpp"
+#include "gpurt/library.hpp"
 #include "gpurt/plugin/abi.h"
 
 namespace gpurt::tool {
@@ -32,6 +33,18 @@ nlohmann::json language_names(const std::vector<SourceLanguage>& languages) {
   nlohmann::json out = nlohmann::json::array();
   for (SourceLanguage l : languages) out.push_back(to_string(l));
   return out;
+}
+
+// The vendor BLAS gpurt::lib's matmul calls on this device (library.hpp, "Matrix multiply").
+nlohmann::json vendor_json(const Device& d) {
+  const lib::VendorLibraryInfo v = lib::vendor_library(d);
+  return {{"available", v.available}, {"name", v.name}, {"version", v.version}, {"path", v.path}, {"reason", v.reason}};
+}
+
+std::string vendor_text(const Device& d) {
+  const lib::VendorLibraryInfo v = lib::vendor_library(d);
+  if (!v.available) return "none: " + v.reason;
+  return v.name + (v.version.empty() ? std::string() : " " + v.version) + " (" + v.path + ")";
 }
 
 nlohmann::json device_json(const Device& d) {
@@ -64,7 +77,8 @@ nlohmann::json device_json(const Device& d) {
           {"pci_bus_id", p.pci_bus_id},
           {"uuid", p.uuid},
           {"languages", langs},
-          {"same_physical_device_as", same_as(d)}};
+          {"same_physical_device_as", same_as(d)},
+          {"vendor_library", vendor_json(d)}};
 }
 
 std::string mib(std::uint64_t bytes) {
@@ -153,6 +167,7 @@ int run_info(bool json) {
               << ", int32 atomics " << (p.int32_atomics ? "yes" : "no") << ", float atomic add "
               << (p.float_atomic_add ? "yes" : "no") << ", sub-groups " << (p.sub_groups ? "yes" : "no")
               << ", tensor cores " << (p.tensor_cores ? "yes" : "no") << "\n";
+    std::cout << "      vendor BLAS (gpurt::lib matmul): " << vendor_text(d) << "\n";
     if (!p.pci_bus_id.empty() || !p.uuid.empty())
       std::cout << "      pci " << (p.pci_bus_id.empty() ? "-" : p.pci_bus_id) << ", uuid "
                 << (p.uuid.empty() ? "-" : p.uuid) << "\n";

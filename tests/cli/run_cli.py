@@ -96,6 +96,14 @@ def check_info(doc, fail):
                 fail(f"device {sel}: {key} is {v!r}, expected three positive integers")
         if not d.get("languages"):
             fail(f"device {sel} accepts no source language")
+        # README: info shows "the vendor BLAS gpurt::lib's matmuls call on each (name, version and
+        # file, or why there is none; vendor_library in JSON)".
+        v = d.get("vendor_library")
+        if not isinstance(v, dict) or not isinstance(v.get("available"), bool) or \
+                not all(isinstance(v.get(k), str) for k in ("name", "version", "path", "reason")):
+            fail(f"device {sel}: vendor_library is {v!r}, expected available, name, version, path, reason")
+        elif v["available"] != (v["reason"] == "") or v["available"] != (v["path"] != ""):
+            fail(f"device {sel}: vendor_library {v!r} must have a path when available and a reason when not")
     if len(set(selectors)) != len(selectors):
         fail(f"device selectors repeat: {selectors}")
     default = doc.get("default_device")

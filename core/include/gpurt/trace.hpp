@@ -9,12 +9,18 @@
 // command on each device waits once to line the device clock up with the host's.
 // Device spans need queues with timing enabled (the default); commands on queues created with
 // Timing::disabled appear on the host track only.
+// Work that other code enqueues on a gpurt queue's native queue (a vendor library, the application's
+// own native calls: gpurt/native.hpp) is invisible to gpurt; a TraceSpan around it puts it in the
+// trace (below).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace gpurt {
+
+class Queue;
 
 // Starts a trace that will be written to `path` (replacing a trace already running, which is
 // written first). Throws Error(invalid_argument) for an empty path, or when `path` is a symbolic
@@ -29,5 +35,37 @@ void start_trace(const std::string& path);
 // Error(internal).
 std::size_t stop_trace();
 bool tracing();
+
+// A span of foreign work on a gpurt queue: work enqueued on the queue's native queue (the CUstream
+// or cl_command_queue of native_handle(queue)) by code other than gpurt - a vendor library (the
+// kernel library's cuBLAS and CLBlast calls use it) or the application's own native calls. Make one
+// just before enqueueing that work and let it go right after:
+//
+//   { gpurt::TraceSpan span(queue, "my SGEMM"); cublasSgemm(...); }  // on gpurt::cuda::stream(queue)
+//
+// While a trace runs it records a host span `name` on the calling thread's track (from construction
+// to destruction) and, on a queue with timing (the default), a device span `name` on the queue's
+// track: from a timed marker it enqueues on the queue when constructed to one it enqueues when
+// destroyed. The queue runs in order, so the device span covers exactly the work enqueued on the
+// queue in between - the foreign work, and any gpurt work enqueued on the same queue meanwhile. A
+// span destroyed by an exception, or after failed(), is marked failed. GPURT_LOG=debug logs it like
+// any call. While tracing and debug logging are off it enqueues nothing, allocates nothing and
+// costs one relaxed atomic load. Construction throws Error(invalid_argument) for an empty queue and
+// nothing else (tracing never breaks the work it traces); the destructor never throws. The span
+// keeps the queue's state alive until it is destroyed; it is not copyable or movable.
+class TraceSpan {
+ public:
+  TraceSpan(const Queue& queue, std::string_view name);  // `name` is copied only while tracing
+  ~TraceSpan();
+  TraceSpan(const TraceSpan&) = delete;
+  TraceSpan& operator=(const TraceSpan&) = delete;
+  // Marks the span as failed in the trace (for foreign work that reported its failure by status
+  // rather than by an exception).
+  void failed() noexcept;
+
+ private:
+  struct State;
+  State* state_ = nullptr;  // owned; null while tracing and debug logging are off
+};
 
 }  // namespace gpurt

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "gpurt/error.hpp"
+#include "gpurt/queue.hpp"
 #include "gpurt/trace.hpp"
 #include "services/log.hpp"
 
@@ -413,6 +414,32 @@ std::size_t stop_trace() {
   else detail::write_replacing(path, text);
   detail::log(detail::LogLevel::info, "trace", "wrote " + std::to_string(count) + " events to " + path);
   return count;
+}
+
+// A TraceSpan is a Traced command on the queue whose name is the span's: its timed markers bracket
+// whatever is enqueued on the native queue in between.
+struct TraceSpan::State {
+  std::shared_ptr<detail::QueueState> queue;
+  std::string name;      // before `traced`, which keeps a pointer to its text
+  detail::Traced traced;
+  State(std::shared_ptr<detail::QueueState> q, std::string n)
+      : queue(std::move(q)), name(std::move(n)), traced(name.c_str(), nullptr, 0, queue.get(), queue->device) {}
+};
+
+TraceSpan::TraceSpan(const Queue& queue, std::string_view name) {
+  (void)detail::Access::state(queue, "gpurt::TraceSpan");  // an empty queue is an error, traced or not
+  if (!detail::observing()) return;
+  try {
+    state_ = new State(detail::Access::shared_state(queue), std::string(name));
+  } catch (...) {
+    state_ = nullptr;  // tracing never breaks the work it traces
+  }
+}
+
+TraceSpan::~TraceSpan() { delete state_; }
+
+void TraceSpan::failed() noexcept {
+  if (state_) state_->traced.failed();
 }
 
 }  // namespace gpurt
