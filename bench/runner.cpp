@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "cpu_rows.hpp"
 #include "gpurt/native.hpp"
 #include "graph_rows.hpp"
 #include "raw/baseline.hpp"
@@ -671,6 +672,8 @@ nlohmann::json run(const Device& device, const Options& options) {
   double copy_gbps = 0;
   j["kernels"] = measure_kernels(c, copy_gbps);
   j["copy_bandwidth_gbps"] = copy_gbps;
+  j["kernel_baselines"] = measure_kernel_baselines(device, c.timed, c.opt.quick ? 1024 : 8192, c.opt.quick ? 256 : 4096,
+                                                  c.trials, c.opt.quick ? 2 : 5);  // bench/cpu_rows.hpp
   j["matmul"] = measure_matmul(c);
   j["interop"] = measure_interop(c);
   j["graph"] = measure_graph_rows(device, options, c.trials);
