@@ -217,6 +217,7 @@ nlohmann::json openmp_rows(const Device& dev, Queue& q, std::size_t side, std::s
 nlohmann::json measure_kernel_baselines(const Device& device, Queue& timed, std::size_t side, std::size_t matmul_n,
                                         int trials, int batch) {
   nlohmann::json j;
+  j["device_type"] = to_string(device.properties().type);
   j["naive"] = naive_rows(device, timed, side * side, trials, batch);
   if (device.properties().type != DeviceType::cpu) {
     j["openmp"] = {{"skipped", std::string("not a CPU device (") + to_string(device.properties().type) + ")"}};

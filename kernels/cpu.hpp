@@ -5,7 +5,8 @@
 // the caller launches its GPU shapes.
 //
 // How the variants are shaped (measured on PoCL, 2 cores, 10 M floats: lib::axpy 3.3 ms as a
-// grid-stride wave of two 256-item groups against 2.0 ms as 8 contiguous chunks): one work-item
+// grid-stride wave of two 256-item groups against 2.0 ms as 8 contiguous chunks; 1 M floats in
+// cache: 0.09 ms against 0.12 ms for a naive kernel of one work-item per element): one work-item
 // per group, each owning a contiguous chunk of the elements (or a band of rows) and running plain
 // loops the compiler vectorizes; about `chunks_per_unit` work-items per compute unit so that the
 // device's threads balance; no local memory (a CPU's local memory is ordinary memory, and barriers

@@ -72,6 +72,23 @@ for run in doc["runs"]:
     for k in run["kernels"]:
         assert k["gbps"] > 0 and k["milliseconds"] > 0, k
     assert run["matmul"]["gflops"] > 0
+    # Issue 21 (bench/cpu_rows.hpp): every streaming call against a naive portable kernel of the same
+    # operation on every device; on CPU devices scan, transpose, conv2d 5x5 and matmul against an
+    # OpenMP loop (or skipped, saying why: a build without OpenMP).
+    base = run["kernel_baselines"]
+    assert [r["name"] for r in base["naive"]] == ["copy", "fill", "axpy", "binary_add", "reduce_sum"], base["naive"]
+    for r in base["naive"]:
+        assert r["library_ms"] > 0 and r["naive_ms"] > 0 and r["elements"] > 0 and r["naive_group"] > 0, r
+        assert math.isclose(r["library_over_naive"], r["library_ms"] / r["naive_ms"], rel_tol=1e-9), r
+    omp = base["openmp"]
+    if base["device_type"] != "cpu" or "skipped" in omp:
+        assert omp["skipped"] and (base["device_type"] != "cpu" or "OpenMP" in omp["skipped"]), omp
+    else:
+        assert omp["threads"] >= 1, omp
+        assert [r["name"] for r in omp["rows"]] == ["scan_inclusive", "transpose", "conv2d_5x5", "matmul_fp32"], omp
+        for r in omp["rows"]:
+            assert r["library_ms"] > 0 and r["openmp_ms"] > 0 and r["size"] > 0, r
+            assert math.isclose(r["library_over_openmp"], r["library_ms"] / r["openmp_ms"], rel_tol=1e-9), r
     if "interop" in run:  # cuBLAS on gpurt buffers and stream; peer copies (each may be skipped, saying why)
         sgemm, peer = run["interop"]["cublas_sgemm"], run["interop"]["peer_copy"]
         assert sgemm.get("skipped") or (sgemm["gpurt"] > 0 and sgemm["raw"] > 0), sgemm

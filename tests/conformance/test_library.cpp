@@ -409,7 +409,7 @@ TEST_CASE("library: tensor-core matrix multiply (TF32, bf16) against a double-pr
 }
 
 // ---- Issue 21: CPU devices take other launch shapes (kernels/cpu.hpp: contiguous chunks of at
-// least 8192 elements, 16-element aligned, about 4 per compute unit; bands of 32 rows for
+// least 8192 elements, 16-element aligned, about 8 per compute unit; bands of 32 rows for
 // transpose; 4 x 64 blocks of c for matmul). These cases run on every device and aim at the edges
 // of those shapes as well as the GPU ones: sizes one either side of a chunk, primes, 0 and 1,
 // views at odd element offsets with guard elements around them that must stay untouched, and
@@ -417,7 +417,7 @@ TEST_CASE("library: tensor-core matrix multiply (TF32, bf16) against a double-pr
 namespace {
 // Sizes around the CPU variants' chunk edges on `dev`, and the GPU's groups of 256.
 std::vector<std::size_t> chunk_edge_sizes(const Device& dev) {
-  const std::size_t full = 4 * std::max<std::size_t>(1, dev.properties().compute_units) * 8192;
+  const std::size_t full = 8 * std::max<std::size_t>(1, dev.properties().compute_units) * 8192;
   return {0, 1, 15, 16, 17, 255, 257, 8191, 8192, 8193, 16385, 65537, full - 1, full, full + 1, 3 * full + 17};
 }
 
