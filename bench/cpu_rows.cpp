@@ -37,6 +37,11 @@ GPURT_KERNEL void naive_add(GPURT_GLOBAL const float* a, GPURT_GLOBAL const floa
   const size_t i = gpurt_global_id(0);
   if (i < n) z[i] = a[i] + b[i];
 }
+GPURT_KERNEL void naive_histogram(GPURT_GLOBAL const uint32_t* in, GPURT_GLOBAL uint32_t* counts, uint64_t n,
+                                  uint32_t bins) {
+  const size_t i = gpurt_global_id(0);
+  if (i < n && in[i] < bins) gpurt_atomic_add(&counts[in[i]], 1u);
+}
 // One pass of a tree reduction: each group sums its elements (one per work-item) in local memory
 // and writes one partial; the host repeats the pass over the partials until one is left.
 GPURT_KERNEL void naive_sum(GPURT_GLOBAL const float* in, GPURT_GLOBAL float* out, uint64_t n,
@@ -95,7 +100,7 @@ nlohmann::json row(const char* name, const char* base, double library_ms, double
 nlohmann::json naive_rows(const Device& dev, Queue& q, std::size_t n, int trials, int batch) {
   const Program p = dev.build({SourceLanguage::portable, naive_source, "naive_kernels.gpurt"});
   const Kernel copy = p.kernel("naive_copy"), fill = p.kernel("naive_fill"), axpy = p.kernel("naive_axpy"),
-               add = p.kernel("naive_add"), sum = p.kernel("naive_sum");
+               add = p.kernel("naive_add"), sum = p.kernel("naive_sum"), histogram = p.kernel("naive_histogram");
   auto x = dev.alloc<float>(n), y = dev.alloc<float>(n), z = dev.alloc<float>(n), s = dev.alloc<float>(1);
   lib::fill(q, x, 0.5f);
   lib::fill(q, y, 0.25f);
@@ -131,6 +136,16 @@ nlohmann::json naive_rows(const Device& dev, Queue& q, std::size_t n, int trials
   add_row("binary_add", [&] { lib::binary(q, lib::BinaryOp::add, x, y, z); },
           [&] { q.launch(add, LaunchConfig::cover(add, n), x, y, z, n64); });
   add_row("reduce_sum", [&] { lib::reduce(q, lib::ReduceOp::sum, x, s); }, naive_reduce);
+  auto keys = dev.alloc<std::uint32_t>(n), counts = dev.alloc<std::uint32_t>(256);
+  {
+    std::vector<std::uint32_t> hk(n);
+    for (std::size_t i = 0; i < n; ++i) hk[i] = static_cast<std::uint32_t>((i * 2654435761u) >> 24) & 0xffu;
+    q.write(hk, keys);
+  }
+  add_row("histogram_256", [&] { lib::histogram(q, keys, counts); }, [&] {
+    q.fill(counts, 0u);  // as lib::histogram does
+    q.launch(histogram, LaunchConfig::cover(histogram, n), keys, counts, n64, 256u);
+  });
   q.finish();
   return rows;
 }

@@ -1,6 +1,7 @@
 // Baselines for the library's kernels (issue 21, "CPU devices"), under the bench JSON key
 // "kernel_baselines":
-//  - "naive": on every device, each streaming call (copy, fill, axpy, binary add, reduce sum)
+//  - "naive": on every device, each streaming call (copy, fill, axpy, binary add, reduce sum, and
+//    histogram of 256 bins with one global atomic per element)
 //    against a naive portable kernel of the same operation - one work-item per element, the group
 //    size the backend suggests (LaunchConfig::cover) - on the same buffers, timed the same way
 //    (device time of `batch` calls between two events, median of the trials);

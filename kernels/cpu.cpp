@@ -176,6 +176,30 @@ bool scan(Queue& q, const Buffer<T>& in, const Buffer<T>& out, bool exclusive) {
   return true;
 }
 
+// Each chunk counts into its own row of a scratch buffer (the rows together at most
+// histogram_words, so fewer chunks for many bins), then the rows are summed per bin.
+bool histogram(Queue& q, const Buffer<std::uint32_t>& in, const Buffer<std::uint32_t>& counts) {
+  if (!runs_on(q.device())) return false;
+  constexpr std::size_t histogram_words = std::size_t(1) << 20;
+  const std::size_t bins = counts.size();
+  Chunks c = chunks_of(q, in.size());
+  if (c.items * bins > histogram_words) {
+    const std::size_t items = std::max<std::size_t>(1, histogram_words / bins);
+    c.chunk = ((in.size() + items - 1) / items + 15) / 16 * 16;
+    c.items = (in.size() + c.chunk - 1) / c.chunk;
+  }
+  auto parts = std::make_shared<Buffer<std::uint32_t>>(q.device().alloc<std::uint32_t>(c.items * bins));
+  q.launch(stream_kernel<std::uint32_t>(q, "gpurt_cpu_histogram_chunks"), items_config(c.items), in,
+           static_cast<std::uint64_t>(in.size()), static_cast<std::uint64_t>(c.chunk), *parts,
+           static_cast<std::uint32_t>(bins));
+  const Chunks merge = chunks_of(q, bins);
+  q.launch(stream_kernel<std::uint32_t>(q, "gpurt_cpu_histogram_merge"), items_config(merge.items), *parts,
+           static_cast<std::uint32_t>(c.items), static_cast<std::uint32_t>(bins),
+           static_cast<std::uint64_t>(merge.chunk), counts);
+  q.keep_until_finished(std::shared_ptr<const void>(parts));
+  return true;
+}
+
 bool transpose(Queue& q, const Buffer<float>& in, const Buffer<float>& out, std::size_t rows, std::size_t cols) {
   if (!runs_on(q.device())) return false;
   const std::size_t bands = (rows + 31) / 32;  // TBAND in cpu_matrix.gpurt

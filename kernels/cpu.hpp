@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "gpurt/buffer.hpp"
 #include "gpurt/library.hpp"
@@ -35,6 +36,8 @@ template <class T> bool scan(Queue& q, const Buffer<T>& in, const Buffer<T>& out
 bool transpose(Queue& q, const Buffer<float>& in, const Buffer<float>& out, std::size_t rows, std::size_t cols);
 bool conv2d(Queue& q, const Buffer<float>& in, const Buffer<float>& filter, const Buffer<float>& out, std::size_t width,
             std::size_t height, std::size_t filter_size);
+// counts (not empty, not overlapping in) = the histogram of a non-empty `in`.
+bool histogram(Queue& q, const Buffer<std::uint32_t>& in, const Buffer<std::uint32_t>& counts);
 // m, n, k > 0.
 bool matmul(Queue& q, const Buffer<float>& a, const Buffer<float>& b, const Buffer<float>& c, std::size_t m,
             std::size_t n, std::size_t k);

@@ -686,6 +686,7 @@ void histogram(Queue& q, const Buffer<std::uint32_t>& in, const Buffer<std::uint
                             std::to_string(q.device().properties().max_local_memory) + " bytes); use fewer bins");
   q.fill(counts, 0u);
   if (in.empty()) return;
+  if (cpu::histogram(q, in, counts)) return;  // CPU devices: kernels/cpu.hpp
   // The bins sit in local memory, so the wave depends on their number.
   const ShapedKernel k = shaped_kernel(q.device(), "histogram", embedded::histogram, nullptr, "gpurt_histogram", 0,
                                        {}, SourceLanguage::portable, counts.size_bytes());

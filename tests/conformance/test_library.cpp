@@ -628,3 +628,33 @@ TEST_CASE("library: matrix calls on views at odd offsets, at band and block edge
     CHECK(out.guards_intact(f, guard));
   }
 }
+
+// library.hpp: histogram: "counts[v] = number of elements of `in` equal to v, for v <
+// counts.size() (other values are not counted). counts is overwritten" / "Views: every buffer
+// argument may be a view at any element offset." - at chunk edges, with counts that start dirty,
+// and bin counts up to the most the device's local memory allows (on CPU devices, many bins mean
+// fewer chunks: kernels/cpu.cpp keeps their rows within 2^20 words).
+TEST_CASE("library: histogram at chunk edges, on views at odd offsets, with many bins") {
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  const std::uint32_t guard = 0xdeadbeefu;
+  const std::size_t most_bins = f.dev.properties().max_local_memory / 2 / sizeof(std::uint32_t);
+  const std::size_t full = 8 * std::max<std::size_t>(1, f.dev.properties().compute_units) * 8192;
+  for (std::size_t bins : {std::size_t(1), std::size_t(256), std::size_t(65537), most_bins}) {
+    if (bins > most_bins) continue;
+    for (std::size_t n : {std::size_t(1), std::size_t(8191), std::size_t(8193), full + 1}) {
+      INFO("n = " << n << ", bins = " << bins);
+      const auto h = test::random_vector<std::uint32_t>(n, 0, static_cast<std::uint32_t>(bins + 3));
+      Guarded<std::uint32_t> in(f, n, 1, guard), counts(f, bins, 3, guard);
+      f.q.copy(h, in.view);
+      f.q.fill(counts.view, 7u);  // overwritten, not added to
+      lib::histogram(f.q, in.view, counts.view);
+      std::vector<std::uint32_t> ref(bins, 0);
+      for (std::uint32_t v : h)
+        if (v < bins) ++ref[v];
+      CHECK(counts.read(f) == ref);
+      CHECK(counts.guards_intact(f, guard));
+      CHECK(in.guards_intact(f, guard));
+    }
+  }
+}
