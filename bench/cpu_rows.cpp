@@ -33,7 +33,8 @@ GPURT_KERNEL void naive_axpy(float a, GPURT_GLOBAL const float* x, GPURT_GLOBAL 
   const size_t i = gpurt_global_id(0);
   if (i < n) y[i] = a * x[i] + y[i];
 }
-GPURT_KERNEL void naive_add(GPURT_GLOBAL const float* a, GPURT_GLOBAL const float* b, GPURT_GLOBAL float* z, uint64_t n) {
+GPURT_KERNEL void naive_add(GPURT_GLOBAL const float* a, GPURT_GLOBAL const float* b, GPURT_GLOBAL float* z,
+                           uint64_t n) {
   const size_t i = gpurt_global_id(0);
   if (i < n) z[i] = a[i] + b[i];
 }
@@ -175,7 +176,8 @@ nlohmann::json openmp_rows(const Device& dev, Queue& q, std::size_t side, std::s
 #pragma omp parallel
             {
               const long long t = omp_get_thread_num(), threads = omp_get_num_threads();
-              const long long b = static_cast<long long>(n) * t / threads, e = static_cast<long long>(n) * (t + 1) / threads;
+              const long long total = static_cast<long long>(n);
+              const long long b = total * t / threads, e = total * (t + 1) / threads;
               float s = 0;
               for (long long i = b; i < e; ++i) s += hx[i];
               offsets[t + 1] = s;

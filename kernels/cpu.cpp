@@ -213,7 +213,8 @@ bool conv2d(Queue& q, const Buffer<float>& in, const Buffer<float>& filter, cons
             std::size_t height, std::size_t filter_size) {
   if (!runs_on(q.device())) return false;
   const std::size_t units = std::max<std::size_t>(1, q.device().properties().compute_units);
-  const std::size_t band = std::max<std::size_t>(1, (height + 4 * units - 1) / (4 * units));
+  const std::size_t bands = chunks_per_unit * units;
+  const std::size_t band = std::max<std::size_t>(1, (height + bands - 1) / bands);
   q.launch(matrix_kernel(q, "gpurt_cpu_conv2d", static_cast<long long>(filter_size)),
            items_config((height + band - 1) / band), in, filter, out, static_cast<std::uint32_t>(width),
            static_cast<std::uint32_t>(height), static_cast<std::uint32_t>(band));

@@ -444,7 +444,8 @@ struct Guarded {
 template <class T>
 std::vector<T> lib_values(std::size_t n) {
   // Small magnitudes: integer sums of a few million stay inside 32 bits.
-  return std::is_signed<T>::value ? test::random_vector<T>(n, T(-100), T(100)) : test::random_vector<T>(n, T(0), T(200));
+  return std::is_signed<T>::value ? test::random_vector<T>(n, T(-100), T(100))
+                                  : test::random_vector<T>(n, T(0), T(200));
 }
 
 template <class T>
@@ -494,7 +495,8 @@ TEMPLATE_TEST_CASE("library: streaming calls at chunk edges, on views at odd off
       const T d = T(hx[i] - hy[i]);  // unsigned wraps the same way on both sides
       const T m = d > hx[i] ? d : hx[i];
       const T ref = T(hy[i] + m);
-      wrong += !close(r[i], static_cast<double>(ref), std::abs(static_cast<double>(hy[i])) + std::abs(static_cast<double>(m)));
+      const double scale = std::abs(static_cast<double>(hy[i])) + std::abs(static_cast<double>(m));
+      wrong += !close(r[i], static_cast<double>(ref), scale);
     }
     CHECK(wrong == 0);
     CHECK(out.guards_intact(f, guard));
@@ -520,7 +522,8 @@ TEMPLATE_TEST_CASE("library: reduce and scan at chunk edges, on views at odd off
     f.q.copy(h, in.view);
     double sum = 0, abs_sum = 0;
     T mn = std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
-    T mx = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
+    T mx = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                : std::numeric_limits<T>::lowest();
     for (T v : h) {
       sum += static_cast<double>(v);
       abs_sum += std::abs(static_cast<double>(v));
@@ -602,7 +605,8 @@ TEST_CASE("library: matrix calls on views at odd offsets, at band and block edge
                  std::array<std::size_t, 3>{520, 11, 3}}) {
     const std::size_t w = s[0], hgt = s[1], fs = s[2];
     INFO("conv2d " << w << " x " << hgt << " filter " << fs);
-    const auto img = test::random_vector<float>(w * hgt, -1.0f, 1.0f), flt = test::random_vector<float>(fs * fs, -1.0f, 1.0f);
+    const auto img = test::random_vector<float>(w * hgt, -1.0f, 1.0f);
+    const auto flt = test::random_vector<float>(fs * fs, -1.0f, 1.0f);
     Guarded<float> in(f, w * hgt, 1, guard), filter(f, fs * fs, 3, guard), out(f, w * hgt, 5, guard);
     f.q.copy(img, in.view);
     f.q.copy(flt, filter.view);
