@@ -123,7 +123,7 @@ template <class T>
 bool fill(Queue& q, const Buffer<T>& dst, T value) {
   if (!usable<T>(q)) return false;
   const Chunks c = chunks_of(q, dst.size());
-  q.launch(stream_kernel<T>(q, "gpurt_cpu_fill"), items_config(c.items), dst, value,
+  q.launch(stream_kernel<T>(q, "gpurt_fill"), items_config(c.items), dst, value,
            static_cast<std::uint64_t>(dst.size()), static_cast<std::uint64_t>(c.chunk));
   return true;
 }
@@ -132,7 +132,7 @@ template <class T>
 bool axpy(Queue& q, T a, const Buffer<T>& x, const Buffer<T>& y) {
   if (!usable<T>(q)) return false;
   const Chunks c = chunks_of(q, x.size());
-  q.launch(stream_kernel<T>(q, "gpurt_cpu_axpy"), items_config(c.items), a, x, y,
+  q.launch(stream_kernel<T>(q, "gpurt_axpy"), items_config(c.items), a, x, y,
            static_cast<std::uint64_t>(x.size()), static_cast<std::uint64_t>(c.chunk));
   return true;
 }
@@ -141,7 +141,7 @@ template <class T>
 bool binary(Queue& q, BinaryOp op, const Buffer<T>& a, const Buffer<T>& b, const Buffer<T>& out) {
   if (!usable<T>(q)) return false;
   const Chunks c = chunks_of(q, a.size());
-  q.launch(stream_kernel<T>(q, "gpurt_cpu_binary"), items_config(c.items), a, b, out,
+  q.launch(stream_kernel<T>(q, "gpurt_binary"), items_config(c.items), a, b, out,
            static_cast<std::uint64_t>(a.size()), static_cast<std::uint64_t>(c.chunk), static_cast<int>(op));
   return true;
 }
@@ -151,8 +151,8 @@ bool reduce(Queue& q, ReduceOp op, const Buffer<T>& in, const Buffer<T>& result,
   if (!usable<T>(q)) return false;
   const Chunks c = chunks_of(q, in.size());
   const int code = static_cast<int>(op);  // 0 sum, 1 min, 2 max, as GPURT_REDUCE_OP
-  const Kernel chunks = stream_kernel<T>(q, "gpurt_cpu_reduce_chunks", code);
-  const Kernel finish = stream_kernel<T>(q, "gpurt_cpu_reduce_finish", code);
+  const Kernel chunks = stream_kernel<T>(q, "gpurt_reduce_chunks", code);
+  const Kernel finish = stream_kernel<T>(q, "gpurt_reduce_finish", code);
   const std::shared_ptr<Partials> p = partials_of(q);
   std::lock_guard<std::mutex> lock(p->mutex);
   q.launch(chunks, items_config(c.items), in, static_cast<std::uint64_t>(in.size()),
@@ -165,8 +165,8 @@ template <class T>
 bool scan(Queue& q, const Buffer<T>& in, const Buffer<T>& out, bool exclusive) {
   if (!usable<T>(q)) return false;
   const Chunks c = chunks_of(q, in.size());
-  const Kernel sums = stream_kernel<T>(q, "gpurt_cpu_reduce_chunks", 0);
-  const Kernel chunks = stream_kernel<T>(q, "gpurt_cpu_scan_chunks", 0);
+  const Kernel sums = stream_kernel<T>(q, "gpurt_reduce_chunks", 0);
+  const Kernel chunks = stream_kernel<T>(q, "gpurt_scan_chunks", 0);
   const std::shared_ptr<Partials> p = partials_of(q);
   std::lock_guard<std::mutex> lock(p->mutex);
   q.launch(sums, items_config(c.items), in, static_cast<std::uint64_t>(in.size()), static_cast<std::uint64_t>(c.chunk),
@@ -189,11 +189,11 @@ bool histogram(Queue& q, const Buffer<std::uint32_t>& in, const Buffer<std::uint
     c.items = (in.size() + c.chunk - 1) / c.chunk;
   }
   auto parts = std::make_shared<Buffer<std::uint32_t>>(q.device().alloc<std::uint32_t>(c.items * bins));
-  q.launch(stream_kernel<std::uint32_t>(q, "gpurt_cpu_histogram_chunks"), items_config(c.items), in,
+  q.launch(stream_kernel<std::uint32_t>(q, "gpurt_histogram_chunks"), items_config(c.items), in,
            static_cast<std::uint64_t>(in.size()), static_cast<std::uint64_t>(c.chunk), *parts,
            static_cast<std::uint32_t>(bins));
   const Chunks merge = chunks_of(q, bins);
-  q.launch(stream_kernel<std::uint32_t>(q, "gpurt_cpu_histogram_merge"), items_config(merge.items), *parts,
+  q.launch(stream_kernel<std::uint32_t>(q, "gpurt_histogram_merge"), items_config(merge.items), *parts,
            static_cast<std::uint32_t>(c.items), static_cast<std::uint32_t>(bins),
            static_cast<std::uint64_t>(merge.chunk), counts);
   q.keep_until_finished(std::shared_ptr<const void>(parts));
@@ -204,7 +204,7 @@ bool transpose(Queue& q, const Buffer<float>& in, const Buffer<float>& out, std:
   if (!runs_on(q.device())) return false;
   const std::size_t bands = (rows + 31) / 32;  // TBAND in cpu_matrix.gpurt
   if (bands > q.device().properties().max_groups.x) return false;  // the caller's path says why
-  q.launch(matrix_kernel(q, "gpurt_cpu_transpose"), items_config(bands), in, out, static_cast<std::uint32_t>(rows),
+  q.launch(matrix_kernel(q, "gpurt_transpose"), items_config(bands), in, out, static_cast<std::uint32_t>(rows),
            static_cast<std::uint32_t>(cols));
   return true;
 }
@@ -215,7 +215,7 @@ bool conv2d(Queue& q, const Buffer<float>& in, const Buffer<float>& filter, cons
   const std::size_t units = std::max<std::size_t>(1, q.device().properties().compute_units);
   const std::size_t bands = chunks_per_unit * units;
   const std::size_t band = std::max<std::size_t>(1, (height + bands - 1) / bands);
-  q.launch(matrix_kernel(q, "gpurt_cpu_conv2d", static_cast<long long>(filter_size)),
+  q.launch(matrix_kernel(q, "gpurt_conv2d", static_cast<long long>(filter_size)),
            items_config((height + band - 1) / band), in, filter, out, static_cast<std::uint32_t>(width),
            static_cast<std::uint32_t>(height), static_cast<std::uint32_t>(band));
   return true;
@@ -226,7 +226,7 @@ bool matmul(Queue& q, const Buffer<float>& a, const Buffer<float>& b, const Buff
   if (!runs_on(q.device())) return false;
   const std::size_t blocks = ((m + 3) / 4) * ((n + 63) / 64);  // MR x NB in cpu_matrix.gpurt
   if (blocks > q.device().properties().max_groups.x) return false;  // the caller's path says why
-  q.launch(matrix_kernel(q, "gpurt_cpu_matmul"), items_config(blocks), a, b, c, static_cast<std::uint32_t>(m),
+  q.launch(matrix_kernel(q, "gpurt_matmul"), items_config(blocks), a, b, c, static_cast<std::uint32_t>(m),
            static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(k));
   return true;
 }
