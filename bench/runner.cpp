@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "cpu_rows.hpp"
 #include "gpurt/native.hpp"
 #include "graph_rows.hpp"
 #include "matmul_rows.hpp"
@@ -582,6 +583,8 @@ nlohmann::json run(const Device& device, const Options& options) {
   j["kernels"] = measure_kernels(c, copy_gbps);
   add_kernel_targets(j["kernels"], p.type);
   j["copy_bandwidth_gbps"] = copy_gbps;
+  j["kernel_baselines"] = measure_kernel_baselines(device, c.timed, c.opt.quick ? 1024 : 8192, c.opt.quick ? 256 : 4096,
+                                                  c.trials, c.opt.quick ? 2 : 5);  // bench/cpu_rows.hpp
   j["matmul"] = measure_matmul_rows({device, c.q, *c.raw, options.quick, c.trials, [&](const std::string& s) { c.say(s); }});
   j["interop"] = measure_interop(c);
   j["graph"] = measure_graph_rows(device, options, c.trials);

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "cpu.hpp"
 #include "cuda/matmul_tensor.h"
 #include "embedded_kernels.hpp"
 #include "vendor.hpp"
@@ -320,6 +321,7 @@ void scan_impl(Queue& q, const Buffer<T>& in, const Buffer<T>& out, std::size_t 
 
 template <class T>
 void fill(Queue& q, const Buffer<T>& dst, Scalar<T> value) {
+  if (!dst.empty() && cpu::fill<T>(q, dst, value)) return;  // CPU devices: kernels/cpu.hpp
   q.fill(dst, value);  // the queue's fill engine (cuMemsetD*; a fill kernel on OpenCL GPUs)
 }
 
@@ -336,6 +338,7 @@ void axpy(Queue& q, Scalar<T> a, const Buffer<T>& x, const Buffer<T>& y) {
   require_size(q, "axpy", "y", y.size(), x.size());
   check_overlap(q, "axpy", "y", y, "x", x, InPlace::allowed);
   if (x.empty()) return;
+  if (cpu::axpy<T>(q, a, x, y)) return;  // CPU devices: kernels/cpu.hpp
   const ShapedKernel k = elementwise_kernel<T>(q, "gpurt_axpy");
   q.launch(k.kernel, stride_config(q, k, x.size()), a, x, y, static_cast<std::uint64_t>(x.size()));
 }
@@ -347,6 +350,7 @@ void binary(Queue& q, BinaryOp op, const Buffer<T>& a, const Buffer<T>& b, const
   check_overlap(q, "binary", "out", out, "a", a, InPlace::allowed);
   check_overlap(q, "binary", "out", out, "b", b, InPlace::allowed);
   if (a.empty()) return;
+  if (cpu::binary(q, op, a, b, out)) return;  // CPU devices: kernels/cpu.hpp
   const ShapedKernel k = elementwise_kernel<T>(q, "gpurt_binary");
   q.launch(k.kernel, stride_config(q, k, a.size()), a, b, out, static_cast<std::uint64_t>(a.size()),
            static_cast<int>(op));
@@ -361,6 +365,7 @@ void reduce(Queue& q, ReduceOp op, const Buffer<T>& in, const Buffer<T>& result)
     q.fill(result, id);
     return;
   }
+  if (cpu::reduce(q, op, in, result, id)) return;  // CPU devices: kernels/cpu.hpp
   // One program per operation and index width: 32-bit indices while n and the grid allow them.
   const std::size_t n = in.size();
   const bool narrow = n < (std::size_t(1) << 31);
@@ -388,6 +393,7 @@ void scan(Queue& q, const Buffer<T>& in, const Buffer<T>& out, ScanKind kind) {
   require_size(q, "scan", "out", out.size(), in.size());
   check_overlap(q, "scan", "out", out, "in", in, InPlace::allowed);  // a group reads its whole tile, then writes it
   if (in.empty()) return;
+  if (cpu::scan(q, in, out, kind == ScanKind::exclusive)) return;  // CPU devices: kernels/cpu.hpp
   scan_impl(q, in, out, in.size(), kind == ScanKind::exclusive ? 1 : 0);
 }
 
@@ -399,6 +405,7 @@ void transpose(Queue& q, const Buffer<float>& in, const Buffer<float>& out, std:
   // A group writes the tile that another group reads: no overlap, not even in place.
   check_overlap(q, "transpose", "out", out, "in", in, InPlace::rejected);
   if (rows == 0 || cols == 0) return;
+  if (cpu::transpose(q, in, out, rows, cols)) return;  // CPU devices: kernels/cpu.hpp
   // One group per tile x tile block; tile x by work-items each move tile / by rows of it, through a
   // local tile padded by `pad` columns (transpose.gpurt; gpurt-tune-kernels tries other shapes).
   // H200 (gpurt-tune-kernels, 8192^2): 64 x 64 tiles moved by 64 x 4 items, 0.95 (CUDA) and 0.96
@@ -446,6 +453,7 @@ void portable_matmul(Queue& q, const Buffer<float>& a, const Buffer<float>& b, c
     q.fill(c, 0.0f);
     return;
   }
+  if (cpu::matmul(q, a, b, c, m, n, k)) return;  // CPU devices: kernels/cpu.hpp
   const Kernel kern = shaped_kernel(q.device(), "matmul", embedded::matmul, nullptr, "gpurt_matmul", 0,
                                     {{"MM_BM", bm}, {"MM_BN", bn}, {"MM_TM", tm}, {"MM_TN", tn}, {"MM_MINB", 1}})
                           .kernel;
@@ -683,6 +691,7 @@ void conv2d(Queue& q, const Buffer<float>& in, const Buffer<float>& filter, cons
   check_overlap(q, "conv2d", "out", out, "in", in, InPlace::rejected);
   check_overlap(q, "conv2d", "out", out, "filter", filter, InPlace::rejected);
   if (width == 0 || height == 0) return;
+  if (cpu::conv2d(q, in, filter, out, width, height, filter_size)) return;  // CPU devices: kernels/cpu.hpp
   // One program per filter size: the size is a build-time constant, so the kernel's loops unroll.
   // One GX x GY group per GX x (GY * RY) block of the output; each work-item computes RY rows.
   // Up to 7x7 the kernel reads the input from global memory (measured on the H200, 8192^2 5x5:
@@ -714,6 +723,7 @@ void histogram(Queue& q, const Buffer<std::uint32_t>& in, const Buffer<std::uint
                             std::to_string(q.device().properties().max_local_memory) + " bytes); use fewer bins");
   q.fill(counts, 0u);
   if (in.empty()) return;
+  if (cpu::histogram(q, in, counts)) return;  // CPU devices: kernels/cpu.hpp
   // The bins sit in local memory, so the wave depends on their number. Up to 8 private copies per
   // group (one per warp of a 256-group), as many as fit half the local memory, and 8 loads in
   // flight per work-item (H200, 64M keys: 0.94 CUDA, 0.97 NVIDIA OpenCL of the copy bandwidth; one

@@ -313,3 +313,259 @@ TEST_CASE("library: size mismatches are rejected before anything runs") {
   auto none = f.dev.alloc<std::uint32_t>(0);
   GPURT_REQUIRE_ERROR(lib::histogram(f.q, none, none), ErrorCategory::invalid_argument, "counts is empty");
 }
+
+namespace {
+double matmul_error(const std::vector<float>& c, const std::vector<float>& a, const std::vector<float>& b,
+                    std::size_t m, std::size_t n, std::size_t k) {
+  std::vector<double> ref, scale;
+  test::matmul_reference(a, b, m, n, k, ref, scale);
+  for (double& s : scale) s = std::max(s, 1e-3);
+  return worst_error(c, ref, scale);
+}
+// Sizes around the CPU variants' chunk edges on `dev`, and the GPU's groups of 256.
+std::vector<std::size_t> chunk_edge_sizes(const Device& dev) {
+  const std::size_t full = 8 * std::max<std::size_t>(1, dev.properties().compute_units) * 8192;
+  return {0, 1, 15, 16, 17, 255, 257, 8191, 8192, 8193, 16385, 65537, full - 1, full, full + 1, 3 * full + 17};
+}
+
+// A device buffer of `n` elements at element offset `offset` inside an allocation of
+// offset + n + 2 elements whose other elements hold `guard`.
+template <class T>
+struct Guarded {
+  Buffer<T> whole, view;
+  std::size_t offset;
+  Guarded(test::Fixture& f, std::size_t n, std::size_t off, T guard)
+      : whole(f.dev.alloc<T>(off + n + 2)), view(whole.view(off, n)), offset(off) {
+    f.q.fill(whole, guard);  // the queue's fill, not the library's under test
+  }
+  // The guard elements (everything outside the view) all still equal `guard`.
+  bool guards_intact(test::Fixture& f, T guard) {
+    const std::vector<T> all = f.q.read(whole);
+    for (std::size_t i = 0; i < all.size(); ++i)
+      if ((i < offset || i >= offset + view.size()) && !(all[i] == guard)) return false;
+    return true;
+  }
+  std::vector<T> read(test::Fixture& f) { return f.q.read(view); }
+};
+
+template <class T>
+std::vector<T> lib_values(std::size_t n) {
+  // Small magnitudes: integer sums of a few million stay inside 32 bits.
+  return std::is_signed<T>::value ? test::random_vector<T>(n, T(-100), T(100))
+                                  : test::random_vector<T>(n, T(0), T(200));
+}
+
+template <class T>
+bool close(T got, double ref, double scale) {
+  if (!std::is_floating_point<T>::value) return static_cast<double>(got) == ref;
+  return std::abs(static_cast<double>(got) - ref) <= 1e-6 * (std::abs(scale) + 1);
+}
+}  // namespace
+
+// library.hpp: "Views: every buffer argument may be a view at any element offset." / fill: "Every
+// element of `dst` = value" / axpy: "y = a * x + y (equal sizes). y may be x itself (y = (a + 1) *
+// y)." / binary: "out = a OP b, element by element (equal sizes; out may be a or b itself)." - at
+// sizes around the CPU variants' chunk edges, on views at odd offsets, nothing outside them written.
+TEMPLATE_TEST_CASE("library: streaming calls at chunk edges, on views at odd offsets, in place", "", std::int32_t,
+                   std::uint32_t, float, double) {
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  if (!has_type<TestType>(f.dev)) GPURT_SKIP(f.dev.description() + " has no fp64");
+  using T = TestType;
+  const T guard = T(77);
+  for (std::size_t n : chunk_edge_sizes(f.dev)) {
+    INFO("n = " << n);
+    const auto hx = lib_values<T>(n), hy = lib_values<T>(n);
+    Guarded<T> x(f, n, 1, guard), y(f, n, 3, guard), out(f, n, 5, guard);
+    lib::fill(f.q, out.view, T(9));
+    CHECK(out.read(f) == std::vector<T>(n, T(9)));
+    CHECK(out.guards_intact(f, guard));
+    f.q.copy(hx, x.view);
+    f.q.copy(hy, y.view);
+    lib::axpy(f.q, T(2), x.view, y.view);  // y = 2x + y
+    lib::axpy(f.q, T(3), y.view, y.view);  // in place: y = 4y
+    auto r = y.read(f);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double ref = 4.0 * (2.0 * static_cast<double>(hx[i]) + static_cast<double>(hy[i]));
+      wrong += !close(r[i], ref, ref);
+    }
+    CHECK(wrong == 0);
+    CHECK(y.guards_intact(f, guard));
+    f.q.copy(hy, y.view);
+    lib::binary(f.q, lib::BinaryOp::subtract, x.view, y.view, out.view);  // out = x - y
+    lib::binary(f.q, lib::BinaryOp::maximum, out.view, x.view, out.view);  // in place as a: out = max(out, x)
+    lib::binary(f.q, lib::BinaryOp::add, y.view, out.view, out.view);      // in place as b: out = y + out
+    r = out.read(f);
+    wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const T d = T(hx[i] - hy[i]);  // unsigned wraps the same way on both sides
+      const T m = d > hx[i] ? d : hx[i];
+      const T ref = T(hy[i] + m);
+      const double scale = std::abs(static_cast<double>(hy[i])) + std::abs(static_cast<double>(m));
+      wrong += !close(r[i], static_cast<double>(ref), scale);
+    }
+    CHECK(wrong == 0);
+    CHECK(out.guards_intact(f, guard));
+    CHECK(x.guards_intact(f, guard));
+  }
+}
+
+// library.hpp: reduce: "Empty input gives the operation's identity"; "result may be any element of
+// `in` (it is written after all of `in` has been read)." / scan: "out[i] = in[0] + ... + in[i]
+// (inclusive) or + in[i-1] (exclusive); equal sizes. out may be in itself (in place)" - at chunk
+// edges, on views at odd offsets.
+TEMPLATE_TEST_CASE("library: reduce and scan at chunk edges, on views at odd offsets, in place", "", std::int32_t,
+                   std::uint32_t, float, double) {
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  if (!has_type<TestType>(f.dev)) GPURT_SKIP(f.dev.description() + " has no fp64");
+  using T = TestType;
+  const T guard = T(55);
+  for (std::size_t n : chunk_edge_sizes(f.dev)) {
+    INFO("n = " << n);
+    const auto h = lib_values<T>(n);
+    Guarded<T> in(f, n, 3, guard);
+    f.q.copy(h, in.view);
+    double sum = 0, abs_sum = 0;
+    T mn = std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
+    T mx = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                : std::numeric_limits<T>::lowest();
+    for (T v : h) {
+      sum += static_cast<double>(v);
+      abs_sum += std::abs(static_cast<double>(v));
+      mn = std::min(mn, v);
+      mx = std::max(mx, v);
+    }
+    const double tol = std::is_floating_point<T>::value ? 1e-6 * abs_sum : 0.0;
+    CHECK(std::abs(static_cast<double>(lib::reduce(f.q, lib::ReduceOp::sum, in.view)) - sum) <= tol);
+    CHECK(lib::reduce(f.q, lib::ReduceOp::min, in.view) == mn);  // the identity when n == 0
+    CHECK(lib::reduce(f.q, lib::ReduceOp::max, in.view) == mx);
+    if (n > 0) {  // into the last element of the input itself, then (on fresh data) its first
+      lib::reduce(f.q, lib::ReduceOp::min, in.view, in.view.view(n - 1, 1));
+      CHECK(in.read(f)[n - 1] == mn);
+      f.q.copy(h, in.view);
+      lib::reduce(f.q, lib::ReduceOp::max, in.view, in.view.view(0, 1));
+      CHECK(in.read(f)[0] == mx);
+      CHECK(in.guards_intact(f, guard));
+    }
+    for (lib::ScanKind kind : {lib::ScanKind::inclusive, lib::ScanKind::exclusive}) {
+      INFO((kind == lib::ScanKind::inclusive ? "inclusive" : "exclusive"));
+      f.q.copy(h, in.view);
+      lib::scan(f.q, in.view, in.view, kind);  // in place
+      const auto r = in.read(f);
+      double run = 0, abs_run = 0, worst = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const double before = run, abs_before = abs_run;
+        run += static_cast<double>(h[i]);
+        abs_run += std::abs(static_cast<double>(h[i]));
+        const bool incl = kind == lib::ScanKind::inclusive;
+        worst = std::max(worst, std::abs(static_cast<double>(r[i]) - (incl ? run : before)) /
+                                    std::max(incl ? abs_run : abs_before, 1.0));
+      }
+      INFO("largest error relative to the prefix sum of |x|: " << worst);
+      CHECK(worst <= (std::is_floating_point<T>::value ? 1e-5 : 0.0));
+      CHECK(in.guards_intact(f, guard));
+    }
+  }
+}
+
+// library.hpp: "Views: every buffer argument may be a view at any element offset." - transpose,
+// conv2d and matmul on views at odd offsets, with dimensions one either side of the CPU variants'
+// bands and blocks (32 rows; 4 x 64 blocks of c) and of the GPU tiles, nothing outside them written.
+TEST_CASE("library: matrix calls on views at odd offsets, at band and block edges") {
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  const float guard = 123.0f;
+  for (auto shape : {std::make_pair(31, 33), std::make_pair(32, 1), std::make_pair(33, 64), std::make_pair(65, 31),
+                     std::make_pair(97, 129)}) {
+    const std::size_t rows = shape.first, cols = shape.second;
+    INFO("transpose " << rows << " x " << cols);
+    const auto h = test::random_vector<float>(rows * cols);
+    Guarded<float> in(f, rows * cols, 1, guard), out(f, rows * cols, 7, guard);
+    f.q.copy(h, in.view);
+    lib::transpose(f.q, in.view, out.view, rows, cols);
+    const auto r = out.read(f);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < rows; ++i)
+      for (std::size_t j = 0; j < cols; ++j) wrong += r[j * rows + i] != h[i * cols + j];
+    CHECK(wrong == 0);
+    CHECK(out.guards_intact(f, guard));
+  }
+  for (auto s : {std::array<std::size_t, 3>{3, 63, 5}, std::array<std::size_t, 3>{4, 64, 1},
+                 std::array<std::size_t, 3>{5, 65, 17}, std::array<std::size_t, 3>{9, 129, 31},
+                 std::array<std::size_t, 3>{131, 67, 3}}) {
+    const std::size_t m = s[0], n = s[1], k = s[2];
+    INFO("matmul m n k = " << m << " " << n << " " << k);
+    const auto ha = test::random_vector<float>(m * k, -1.0f, 1.0f), hb = test::random_vector<float>(k * n, -1.0f, 1.0f);
+    Guarded<float> a(f, m * k, 1, guard), b(f, k * n, 3, guard), c(f, m * n, 5, guard);
+    f.q.copy(ha, a.view);
+    f.q.copy(hb, b.view);
+    lib::matmul(f.q, a.view, b.view, c.view, m, n, k);
+    const double worst = matmul_error(c.read(f), ha, hb, m, n, k);
+    INFO("largest error relative to sum |a*b|: " << worst);
+    CHECK(worst < 1e-5);
+    CHECK(c.guards_intact(f, guard));
+  }
+  for (auto s : {std::array<std::size_t, 3>{1, 1, 5}, std::array<std::size_t, 3>{4, 9, 5},
+                 std::array<std::size_t, 3>{37, 17, 5}, std::array<std::size_t, 3>{3, 41, 7},
+                 std::array<std::size_t, 3>{520, 11, 3}}) {
+    const std::size_t w = s[0], hgt = s[1], fs = s[2];
+    INFO("conv2d " << w << " x " << hgt << " filter " << fs);
+    const auto img = test::random_vector<float>(w * hgt, -1.0f, 1.0f);
+    const auto flt = test::random_vector<float>(fs * fs, -1.0f, 1.0f);
+    Guarded<float> in(f, w * hgt, 1, guard), filter(f, fs * fs, 3, guard), out(f, w * hgt, 5, guard);
+    f.q.copy(img, in.view);
+    f.q.copy(flt, filter.view);
+    lib::conv2d(f.q, in.view, filter.view, out.view, w, hgt, fs);
+    const auto r = out.read(f);
+    const long rad = static_cast<long>(fs / 2);
+    double worst = 0;
+    for (long y = 0; y < static_cast<long>(hgt); ++y)
+      for (long x = 0; x < static_cast<long>(w); ++x) {
+        double acc = 0, mag = 0;
+        for (long fy = 0; fy < static_cast<long>(fs); ++fy)
+          for (long fx = 0; fx < static_cast<long>(fs); ++fx) {
+            const long sx = x + fx - rad, sy = y + fy - rad;
+            if (sx < 0 || sy < 0 || sx >= static_cast<long>(w) || sy >= static_cast<long>(hgt)) continue;
+            const double t = static_cast<double>(flt[fy * fs + fx]) * img[sy * w + sx];
+            acc += t;
+            mag += std::abs(t);
+          }
+        worst = std::max(worst, std::abs(r[y * w + x] - acc) / std::max(mag, 1e-3));
+      }
+    INFO("largest error relative to sum |f*x|: " << worst);
+    CHECK(worst < 1e-5);
+    CHECK(out.guards_intact(f, guard));
+  }
+}
+
+// library.hpp: histogram: "counts[v] = number of elements of `in` equal to v, for v <
+// counts.size() (other values are not counted). counts is overwritten" / "Views: every buffer
+// argument may be a view at any element offset." - at chunk edges, with counts that start dirty,
+// and bin counts up to the most the device's local memory allows (on CPU devices, many bins mean
+// fewer chunks: kernels/cpu.cpp keeps their rows within 2^20 words).
+TEST_CASE("library: histogram at chunk edges, on views at odd offsets, with many bins") {
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  const std::uint32_t guard = 0xdeadbeefu;
+  const std::size_t most_bins = f.dev.properties().max_local_memory / 2 / sizeof(std::uint32_t);
+  const std::size_t full = 8 * std::max<std::size_t>(1, f.dev.properties().compute_units) * 8192;
+  for (std::size_t bins : {std::size_t(1), std::size_t(256), std::size_t(65537), most_bins}) {
+    if (bins > most_bins) continue;
+    for (std::size_t n : {std::size_t(1), std::size_t(8191), std::size_t(8193), full + 1}) {
+      INFO("n = " << n << ", bins = " << bins);
+      const auto h = test::random_vector<std::uint32_t>(n, 0, static_cast<std::uint32_t>(bins + 3));
+      Guarded<std::uint32_t> in(f, n, 1, guard), counts(f, bins, 3, guard);
+      f.q.copy(h, in.view);
+      f.q.fill(counts.view, 7u);  // overwritten, not added to
+      lib::histogram(f.q, in.view, counts.view);
+      std::vector<std::uint32_t> ref(bins, 0);
+      for (std::uint32_t v : h)
+        if (v < bins) ++ref[v];
+      CHECK(counts.read(f) == ref);
+      CHECK(counts.guards_intact(f, guard));
+      CHECK(in.guards_intact(f, guard));
+    }
+  }
+}
