@@ -86,6 +86,9 @@ for run in doc["runs"]:
     # CPU baselines (bench/cpu_rows, "kernel_baselines"), when present: library time over the naive
     # kernel's and the OpenMP loop's, as the renderer reads them.
     for base, section in run.get("kernel_baselines", {}).items():
+        if base == "device_type":
+            assert section in ("gpu", "cpu", "accelerator", "other"), section
+            continue
         rows_b = section if isinstance(section, list) else section.get("rows", [])
         assert isinstance(section, list) or section.get("skipped") or rows_b, (base, section)
         for r in rows_b:
