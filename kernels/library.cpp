@@ -526,22 +526,45 @@ Kernel tensor_kernel(Queue& q, const char* name) {
 #endif
 }
 
+// The launch of one tensor-core kernel: its name, block of c, work-items and shared memory.
+struct TensorLaunch {
+  const char* kernel;
+  std::size_t bm, bn, threads, shared;
+};
+
+// The kernel tensor_matmul runs on `dev`: on a device of architecture sm_90 (compute capability
+// 9.0, where the fatbin's sm_90a code runs) the Hopper kernel of gpurt_tensor::hopper when there
+// is one for this precision and the device offers its shared memory; otherwise the deepest k-tile
+// of the mma.sync shapes whose shared memory the device offers (matmul_tensor.h).
+template <class In>
+TensorLaunch tensor_launch(const Device& dev) {
+  const DeviceProperties& p = dev.properties();
+  const char* hopper = sizeof(In) == 4 ? gpurt_tensor::hopper.tf32 : gpurt_tensor::hopper.bf16;
+  if (hopper && p.architecture == "sm_90") {
+    const gpurt_tensor::Variant* v = gpurt_tensor::find_variant(hopper);
+    if (v && static_cast<std::size_t>(v->shared_bytes) <= p.max_local_memory)
+      return {v->kernel, std::size_t(v->bm), std::size_t(v->bn), std::size_t(v->threads), std::size_t(v->shared_bytes)};
+  }
+  const auto& shapes = sizeof(In) == 4 ? gpurt_tensor::tf32_shapes : gpurt_tensor::bf16_shapes;
+  const gpurt_tensor::BlockShape& s =
+      static_cast<std::size_t>(shapes[0].shared_bytes()) <= p.max_local_memory ? shapes[0] : shapes[1];
+  return {s.kernel, std::size_t(s.bm), std::size_t(s.bn), std::size_t(s.threads()), std::size_t(s.shared_bytes())};
+}
+
 // The tensor-core TF32/bf16 product (sizes checked), on a device where runs_tensor_kernels().
 template <class In>
 void tensor_matmul(Queue& q, const char* name, const Buffer<In>& a, const Buffer<In>& b, const Buffer<float>& c,
                    std::size_t m, std::size_t n, std::size_t k) {
-  // The deepest k-tile whose shared memory the device offers (matmul_tensor.h); one group per
-  // shape.bm x shape.bn block of c, numbered in one dimension (the kernel orders them in bands for L2).
+  // One group per shape.bm x shape.bn block of c, numbered in one dimension (the kernels order
+  // them in bands for L2).
   const std::size_t offered = q.device().properties().max_local_memory;
-  const auto& shapes = sizeof(In) == 4 ? gpurt_tensor::tf32_shapes : gpurt_tensor::bf16_shapes;
-  const gpurt_tensor::BlockShape& shape =
-      static_cast<std::size_t>(shapes[0].shared_bytes()) <= offered ? shapes[0] : shapes[1];
+  const TensorLaunch shape = tensor_launch<In>(q.device());
   const std::size_t groups = ((m + shape.bm - 1) / shape.bm) * ((n + shape.bn - 1) / shape.bn);
   if (groups > q.device().properties().max_groups.x)
     bad(q, name, std::to_string(m) + " x " + std::to_string(n) + " needs " + std::to_string(groups) + " blocks of " +
                      std::to_string(shape.bm) + " x " + std::to_string(shape.bn) +
                      ", more than the device launches at once; split c into row bands");
-  const std::size_t shared = static_cast<std::size_t>(shape.shared_bytes());
+  const std::size_t shared = shape.shared;
   if (shared > offered)
     fail(ErrorCategory::unsupported, q.device(), name,
          "the tensor-core kernel needs " + std::to_string(shared) + " bytes of local memory per group; " +
@@ -552,7 +575,7 @@ void tensor_matmul(Queue& q, const char* name, const Buffer<In>& a, const Buffer
     q.fill(c, 0.0f);
     return;
   }
-  q.launch(kern, LaunchConfig(Dim3(groups), Dim3(static_cast<std::size_t>(shape.threads())), shared), a, b, c,
+  q.launch(kern, LaunchConfig(Dim3(groups), Dim3(shape.threads), shared), a, b, c,
            static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(k));
 }
 }  // namespace

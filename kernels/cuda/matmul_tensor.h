@@ -65,4 +65,30 @@ constexpr Variant variants[] = {
     {"gpurt_matmul_bf16_wgmma_n256_s4_swap", 2, 128, 256, 256, wgmma_shared_bytes(256, 4), true},
 };
 
+// The variant named `kernel`, or nullptr.
+constexpr const Variant* find_variant(const char* kernel) {
+  for (const Variant& v : variants)
+    if (same_name(v.kernel, kernel)) return &v;
+  return nullptr;
+}
+
+// The Hopper (sm_90a) kernel the library runs on devices whose architecture is "sm_90" (compute
+// capability 9.0 exactly: sm_90a code runs nowhere else), per precision; nullptr: the mma.sync
+// shapes above, as on every other device. Measured on the H200 by gpurt-tune-tensor
+// (docs/bench/approaches.md, "issue 21: tensor-core kernels"): bf16 wgmma n256_s3 0.614 x cuBLAS;
+// no TF32 wgmma kernel beat 0.23 (B is transposed through registers), so TF32 keeps mma.sync.
+// Switching is this one line: a name from `variants` (sm90a) or nullptr.
+struct HopperChoice {
+  const char* tf32;
+  const char* bf16;
+};
+constexpr HopperChoice hopper = {nullptr, "gpurt_matmul_bf16_wgmma_n256_s3"};
+constexpr bool names_variant(const char* kernel, int elem_bytes) {
+  for (const Variant& v : variants)
+    if (same_name(v.kernel, kernel)) return v.elem_bytes == elem_bytes;
+  return false;
+}
+static_assert(!hopper.tf32 || names_variant(hopper.tf32, 4), "hopper.tf32 names a TF32 variant");
+static_assert(!hopper.bf16 || names_variant(hopper.bf16, 2), "hopper.bf16 names a bf16 variant");
+
 }  // namespace gpurt_tensor
