@@ -288,12 +288,17 @@ std::size_t scan_group(const Device& dev) {
   return g;
 }
 
+// The scan's load form (GPURT_SCAN_BATCH in scan.gpurt): 1 issues a work-item's loads all at once,
+// 0 the earlier load-store loop (the default until the H200 rows of gpurt-tune-kernels --only scan
+// say the batched rows are faster; both pass the library conformance cases on PoCL).
+constexpr long long scan_batch = 0;
+
 template <class T>
 void scan_impl(Queue& q, const Buffer<T>& in, const Buffer<T>& out, std::size_t n, int exclusive) {
   const std::size_t group = scan_group(q.device());
   const std::size_t tile = group * (128 / sizeof(T));  // GROUP x ITEMS in scan.gpurt
   const ShapedKernel k = shaped_kernel(q.device(), "scan", embedded::scan, type_name<T>(), "gpurt_scan", 0,
-                                      {{"GPURT_SCAN_GROUP", static_cast<long long>(group)}});
+                                      {{"GPURT_SCAN_GROUP", static_cast<long long>(group)}, {"GPURT_SCAN_BATCH", scan_batch}});
   const std::size_t tiles = (n + tile - 1) / tile;
   if (tiles > std::min<std::size_t>(q.device().properties().max_groups.x, 0x7fffffff))
     bad(q, "scan", std::to_string(n) + " elements need " + std::to_string(tiles) + " groups, more than the device's " +
