@@ -13,7 +13,8 @@
 // (kernels/library.cpp) launches them with the shapes of matmul_tensor.h.
 //
 // Below them, candidates measured by bench/tune/tune_tensor.cpp (table `variants` in
-// matmul_tensor.h) and not yet chosen by the library: Hopper wgmma kernels (sm_90a cubin only;
+// matmul_tensor.h), of which the library runs the one `gpurt_tensor::hopper` names on sm_90
+// devices: Hopper wgmma kernels (sm_90a cubin only;
 // elsewhere their body traps and the host must not launch them), and mma.sync kernels with
 // ldmatrix from 128B-swizzled shared tiles (sm_80 and later).
 #include "matmul_tensor.h"
