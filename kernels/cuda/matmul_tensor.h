@@ -92,7 +92,7 @@ struct HopperChoice {
 constexpr HopperChoice hopper = {nullptr, "gpurt_matmul_bf16_wgmma_n256_s3"};
 constexpr bool names_variant(const char* kernel, int elem_bytes) {
   for (const Variant& v : variants)
-    if (same_name(v.kernel, kernel)) return v.elem_bytes == elem_bytes;
+    if (same_name(v.kernel, kernel)) return v.elem_bytes == elem_bytes && !v.transposed_b;  // no B^T pre-pass there yet
   return false;
 }
 static_assert(!hopper.tf32 || names_variant(hopper.tf32, 4), "hopper.tf32 names a TF32 variant");
