@@ -13,7 +13,8 @@
 // (kernels/library.cpp) launches them with the shapes of matmul_tensor.h.
 //
 // Below them, candidates measured by bench/tune/tune_tensor.cpp (table `variants` in
-// matmul_tensor.h) and not yet chosen by the library: Hopper wgmma kernels (sm_90a cubin only;
+// matmul_tensor.h), of which the library runs the one `gpurt_tensor::hopper` names on sm_90
+// devices: Hopper wgmma kernels (sm_90a cubin only;
 // elsewhere their body traps and the host must not launch them), and mma.sync kernels with
 // ldmatrix from 128B-swizzled shared tiles (sm_80 and later).
 #include "matmul_tensor.h"
@@ -274,7 +275,7 @@ __device__ __forceinline__ void store_pair(float* __restrict__ C, unsigned M, un
   }
 }
 
-template <class In, int BN_, int STAGES_, bool SWAP_>
+template <class In, int BN_, int STAGES_, bool SWAP_, bool BT_ = false>
 struct WgShape {
   static constexpr int BM = 128, BN = BN_, STAGES = STAGES_, THREADS = 256;
   static constexpr int BK = 128 / int(sizeof(In));          // one 128-byte swizzle row of k
@@ -282,6 +283,7 @@ struct WgShape {
   static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE_BYTES = A_BYTES + B_BYTES;
   static constexpr int SHARED_BYTES = STAGES * STAGE_BYTES + 1024;  // + alignment slack
   static constexpr bool SWAP = SWAP_;                        // bf16 B: LBO and SBO exchanged (a check)
+  static constexpr bool BT = BT_;  // TF32: B given as B^T (N x K, rounded to TF32 by gpurt_tf32_round_bt)
 };
 
 #ifdef GPURT_WGMMA
@@ -346,20 +348,21 @@ __device__ __forceinline__ unsigned swizzled(unsigned row, unsigned chunk) {
 }
 
 // A's k-tile at k0 (BM x BK, K-major) into the stage at shared address `as`.
-template <class In, class S>
+// (ROWS = BN: a K-major B^T the same way.)
+template <class In, class S, int ROWS = S::BM>
 __device__ __forceinline__ void wg_load_a(unsigned as, const In* __restrict__ A, unsigned M, unsigned K, unsigned row0,
                                           unsigned k0, bool vector) {
   constexpr int VEC = 16 / sizeof(In);
   if (vector) {
 #pragma unroll
-    for (int l = threadIdx.x; l < S::BM * 8; l += S::THREADS) {
+    for (int l = threadIdx.x; l < ROWS * 8; l += S::THREADS) {
       const unsigned r = l / 8, c = l % 8, gr = row0 + r, gc = k0 + c * VEC;
       const bool in = gr < M && gc < K;
       asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(as + swizzled(r, c)),
                    "l"(in ? A + (size_t)gr * K + gc : A), "r"(in ? 16 : 0));
     }
   } else {
-    for (int l = threadIdx.x; l < S::BM * S::BK; l += S::THREADS) {
+    for (int l = threadIdx.x; l < ROWS * S::BK; l += S::THREADS) {
       const unsigned r = l / S::BK, k = l % S::BK, gr = row0 + r, gc = k0 + k;
       const In v = (gr < M && gc < K) ? A[(size_t)gr * K + gc] : In(0.0f);
       store_shared(as + swizzled(r, k / VEC) + (k % VEC) * sizeof(In), &v, sizeof(In));
@@ -471,6 +474,7 @@ __device__ void wg_gemm(const In* __restrict__ A, const In* __restrict__ B, floa
   const unsigned raw = static_cast<unsigned>(__cvta_generic_to_shared(shared_raw));
   const unsigned base = (raw + 1023) & ~1023u;
   constexpr bool TF32 = std::is_same<In, float>::value;
+  constexpr bool REG_B = TF32 && !S::BT;  // TF32 B (k x n) transposed through registers
 
   unsigned row0, col0;
   block_origin(M, N, S::BM, S::BN, row0, col0);
@@ -488,22 +492,24 @@ __device__ void wg_gemm(const In* __restrict__ A, const In* __restrict__ B, floa
     wg_load_a<In, S>(stage_a(t), A, M, K, row0, t * S::BK, vector);
     if constexpr (!TF32)
       wg_load_b16<S>(stage_a(t) + S::A_BYTES, reinterpret_cast<const __nv_bfloat16*>(B), N, K, col0, t * S::BK, vector);
+    else if constexpr (S::BT)
+      wg_load_a<In, S, S::BN>(stage_a(t) + S::A_BYTES, B, N, K, col0, t * S::BK, vector);
   };
-  using Breg = typename std::conditional<TF32, TfB<S>, int>::type;
+  using Breg = typename std::conditional<REG_B, TfB<S>, int>::type;
   Breg breg;
   (void)breg;
 #pragma unroll
   for (int s = 0; s < S::STAGES - 1; ++s) {
     if (s < tiles_k) {
       load_async(s);
-      if constexpr (TF32) {
+      if constexpr (REG_B) {
         breg.load(reinterpret_cast<const float*>(B), N, K, col0, s * S::BK, vector);
         breg.store(stage_a(s) + S::A_BYTES);
       }
     }
     commit();
   }
-  if constexpr (TF32)
+  if constexpr (REG_B)
     if (S::STAGES - 1 < tiles_k) breg.load(reinterpret_cast<const float*>(B), N, K, col0, (S::STAGES - 1) * S::BK, vector);
 
   for (int kt = 0; kt < tiles_k; ++kt) {
@@ -525,7 +531,7 @@ __device__ void wg_gemm(const In* __restrict__ A, const In* __restrict__ B, floa
     const int next = kt + S::STAGES - 1;
     if (next < tiles_k) {
       load_async(next);
-      if constexpr (TF32) {
+      if constexpr (REG_B) {
         breg.store(stage_a(next) + S::A_BYTES);
         if (next + 1 < tiles_k) breg.load(reinterpret_cast<const float*>(B), N, K, col0, (next + 1) * S::BK, vector);
       }
@@ -786,3 +792,41 @@ GPURT_WGMMA_KERNEL(gpurt_matmul_tf32_wgmma_n256_s3, float, 256, 3, false, 1)
 GPURT_WGMMA_KERNEL(gpurt_matmul_tf32_wgmma_n128_s5, float, 128, 5, false, 1)
 GPURT_WGMMA_KERNEL(gpurt_matmul_tf32_wgmma_n128_s3_x2, float, 128, 3, false, 2)
 GPURT_WGMMA_KERNEL(gpurt_matmul_bf16_wgmma_n128_s3_x2, __nv_bfloat16, 128, 3, false, 2)
+
+// ---- TF32 with B^T: a pre-pass writes B^T (N x K) rounded to TF32 (cvt.rna), then a wgmma
+// kernel reads both operands K-major by cp.async, as the bf16 kernels do (TF32 wgmma takes only
+// K-major operands from shared memory). The host runs both, in order on one queue: one group of
+// 256 per 32 x 32 tile of B (tiles numbered in one dimension, ceil(N / 32) per band of k).
+extern "C" __global__ void __launch_bounds__(256)
+    gpurt_tf32_round_bt(const float* __restrict__ B, float* __restrict__ BT, unsigned K, unsigned N) {
+  __shared__ float tile[32][33];
+  const unsigned tiles_n = (N + 31) / 32;
+  const unsigned n0 = (blockIdx.x % tiles_n) * 32, k0 = (blockIdx.x / tiles_n) * 32;
+  const unsigned tx = threadIdx.x % 32, ty = threadIdx.x / 32;
+#pragma unroll
+  for (unsigned r = ty; r < 32; r += 8) {
+    const unsigned k = k0 + r, n = n0 + tx;
+    float v = 0.0f;
+    if (k < K && n < N) v = B[(size_t)k * N + n];
+    unsigned u;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(u) : "f"(v));
+    tile[r][tx] = __uint_as_float(u);
+  }
+  __syncthreads();
+#pragma unroll
+  for (unsigned r = ty; r < 32; r += 8) {
+    const unsigned n = n0 + r, k = k0 + tx;
+    if (n < N && k < K) BT[(size_t)n * K + k] = tile[tx][r];
+  }
+}
+
+#define GPURT_WGMMA_BT_KERNEL(NAME, BN, STAGES)                                                            \
+  static_assert(gpurt_tensor::WgShape<float, BN, STAGES, false, true>::SHARED_BYTES ==                      \
+                    gpurt_tensor::wgmma_shared_bytes(BN, STAGES), "host and kernel agree");                 \
+  extern "C" __global__ void __launch_bounds__(256, 1)                                                     \
+      NAME(const float* A, const float* BT, float* C, unsigned M, unsigned N, unsigned K) {                  \
+    gpurt_tensor::wg_gemm<float, gpurt_tensor::WgShape<float, BN, STAGES, false, true>>(A, BT, C, M, N, K);  \
+  }
+GPURT_WGMMA_BT_KERNEL(gpurt_matmul_tf32_wgmma_bt_n256_s3, 256, 3)
+GPURT_WGMMA_BT_KERNEL(gpurt_matmul_tf32_wgmma_bt_n256_s4, 256, 4)
+GPURT_WGMMA_BT_KERNEL(gpurt_matmul_tf32_wgmma_bt_n128_s4, 128, 4)

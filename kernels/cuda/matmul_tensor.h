@@ -44,7 +44,11 @@ struct Variant {
   int elem_bytes;  // 4: fp32 read as TF32; 2: bf16
   int bm, bn, threads, shared_bytes;
   bool sm90a;
+  // Whether it reads B^T (N x K, rounded to TF32) that the pre-pass gpurt_tf32_round_bt writes
+  // first (one group of 256 per 32 x 32 tile of B, ceil(N / 32) * ceil(K / 32) groups).
+  bool transposed_b = false;
 };
+constexpr const char* round_bt_kernel = "gpurt_tf32_round_bt";
 constexpr Variant variants[] = {
     {tf32_shapes[0].kernel, 4, 128, 256, tf32_shapes[0].threads(), tf32_shapes[0].shared_bytes(), false},
     {tf32_shapes[1].kernel, 4, 128, 256, tf32_shapes[1].threads(), tf32_shapes[1].shared_bytes(), false},
@@ -54,6 +58,9 @@ constexpr Variant variants[] = {
     {"gpurt_matmul_tf32_wgmma_n128_s3_x2", 4, 128, 128, 256, wgmma_shared_bytes(128, 3), true},  // 2 groups per SM
     {"gpurt_matmul_tf32_wgmma_n256_s3", 4, 128, 256, 256, wgmma_shared_bytes(256, 3), true},
     {"gpurt_matmul_tf32_wgmma_n256_s4", 4, 128, 256, 256, wgmma_shared_bytes(256, 4), true},
+    {"gpurt_matmul_tf32_wgmma_bt_n256_s3", 4, 128, 256, 256, wgmma_shared_bytes(256, 3), true, true},
+    {"gpurt_matmul_tf32_wgmma_bt_n256_s4", 4, 128, 256, 256, wgmma_shared_bytes(256, 4), true, true},
+    {"gpurt_matmul_tf32_wgmma_bt_n128_s4", 4, 128, 128, 256, wgmma_shared_bytes(128, 4), true, true},
     {bf16_shapes[0].kernel, 2, 128, 256, bf16_shapes[0].threads(), bf16_shapes[0].shared_bytes(), false},
     {bf16_shapes[1].kernel, 2, 128, 256, bf16_shapes[1].threads(), bf16_shapes[1].shared_bytes(), false},
     {"gpurt_matmul_bf16_mma_s3", 2, 128, 256, 256, wgmma_shared_bytes(256, 3), false},  // mma.sync, ldmatrix
@@ -85,7 +92,7 @@ struct HopperChoice {
 constexpr HopperChoice hopper = {nullptr, "gpurt_matmul_bf16_wgmma_n256_s3"};
 constexpr bool names_variant(const char* kernel, int elem_bytes) {
   for (const Variant& v : variants)
-    if (same_name(v.kernel, kernel)) return v.elem_bytes == elem_bytes;
+    if (same_name(v.kernel, kernel)) return v.elem_bytes == elem_bytes && !v.transposed_b;  // no B^T pre-pass there yet
   return false;
 }
 static_assert(!hopper.tf32 || names_variant(hopper.tf32, 4), "hopper.tf32 names a TF32 variant");
