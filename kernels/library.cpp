@@ -150,6 +150,8 @@ struct Scratch {
   Buffer<std::uint64_t> scan;
   std::uint32_t scan_tickets = 0;  // the counter's value once the scans enqueued so far have run
   std::uint32_t scan_epoch = 0;    // the last enqueued scan's epoch; 0: none since the buffer was zeroed
+  // matmul_tf32 on sm_90 (the wgmma kernel reading B^T): A rounded to TF32, and B^T rounded.
+  Buffer<float> tf32_a, tf32_bt;
 };
 
 // The queue's Scratch, made (and handed to the queue) on its first library call that needs one.
@@ -179,14 +181,22 @@ class ScratchLease {
   std::unique_lock<std::mutex> lock_;
 };
 
+// Makes `b` hold at least `n` elements (`grown` of them when it is shorter; contents undefined):
+// the old buffer lives until the queue's work is done. Returns whether it replaced the buffer.
+template <class T>
+bool ensure_capacity(Queue& q, Buffer<T>& b, std::size_t n, std::size_t grown) {
+  if (b.size() >= n) return false;
+  Buffer<T> fresh = q.device().alloc<T>(std::max(n, grown));
+  if (!b.empty()) q.keep_until_finished(std::make_shared<const Buffer<T>>(std::move(b)));
+  b = std::move(fresh);
+  return true;
+}
+
 // Makes `b` at least `words` long: a new buffer, zeroed on the queue, when it is shorter (the old
 // one lives until the queue's work is done). Returns whether it replaced the buffer.
 bool ensure_scratch(Queue& q, Buffer<std::uint64_t>& b, std::size_t words) {
-  if (b.size() >= words) return false;
-  Buffer<std::uint64_t> fresh = q.device().alloc<std::uint64_t>(std::max(words, 2 * b.size()));
-  q.fill(fresh, std::uint64_t{0});
-  if (!b.empty()) q.keep_until_finished(std::make_shared<const Buffer<std::uint64_t>>(std::move(b)));
-  b = std::move(fresh);
+  if (!ensure_capacity(q, b, words, 2 * b.size())) return false;
+  q.fill(b, std::uint64_t{0});
   return true;
 }
 
@@ -531,29 +541,33 @@ Kernel tensor_kernel(Queue& q, const char* name) {
 #endif
 }
 
-// The launch of one tensor-core kernel: its name, block of c, work-items and shared memory.
+// The launch of one tensor-core kernel: its name, block of c, work-items and shared memory, and
+// whether it reads A and B^T rounded to TF32 by the pre-passes (matmul_tensor.h).
 struct TensorLaunch {
   const char* kernel;
   std::size_t bm, bn, threads, shared;
+  bool transposed_b;
 };
 
 // The kernel tensor_matmul runs on `dev`: on a device of architecture sm_90 (compute capability
 // 9.0, where the fatbin's sm_90a code runs) the Hopper kernel of gpurt_tensor::hopper when there
 // is one for this precision and the device offers its shared memory; otherwise the deepest k-tile
 // of the mma.sync shapes whose shared memory the device offers (matmul_tensor.h).
+// `hopper` false: the mma.sync shape even on sm_90 (when the B^T kernel's scratch cannot be had).
 template <class In>
-TensorLaunch tensor_launch(const Device& dev) {
+TensorLaunch tensor_launch(const Device& dev, bool hopper_allowed = true) {
   const DeviceProperties& p = dev.properties();
   const char* hopper = sizeof(In) == 4 ? gpurt_tensor::hopper.tf32 : gpurt_tensor::hopper.bf16;
-  if (hopper && p.architecture == "sm_90") {
+  if (hopper && hopper_allowed && p.architecture == "sm_90") {
     const gpurt_tensor::Variant* v = gpurt_tensor::find_variant(hopper);
     if (v && static_cast<std::size_t>(v->shared_bytes) <= p.max_local_memory)
-      return {v->kernel, std::size_t(v->bm), std::size_t(v->bn), std::size_t(v->threads), std::size_t(v->shared_bytes)};
+      return {v->kernel,      std::size_t(v->bm),           std::size_t(v->bn), std::size_t(v->threads),
+              std::size_t(v->shared_bytes), v->transposed_b};
   }
   const auto& shapes = sizeof(In) == 4 ? gpurt_tensor::tf32_shapes : gpurt_tensor::bf16_shapes;
   const gpurt_tensor::BlockShape& s =
       static_cast<std::size_t>(shapes[0].shared_bytes()) <= p.max_local_memory ? shapes[0] : shapes[1];
-  return {s.kernel, std::size_t(s.bm), std::size_t(s.bn), std::size_t(s.threads()), std::size_t(s.shared_bytes())};
+  return {s.kernel, std::size_t(s.bm), std::size_t(s.bn), std::size_t(s.threads()), std::size_t(s.shared_bytes()), false};
 }
 
 // The tensor-core TF32/bf16 product (sizes checked), on a device where runs_tensor_kernels().
@@ -563,7 +577,7 @@ void tensor_matmul(Queue& q, const char* name, const Buffer<In>& a, const Buffer
   // One group per shape.bm x shape.bn block of c, numbered in one dimension (the kernels order
   // them in bands for L2).
   const std::size_t offered = q.device().properties().max_local_memory;
-  const TensorLaunch shape = tensor_launch<In>(q.device());
+  TensorLaunch shape = tensor_launch<In>(q.device());
   const std::size_t groups = ((m + shape.bm - 1) / shape.bm) * ((n + shape.bn - 1) / shape.bn);
   if (groups > q.device().properties().max_groups.x)
     bad(q, name, std::to_string(m) + " x " + std::to_string(n) + " needs " + std::to_string(groups) + " blocks of " +
@@ -574,14 +588,47 @@ void tensor_matmul(Queue& q, const char* name, const Buffer<In>& a, const Buffer
     fail(ErrorCategory::unsupported, q.device(), name,
          "the tensor-core kernel needs " + std::to_string(shared) + " bytes of local memory per group; " +
              q.device().description() + " offers " + std::to_string(offered) + "; use lib::matmul");
-  const Kernel kern = tensor_kernel(q, shape.kernel);
-  if (m == 0 || n == 0) return;
+  if (m == 0 || n == 0) {
+    tensor_kernel(q, shape.kernel);  // a device that cannot run it says so for every size
+    return;
+  }
   if (k == 0) {
+    tensor_kernel(q, shape.kernel);
     q.fill(c, 0.0f);
     return;
   }
-  q.launch(kern, LaunchConfig(Dim3(groups), Dim3(shape.threads), shared), a, b, c,
-           static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(k));
+  if constexpr (sizeof(In) == 4) {
+    if (shape.transposed_b) {
+      // The pre-passes write A and B^T rounded to TF32 into the queue's scratch (kept for later calls);
+      // where that memory cannot be had, the mma.sync kernel, which needs none.
+      ScratchLease scratch(q);
+      bool have = true;
+      try {
+        ensure_capacity(q, scratch->tf32_a, m * k, m * k);
+        ensure_capacity(q, scratch->tf32_bt, n * k, n * k);
+      } catch (const Error& e) {
+        if (e.category() != ErrorCategory::out_of_device_memory) throw;
+        have = false;
+      }
+      if (have) {
+        const Kernel round = tensor_kernel(q, gpurt_tensor::round_kernel);
+        const Kernel round_bt = tensor_kernel(q, gpurt_tensor::round_bt_kernel);
+        const Kernel kern = tensor_kernel(q, shape.kernel);
+        const std::size_t elems = m * k, wave = 4 * q.device().properties().compute_units;
+        q.launch(round, LaunchConfig(Dim3(std::max<std::size_t>(1, std::min((elems + 255) / 256, wave * 8))), Dim3(256)),
+                 a, scratch->tf32_a, static_cast<std::uint64_t>(elems));
+        q.launch(round_bt, LaunchConfig(Dim3(((n + 31) / 32) * ((k + 31) / 32)), Dim3(256)), b, scratch->tf32_bt,
+                 static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(n));
+        q.launch(kern, LaunchConfig(Dim3(groups), Dim3(shape.threads), shared), scratch->tf32_a, scratch->tf32_bt, c,
+                 static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(k));
+        return;
+      }
+      shape = tensor_launch<In>(q.device(), false);
+    }
+  }
+  const std::size_t fallback_groups = ((m + shape.bm - 1) / shape.bm) * ((n + shape.bn - 1) / shape.bn);
+  q.launch(tensor_kernel(q, shape.kernel), LaunchConfig(Dim3(fallback_groups), Dim3(shape.threads), shape.shared), a, b,
+           c, static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(k));
 }
 }  // namespace
 

@@ -194,13 +194,16 @@ double median_ms(gpurt::Queue& q, int reps, T&& enqueue) {
 template <class In>
 int run_child_typed(const Args& args, const gpurt::Device& dev, const Variant* v, bool bf16) {
   gpurt::Queue q = dev.create_queue();
-  gpurt::Kernel kern, round_bt;
-  gpurt::Buffer<In> bt;  // B^T for the variants that read it; the pre-pass is timed with them
+  gpurt::Kernel kern, round_bt, round_a;
+  gpurt::Buffer<In> bt, ar;  // B^T and A rounded, for the variants that read them; the pre-passes are timed with them
   std::unique_ptr<gpurt::bench::tune::CublasGemm> blas;
   if (v) {
     const gpurt::Program prog = dev.build({gpurt::SourceLanguage::cubin, read_file(args.fatbin), "matmul_tensor.fatbin"});
     kern = prog.kernel(v->kernel);
-    if (v->transposed_b) round_bt = prog.kernel(gpurt_tensor::round_bt_kernel);
+    if (v->transposed_b) {
+      round_bt = prog.kernel(gpurt_tensor::round_bt_kernel);
+      round_a = prog.kernel(gpurt_tensor::round_kernel);
+    }
   } else {
     blas = std::make_unique<gpurt::bench::tune::CublasGemm>(q);
   }
@@ -208,8 +211,16 @@ int run_child_typed(const Args& args, const gpurt::Device& dev, const Variant* v
                      int k) {
     if (v) {
       const std::size_t groups = std::size_t((m + v->bm - 1) / v->bm) * std::size_t((n + v->bn - 1) / v->bn);
+      const gpurt::Buffer<In>* aa = &a;
       const gpurt::Buffer<In>* bb = &b;
       if (v->transposed_b) {
+        const std::size_t elems = std::size_t(m) * k;
+        if (ar.size() < elems) ar = dev.alloc<In>(elems);
+        q.launch(round_a, gpurt::LaunchConfig(gpurt::Dim3(std::max<std::size_t>(1, std::min<std::size_t>((elems + 255) / 256,
+                                                                                                      32 * dev.properties().compute_units))),
+                                              gpurt::Dim3(256)),
+                 a, ar, std::uint64_t(elems));
+        aa = &ar;
         if (bt.size() < std::size_t(n) * k) bt = dev.alloc<In>(std::size_t(n) * k);
         const std::size_t tiles = std::size_t((n + 31) / 32) * std::size_t((k + 31) / 32);
         q.launch(round_bt, gpurt::LaunchConfig(gpurt::Dim3(tiles), gpurt::Dim3(256)), b, bt, std::uint32_t(k),
@@ -217,7 +228,7 @@ int run_child_typed(const Args& args, const gpurt::Device& dev, const Variant* v
         bb = &bt;
       }
       q.launch(kern, gpurt::LaunchConfig(gpurt::Dim3(groups), gpurt::Dim3(std::size_t(v->threads)), std::size_t(v->shared_bytes)),
-               a, *bb, c, std::uint32_t(m), std::uint32_t(n), std::uint32_t(k));
+               *aa, *bb, c, std::uint32_t(m), std::uint32_t(n), std::uint32_t(k));
     } else if constexpr (sizeof(In) == 4) {
       blas->tf32(a, b, c, m, n, k);
     } else {

@@ -795,7 +795,8 @@ GPURT_WGMMA_KERNEL(gpurt_matmul_bf16_wgmma_n128_s3_x2, __nv_bfloat16, 128, 3, fa
 
 // ---- TF32 with B^T: a pre-pass writes B^T (N x K) rounded to TF32 (cvt.rna), then a wgmma
 // kernel reads both operands K-major by cp.async, as the bf16 kernels do (TF32 wgmma takes only
-// K-major operands from shared memory). The host runs both, in order on one queue: one group of
+// K-major operands from shared memory). The host runs both (and gpurt_tf32_round over A, below), in
+// order on one queue: one group of
 // 256 per 32 x 32 tile of B (tiles numbered in one dimension, ceil(N / 32) per band of k).
 extern "C" __global__ void __launch_bounds__(256)
     gpurt_tf32_round_bt(const float* __restrict__ B, float* __restrict__ BT, unsigned K, unsigned N) {
@@ -817,6 +818,19 @@ extern "C" __global__ void __launch_bounds__(256)
   for (unsigned r = ty; r < 32; r += 8) {
     const unsigned n = n0 + r, k = k0 + tx;
     if (n < N && k < K) BT[(size_t)n * K + k] = tile[tx][r];
+  }
+}
+
+// ---- TF32 A for the B^T kernels: A copied rounded to TF32 (cvt.rna), so that the wgmma kernel,
+// which feeds the tensor cores the bits it finds (they drop the low 13), computes with A rounded to
+// nearest as every other TF32 kernel here does. A grid-stride loop of 256-item groups.
+extern "C" __global__ void __launch_bounds__(256)
+    gpurt_tf32_round(const float* __restrict__ in, float* __restrict__ out, unsigned long long n) {
+  const unsigned long long stride = (unsigned long long)gridDim.x * 256;
+  for (unsigned long long i = (unsigned long long)blockIdx.x * 256 + threadIdx.x; i < n; i += stride) {
+    unsigned u;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(u) : "f"(in[i]));
+    out[i] = __uint_as_float(u);
   }
 }
 

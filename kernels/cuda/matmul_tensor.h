@@ -45,10 +45,13 @@ struct Variant {
   int bm, bn, threads, shared_bytes;
   bool sm90a;
   // Whether it reads B^T (N x K, rounded to TF32) that the pre-pass gpurt_tf32_round_bt writes
-  // first (one group of 256 per 32 x 32 tile of B, ceil(N / 32) * ceil(K / 32) groups).
+  // first (one group of 256 per 32 x 32 tile of B, ceil(N / 32) * ceil(K / 32) groups), and A
+  // rounded to TF32 by the pre-pass gpurt_tf32_round (groups of 256 items, a grid-stride loop over
+  // the M x K elements; its arguments: A, the copy, the element count as a 64-bit integer).
   bool transposed_b = false;
 };
 constexpr const char* round_bt_kernel = "gpurt_tf32_round_bt";
+constexpr const char* round_kernel = "gpurt_tf32_round";
 constexpr Variant variants[] = {
     {tf32_shapes[0].kernel, 4, 128, 256, tf32_shapes[0].threads(), tf32_shapes[0].shared_bytes(), false},
     {tf32_shapes[1].kernel, 4, 128, 256, tf32_shapes[1].threads(), tf32_shapes[1].shared_bytes(), false},
@@ -83,16 +86,17 @@ constexpr const Variant* find_variant(const char* kernel) {
 // capability 9.0 exactly: sm_90a code runs nowhere else), per precision; nullptr: the mma.sync
 // shapes above, as on every other device. Measured on the H200 by gpurt-tune-tensor
 // (docs/bench/approaches.md, "issue 21: tensor-core kernels"): bf16 wgmma n256_s3 0.614 x cuBLAS;
-// no TF32 wgmma kernel beat 0.23 (B is transposed through registers), so TF32 keeps mma.sync.
-// Switching is this one line: a name from `variants` (sm90a) or nullptr.
+// TF32 wgmma reading B^T after the pre-passes 0.545 (B transposed through registers: at most 0.23).
+// A variant that reads B^T runs after the two pre-passes (the library keeps their output as the
+// queue's scratch). Switching is this one line: a name from `variants` (sm90a) or nullptr.
 struct HopperChoice {
   const char* tf32;
   const char* bf16;
 };
-constexpr HopperChoice hopper = {nullptr, "gpurt_matmul_bf16_wgmma_n256_s3"};
+constexpr HopperChoice hopper = {"gpurt_matmul_tf32_wgmma_bt_n256_s3", "gpurt_matmul_bf16_wgmma_n256_s3"};
 constexpr bool names_variant(const char* kernel, int elem_bytes) {
   for (const Variant& v : variants)
-    if (same_name(v.kernel, kernel)) return v.elem_bytes == elem_bytes && !v.transposed_b;  // no B^T pre-pass there yet
+    if (same_name(v.kernel, kernel)) return v.elem_bytes == elem_bytes;
   return false;
 }
 static_assert(!hopper.tf32 || names_variant(hopper.tf32, 4), "hopper.tf32 names a TF32 variant");

@@ -25,7 +25,10 @@
 //
 // Scratch memory: reduce and scan keep device memory for each queue they run on (reduce's partial
 // results, scan's tile states), so that once a call has run on a queue at a size, later calls of
-// that size or smaller allocate and clear nothing. The queue owns it (Queue::keep_until_destroyed):
+// that size or smaller allocate and clear nothing; so does matmul_tf32 on sm_90 devices (H100,
+// H200: (m + n) x k floats, A rounded to TF32 and B transposed and rounded, which its Hopper kernel
+// reads; where that memory cannot be allocated it runs the tensor-core kernel that needs none, as on
+// other GPUs, with the same results' bound). The queue owns it (Queue::keep_until_destroyed):
 // it is freed when the queue is destroyed, after the queue's work has completed, and a queue made
 // later starts with none. Threads: library calls may be made from several threads at once, on one
 // queue or several; each call's work is enqueued whole, in some order.
