@@ -2,7 +2,8 @@
 // calls back to back after one untimed call, to the queue's end (RawBaseline::gemm_gflops does the
 // same on its own queue), so that the vendor path against the raw library (target 0.97) compares
 // like with like. `reps` is chosen per row from one timed call so that a trial takes about 0.25 s
-// (0.02 s with --quick), 1 to 50 calls, the same for every side of the row.
+// (0.02 s with --quick), 1 to 1000 calls, the same for every side of the row (small products: many
+// calls, so that the one wait at the end weighs little beside the calls' own cost).
 #include "matmul_rows.hpp"
 
 #include <algorithm>
@@ -244,7 +245,7 @@ nlohmann::json measure_matmul_rows(const MatmulBench& b) {
           slowest = std::max(slowest, 2.0 * s.m * s.n * s.k / (g * 1e9));
         }
         const std::size_t reps =
-            static_cast<std::size_t>(std::clamp(std::round(trial_seconds / std::max(slowest, 1e-9)), 1.0, 50.0));
+            static_cast<std::size_t>(std::clamp(std::round(trial_seconds / std::max(slowest, 1e-9)), 1.0, 1000.0));
         std::vector<std::vector<double>> g(impls.size());
         std::vector<double> r;
         std::string raw_skipped;  // the raw library's own reason, from its first call, when it cannot run

@@ -83,11 +83,18 @@ void fail(const Device& device, ErrorCategory category, const std::string& messa
   throw Error(category, message, ErrorDetails{device.backend(), status, status_name, call, device.description(), {}, {}});
 }
 
-std::string span_name(Precision precision, const std::string& library) {
-  const char* call = precision == Precision::tf32   ? "lib::matmul_tf32"
-                     : precision == Precision::bf16 ? "lib::matmul_bf16"
-                                                    : "lib::matmul";
-  return std::string(call) + " (" + library + ")";
+std::string_view span_name(Precision precision, std::string_view library) {
+  // Made once: a vendor call builds no string for its span (the span copies it only while tracing).
+  static const std::string names[2][4] = {
+      {"lib::matmul (cuBLAS)", "lib::matmul_tf32 (cuBLAS)", "lib::matmul_bf16 (cuBLAS)", "lib::matmul (cuBLAS)"},
+      {"lib::matmul (CLBlast)", "lib::matmul_tf32 (CLBlast)", "lib::matmul_bf16 (CLBlast)", "lib::matmul (CLBlast)"}};
+  const int row = library == "cuBLAS" ? 0 : library == "CLBlast" ? 1 : -1;
+  const int col = precision == Precision::fp32 ? 0 : precision == Precision::tf32 ? 1 : precision == Precision::bf16 ? 2 : 3;
+  if (row >= 0) return names[row][col];
+  static thread_local std::string other;  // an adapter not in the table
+  other = std::string(col == 1 ? "lib::matmul_tf32" : col == 2 ? "lib::matmul_bf16" : "lib::matmul") + " (" +
+          std::string(library) + ")";
+  return other;
 }
 
 }  // namespace gpurt::lib::vendor

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpurt/buffer.hpp"
@@ -77,7 +78,8 @@ std::string file_of(const void* symbol);
                        std::int64_t status, const std::string& status_name);
 
 // The span name of a vendor matmul: "lib::matmul (cuBLAS)", "lib::matmul_tf32 (cuBLAS)", ...
-std::string span_name(Precision precision, const std::string& library);
+// (valid until the thread's next call for an adapter other than cuBLAS and CLBlast).
+std::string_view span_name(Precision precision, std::string_view library);
 
 // An adapter's state for one queue (a vendor handle bound to its native queue), made on the queue's
 // first vendor call and owned by the queue (Queue::keep_until_destroyed): it goes with the queue,

@@ -176,9 +176,17 @@ ErrorCategory category_of(cublasStatus_t s) {
   return ErrorCategory::internal;
 }
 
-// Throws for a failed cuBLAS call `call` made for `what` on `device`.
-void check(cublasStatus_t s, const char* call, const std::string& what, const Device& device) {
+// What a call is for, in messages: "lib::matmul (cuBLAS) of 256 x 256 x 256". Built only for an
+// error: a call that succeeds builds no string.
+std::string what_of(const GemmArgs& g) {
+  return std::string(span_name(g.precision, "cuBLAS")) + " of " + std::to_string(g.m) + " x " + std::to_string(g.n) +
+         " x " + std::to_string(g.k);
+}
+
+// Throws for a failed cuBLAS call `call` made for the product `g` on `device`.
+void check(cublasStatus_t s, const char* call, const GemmArgs& g, const Device& device) {
   if (s == CUBLAS_STATUS_SUCCESS) return;
+  const std::string what = what_of(g);
   const ErrorCategory category = category_of(s);
   std::string todo = "; run it with the portable kernels (Options::vendor = VendorLibraries::off or "
                      "GPURT_VENDOR_LIBRARIES=off)";
@@ -225,11 +233,13 @@ PerQueue<Handle>& handles() {
   return *registry;
 }
 
-std::shared_ptr<Handle> handle_of(Queue& queue, const Library& lib, CUcontext context, const std::string& what,
-                                  const Device& device) {
+// The queue's handle, made on its first call (its context: the device's primary context).
+std::shared_ptr<Handle> handle_of(Queue& queue, const Library& lib, const GemmArgs& what, const Device& device) {
   return handles().get(queue, [&] {
     auto h = std::make_shared<Handle>();
     h->lib = &lib;
+    const auto context = reinterpret_cast<CUcontext>(
+        static_cast<std::uintptr_t>(native_handle(device, NativeKind::context).handle));
     h->context = context;
     make_current(lib, context, device);
     cublasHandle_t made = nullptr;
@@ -259,24 +269,21 @@ bool covers(const Device&, Precision, std::string& why) {
 void gemm(Queue& queue, const GemmArgs& g) {
   const Library& lib = library();
   const Device device = queue.device();
-  const std::string what = span_name(g.precision, "cuBLAS") + " of " + std::to_string(g.m) + " x " +
-                           std::to_string(g.n) + " x " + std::to_string(g.k);
+  const GemmArgs& what = g;  // for messages (what_of)
   if (!lib.info.available) fail(device, ErrorCategory::unsupported, lib.info.reason, "gpurt::lib::matmul", 0, {});
   constexpr std::size_t int_max = INT_MAX;
   const bool wide = g.m > int_max || g.n > int_max || g.k > int_max;
   if (wide && !(g.precision == Precision::fp64 ? lib.dgemm_64 != nullptr : lib.gemm_ex_64 != nullptr))
     fail(device, ErrorCategory::invalid_argument,
-         what + ": a dimension is more than 2147483647, the largest the int API of " + lib.info.path + " (cuBLAS " +
+         what_of(g) + ": a dimension is more than 2147483647, the largest the int API of " + lib.info.path + " (cuBLAS " +
              lib.info.version +
              ") takes, and it has no 64-bit API; install cuBLAS 12 or later, split the product into blocks of at "
              "most 2147483647 rows, columns and terms, or run it with the portable kernels (Options::vendor = "
              "VendorLibraries::off)",
          "gpurt::lib::matmul", 0, {});
-  const auto context = reinterpret_cast<CUcontext>(
-      static_cast<std::uintptr_t>(native_handle(device, NativeKind::context).handle));
-  const std::shared_ptr<Handle> h = handle_of(queue, lib, context, what, device);
+  const std::shared_ptr<Handle> h = handle_of(queue, lib, what, device);
   std::lock_guard<std::mutex> lock(h->mutex);
-  make_current(lib, context, device);
+  make_current(lib, h->context, device);
 
   // Column-major C^T (n x m) = B^T (n x k) A^T (k x m).
   const auto m = static_cast<std::int64_t>(g.n), n = static_cast<std::int64_t>(g.m), k = static_cast<std::int64_t>(g.k);

@@ -155,7 +155,7 @@ void run(Queue& queue, GemmFn<T> fn, const char* call, const GemmArgs& g) {
   const Device device = queue.device();
   fail(device, s.category,
        std::string(call) + " failed with " + s.name + " (" + std::to_string(status) + ") in " +
-           span_name(g.precision, "CLBlast") + " of " + std::to_string(g.m) + " x " + std::to_string(g.n) + " x " +
+           std::string(span_name(g.precision, "CLBlast")) + " of " + std::to_string(g.m) + " x " + std::to_string(g.n) + " x " +
            std::to_string(g.k) + " on " + device.description() +
            "; nothing of the product is to be trusted - run it with the portable kernels "
            "(Options::vendor = VendorLibraries::off or GPURT_VENDOR_LIBRARIES=off)" +
