@@ -120,6 +120,16 @@ bool usable(const Queue& q) {
 bool runs_on(const Device& device) { return device.properties().type == DeviceType::cpu; }
 
 template <class T>
+bool copy(Queue& q, const Buffer<T>& src, const Buffer<T>& dst) {
+  if (!usable<T>(q)) return false;
+  if (src.offset_bytes() == dst.offset_bytes() && src.overlaps(dst)) return true;  // dst is src itself
+  const Chunks c = chunks_of(q, src.size());
+  q.launch(stream_kernel<T>(q, "gpurt_copy"), items_config(c.items), src, dst,
+           static_cast<std::uint64_t>(src.size()), static_cast<std::uint64_t>(c.chunk));
+  return true;
+}
+
+template <class T>
 bool fill(Queue& q, const Buffer<T>& dst, T value) {
   if (!usable<T>(q)) return false;
   const Chunks c = chunks_of(q, dst.size());
@@ -232,6 +242,7 @@ bool matmul(Queue& q, const Buffer<float>& a, const Buffer<float>& b, const Buff
 }
 
 #define GPURT_CPU_INSTANTIATE(T)                                                                    \
+  template bool copy<T>(Queue&, const Buffer<T>&, const Buffer<T>&);                                \
   template bool fill<T>(Queue&, const Buffer<T>&, T);                                               \
   template bool axpy<T>(Queue&, T, const Buffer<T>&, const Buffer<T>&);                             \
   template bool binary<T>(Queue&, BinaryOp, const Buffer<T>&, const Buffer<T>&, const Buffer<T>&); \

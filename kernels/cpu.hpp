@@ -30,6 +30,7 @@ namespace gpurt::lib::cpu {
 bool runs_on(const Device& device);
 
 // Each is called after the library's checks (sizes, overlap) with non-empty buffers.
+template <class T> bool copy(Queue& q, const Buffer<T>& src, const Buffer<T>& dst);  // the queue's copy is one thread
 template <class T> bool fill(Queue& q, const Buffer<T>& dst, T value);
 template <class T> bool axpy(Queue& q, T a, const Buffer<T>& x, const Buffer<T>& y);
 template <class T> bool binary(Queue& q, BinaryOp op, const Buffer<T>& a, const Buffer<T>& b, const Buffer<T>& out);

@@ -345,7 +345,8 @@ void copy(Queue& q, const Buffer<T>& src, const Buffer<T>& dst) {
   require_size(q, "copy", "the destination", dst.size(), src.size());
   check_overlap(q, "copy", "dst", dst, "src", src, InPlace::allowed);
   if (src.empty()) return;
-  q.copy(src, dst);  // the device's copy engine: nothing written in the dialect beats it
+  if (cpu::copy<T>(q, src, dst)) return;  // CPU devices: kernels/cpu.hpp (their copy command runs on one thread)
+  q.copy(src, dst);  // the device's copy engine: nothing written in the dialect beats it on a GPU
 }
 
 template <class T>

@@ -53,9 +53,10 @@ enum class ScanKind { inclusive, exclusive };
 template <class T> struct NonDeduced { using type = T; };
 template <class T> using Scalar = typename NonDeduced<T>::type;
 
-// Every element of `dst` = value (through the device's fill engine).
+// Every element of `dst` = value (through the device's fill engine, or a fill kernel of chunks on a CPU device).
 template <class T> void fill(Queue& queue, const Buffer<T>& dst, Scalar<T> value);
-// dst = src (equal sizes; through the device's copy engine). dst may be src itself (nothing to do).
+// dst = src (equal sizes; through the device's copy engine, or a copy kernel of chunks on a CPU device). dst
+// may be src itself (nothing to do).
 template <class T> void copy(Queue& queue, const Buffer<T>& src, const Buffer<T>& dst);
 // y = a * x + y (equal sizes). y may be x itself (y = (a + 1) * y).
 template <class T> void axpy(Queue& queue, Scalar<T> a, const Buffer<T>& x, const Buffer<T>& y);
