@@ -5,7 +5,8 @@
 //   gpurt-tune-kernels [--device SEL] [--json FILE] [--quick] [--only scan,histogram,conv2d,transpose]
 //
 // Each candidate is the kernel's source (the embedded kernels/*.gpurt) built through the public API
-// with its defines, checked once against a CPU reference on a small odd size, then timed: a warm-up,
+// with its defines, checked against a CPU reference on a small odd size (scan: also exclusive, and on
+// views at odd offsets; conv2d: also a width that is a multiple of 4), then timed: a warm-up,
 // then the median of `reps` timed batches (events on a timed queue around `batch` launches back to
 // back, as `gpurt bench` times the library). Sizes and bytes as in bench/runner.cpp: 8192 x 8192
 // floats (64 Mi; --quick: 512 x 512); scan and transpose and conv2d count 2 x n x 4 bytes,
