@@ -5,7 +5,8 @@
 //   gpurt-tune-kernels [--device SEL] [--json FILE] [--quick] [--only scan,histogram,conv2d,transpose]
 //
 // Each candidate is the kernel's source (the embedded kernels/*.gpurt) built through the public API
-// with its defines, checked once against a CPU reference on a small odd size, then timed: a warm-up,
+// with its defines, checked against a CPU reference on a small odd size (scan: also exclusive, and on
+// views at odd offsets; conv2d: also a width that is a multiple of 4), then timed: a warm-up,
 // then the median of `reps` timed batches (events on a timed queue around `batch` launches back to
 // back, as `gpurt bench` times the library). Sizes and bytes as in bench/runner.cpp: 8192 x 8192
 // floats (64 Mi; --quick: 512 x 512); scan and transpose and conv2d count 2 x n x 4 bytes,
@@ -29,6 +30,7 @@
 #include <iostream>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "embedded_kernels.hpp"
@@ -121,7 +123,18 @@ std::vector<float> small_ints(std::size_t count, std::mt19937& rng, int hi) {
 struct ScanShape {
   std::size_t group, items, look, ticket = 1;  // ticket 0: tiles by group index (GPURT_SCAN_TICKET)
   std::size_t batch = 0;                       // 1: all loads of a work-item in flight (GPURT_SCAN_BATCH)
+  // The candidate forms (kernels/scan.gpurt's header): registers (GPURT_SCAN_REGS), 16-byte loads
+  // and stores of each work-item's run (GPURT_SCAN_VLOAD/VSTORE), early aggregate (GPURT_SCAN_EARLY).
+  std::size_t regs = 0, vload = 0, vstore = 0, early = 0;
 };
+
+std::string scan_label(const ScanShape& s) {
+  std::string l = "group " + std::to_string(s.group) + " x " + std::to_string(s.items) + " look " +
+                  std::to_string(s.look) + (s.ticket ? "" : " by group index") + (s.batch ? " batched" : "");
+  if (s.regs) l += std::string(" regs") + (s.vload ? " vload" : "") + (s.vstore ? " vstore" : "");
+  if (s.early) l += " early";
+  return l;
+}
 
 json tune_scan(Tuner& t) {
   std::vector<ScanShape> shapes = {// the reference form (all measured 0.64-0.67 of copy on the H200)
@@ -130,13 +143,18 @@ json tune_scan(Tuner& t) {
                                    {512, 16, 4, 0}, {128, 32, 4, 0},
                                    // batched loads (GPURT_SCAN_BATCH=1)
                                    {256, 32, 4, 1, 1}, {256, 16, 4, 1, 1}, {128, 32, 4, 1, 1}, {128, 64, 4, 1, 1},
-                                   {512, 16, 4, 1, 1}, {256, 32, 1, 1, 1}, {256, 32, 4, 0, 1}, {128, 32, 4, 0, 1}};
+                                   {512, 16, 4, 1, 1}, {256, 32, 1, 1, 1}, {256, 32, 4, 0, 1}, {128, 32, 4, 0, 1},
+                                   // candidate forms (h21f): early aggregate, register form, 16-byte runs
+                                   {256, 32, 4, 1, 0, 0, 0, 0, 1}, {256, 32, 4, 1, 0, 1, 0, 0, 0},
+                                   {256, 32, 4, 1, 0, 1, 1, 0, 0}, {256, 32, 4, 1, 0, 1, 0, 1, 0},
+                                   {256, 32, 4, 1, 0, 1, 1, 1, 0}, {256, 32, 4, 1, 0, 1, 1, 0, 1},
+                                   {256, 32, 4, 1, 0, 1, 1, 1, 1}, {256, 32, 4, 1, 0, 1, 0, 0, 1},
+                                   {128, 32, 4, 1, 0, 1, 1, 1, 1}, {512, 16, 4, 1, 0, 1, 1, 1, 1},
+                                   {256, 16, 4, 1, 0, 1, 1, 1, 1}, {128, 64, 4, 1, 0, 1, 1, 0, 1},
+                                   {256, 32, 4, 0, 0, 1, 1, 1, 1}, {256, 32, 1, 1, 0, 1, 1, 1, 1}};
   const std::size_t check_n = t.opt.quick ? 100003 : 3000017;
   std::mt19937 rng(21);
   const std::vector<float> hin = small_ints(check_n, rng, 3);  // sums stay exact in float (< 2^24)
-  std::vector<float> ref(check_n);
-  double run = 0;
-  for (std::size_t i = 0; i < check_n; ++i) ref[i] = static_cast<float>(run += hin[i]);
   auto cin = t.dev.alloc<float>(check_n), cout = t.dev.alloc<float>(check_n);
   t.q.write(hin, cin);
   auto x = t.dev.alloc<float>(t.n), z = t.dev.alloc<float>(t.n);
@@ -145,9 +163,12 @@ json tune_scan(Tuner& t) {
   for (const ScanShape& s : shapes) {
     if (s.group > t.dev.properties().max_group_size) continue;
     if (s.group * s.items * 4 > 44 * 1024) continue;
-    Candidate c{"group " + std::to_string(s.group) + " x " + std::to_string(s.items) + " look " +
-                    std::to_string(s.look) + (s.ticket ? "" : " by group index") + (s.batch ? " batched" : ""),
+    Candidate c{scan_label(s),
                 {{"GPURT_T", "float"},
+                 {"GPURT_SCAN_REGS", std::to_string(s.regs)},
+                 {"GPURT_SCAN_VLOAD", std::to_string(s.vload)},
+                 {"GPURT_SCAN_VSTORE", std::to_string(s.vstore)},
+                 {"GPURT_SCAN_EARLY", std::to_string(s.early)},
                  {"GPURT_SCAN_BATCH", std::to_string(s.batch)},
                  {"GPURT_SCAN_TICKET", std::to_string(s.ticket)},
                  {"GPURT_SCAN_GROUP", std::to_string(s.group)},
@@ -161,21 +182,35 @@ json tune_scan(Tuner& t) {
       auto state = t.dev.alloc<std::uint64_t>(2 + max_tiles);
       t.q.fill(state, std::uint64_t{0});
       std::uint32_t tickets = 0, epoch = 0;
-      auto launch = [&](const Buffer<float>& in, const Buffer<float>& out, std::size_t count) {
+      auto launch = [&](const Buffer<float>& in, const Buffer<float>& out, std::size_t count, int exclusive = 0) {
         const std::size_t tiles = (count + tile - 1) / tile;
         ++epoch;
-        t.q.launch(k, LaunchConfig(Dim3(tiles), Dim3(s.group)), in, out, static_cast<std::uint64_t>(count), 0, state,
-                   tickets, epoch);
+        t.q.launch(k, LaunchConfig(Dim3(tiles), Dim3(s.group)), in, out, static_cast<std::uint64_t>(count), exclusive,
+                   state, tickets, epoch);
         tickets += static_cast<std::uint32_t>(tiles);
       };
-      launch(cin, cout, check_n);
-      const std::vector<float> got = t.q.read(cout);
-      std::size_t bad = check_n;
-      for (std::size_t i = 0; i < check_n && bad == check_n; ++i)
-        if (got[i] != ref[i]) bad = i;
-      if (bad != check_n) {
-        row["error"] = "wrong result at " + std::to_string(bad) + ": " + std::to_string(got[bad]) + " for " +
-                       std::to_string(ref[bad]);
+      // Checks: inclusive on aligned buffers, exclusive, and views at odd offsets (the 16-byte paths
+      // of the candidate forms fall back to scalar accesses there); sums of small ints are exact.
+      std::string error;
+      const std::tuple<std::size_t, std::size_t, int> checks[] = {{0, 0, 0}, {0, 0, 1}, {1, 3, 0}};
+      for (const auto& [in_off, out_off, exclusive] : checks) {
+        const std::size_t count = check_n - 4;  // odd: the last tile partial
+        t.q.fill(cout, -1.0f);
+        launch(cin.view(in_off, count), cout.view(out_off, count), count, exclusive);
+        const std::vector<float> got = t.q.read(cout);
+        double run = 0;
+        for (std::size_t i = 0; i < count && error.empty(); ++i) {
+          const double before = run;
+          run += hin[in_off + i];
+          const float want = static_cast<float>(exclusive ? before : run);
+          if (got[out_off + i] != want)
+            error = std::string(exclusive ? "exclusive" : "inclusive") + " (in at " + std::to_string(in_off) +
+                    ", out at " + std::to_string(out_off) + "): wrong result at " + std::to_string(i) + ": " +
+                    std::to_string(got[out_off + i]) + " for " + std::to_string(want);
+        }
+      }
+      if (!error.empty()) {
+        row["error"] = error;
       } else {
         const double ms = t.time_ms([&] { launch(x, z, t.n); });
         row["ms"] = ms;
@@ -259,7 +294,9 @@ json tune_histogram(Tuner& t) {
 // ---- conv2d 5x5 ----
 struct ConvShape {
   std::size_t gx, gy, rx, ry;
-  int local;  // 1: the local-memory tile (rx must be 1)
+  int local;     // 1: the local-memory tile (rx must be 1)
+  int vec = 0;   // 1: float4 rows (GPURT_CONV_VEC, rx 4; kernels/conv2d.gpurt's header)
+  int shfl = 0;  // 1: halo by warp shuffles on CUDA (GPURT_CONV_SHFL; elsewhere the same as vec)
 };
 
 std::vector<float> conv_ref(const std::vector<float>& in, const std::vector<float>& f, std::size_t w, std::size_t h,
@@ -287,17 +324,33 @@ json tune_conv2d(Tuner& t) {
                                          {64, 4, 1, 8, 1},
                                          // beyond rx 2 (g21b): rx 4 with narrower groups, ry 8 and 32
                                          {16, 8, 4, 16, 0}, {32, 4, 4, 8, 0}, {16, 4, 4, 32, 0}, {64, 2, 2, 32, 0},
-                                         {32, 4, 2, 32, 0}, {64, 4, 2, 16, 0}, {128, 2, 2, 8, 0}};
+                                         {32, 4, 2, 32, 0}, {64, 4, 2, 16, 0}, {128, 2, 2, 8, 0},
+                                         // float4 rows (h21f): rx 4, scalar halo, then shuffled halo
+                                         {64, 2, 4, 16, 0, 1}, {32, 4, 4, 16, 0, 1}, {32, 2, 4, 16, 0, 1},
+                                         {64, 4, 4, 8, 0, 1}, {32, 4, 4, 32, 0, 1}, {16, 8, 4, 16, 0, 1},
+                                         {64, 2, 4, 16, 0, 1, 1}, {32, 4, 4, 16, 0, 1, 1}, {32, 2, 4, 16, 0, 1, 1},
+                                         {64, 4, 4, 8, 0, 1, 1}, {32, 4, 4, 32, 0, 1, 1}, {32, 8, 4, 8, 0, 1, 1}};
   const int fs = 5;
-  const std::size_t cw = 301, ch = 203;  // odd sizes: partial groups at both edges
+  // Checked sizes: 301 x 203 (odd: partial groups at both edges, every row start misaligned) and
+  // 1028 x 203 (width a multiple of 4 but not of any tile: interior groups take the float4 rows).
+  const std::size_t ch = 203;
+  const std::size_t widths[] = {301, 1028};
   std::mt19937 rng(23);
   std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> hin(cw * ch), hf(fs * fs);
-  for (float& v : hin) v = d(rng);
+  std::vector<float> hf(fs * fs);
   for (float& v : hf) v = d(rng);
-  const std::vector<float> ref = conv_ref(hin, hf, cw, ch, fs);
-  auto cin = t.dev.alloc<float>(cw * ch), cout = t.dev.alloc<float>(cw * ch), filter = t.dev.alloc<float>(fs * fs);
-  t.q.write(hin, cin);
+  std::vector<std::vector<float>> hins, refs;
+  std::vector<Buffer<float>> cins, couts;
+  for (const std::size_t cw : widths) {
+    std::vector<float> hin(cw * ch);
+    for (float& v : hin) v = d(rng);
+    refs.push_back(conv_ref(hin, hf, cw, ch, fs));
+    cins.push_back(t.dev.alloc<float>(cw * ch));
+    couts.push_back(t.dev.alloc<float>(cw * ch));
+    t.q.write(hin, cins.back());
+    hins.push_back(std::move(hin));
+  }
+  auto filter = t.dev.alloc<float>(fs * fs);
   t.q.write(hf, filter);
   auto x = t.dev.alloc<float>(t.n), z = t.dev.alloc<float>(t.n);
   t.q.fill(x, 0.5f);
@@ -305,13 +358,16 @@ json tune_conv2d(Tuner& t) {
   for (const ConvShape& s : shapes) {
     if (s.gx * s.gy > t.dev.properties().max_group_size) continue;
     Candidate c{std::string(s.local ? "local " : "direct ") + std::to_string(s.gx) + " x " + std::to_string(s.gy) +
-                    ", " + std::to_string(s.rx) + " x " + std::to_string(s.ry) + " per item",
+                    ", " + std::to_string(s.rx) + " x " + std::to_string(s.ry) + " per item" +
+                    (s.vec ? " float4" : "") + (s.shfl ? " shfl" : ""),
                 {{"GPURT_FSIZE", std::to_string(fs)},
                  {"GPURT_CONV_GX", std::to_string(s.gx)},
                  {"GPURT_CONV_GY", std::to_string(s.gy)},
                  {"GPURT_CONV_RX", std::to_string(s.rx)},
                  {"GPURT_CONV_RY", std::to_string(s.ry)},
-                 {"GPURT_CONV_LOCAL", std::to_string(s.local)}}};
+                 {"GPURT_CONV_LOCAL", std::to_string(s.local)},
+                 {"GPURT_CONV_VEC", std::to_string(s.vec)},
+                 {"GPURT_CONV_SHFL", std::to_string(s.shfl)}}};
     json row = {{"label", c.label}, {"defines", defines_json(c.defines)}};
     try {
       const gpurt::Kernel k = t.build("conv2d.gpurt", gpurt::lib::embedded::conv2d, "gpurt_conv2d", c.defines);
@@ -320,14 +376,18 @@ json tune_conv2d(Tuner& t) {
         t.q.launch(k, LaunchConfig(Dim3((w + tw - 1) / tw, (h + th - 1) / th), Dim3(s.gx, s.gy)), in, filter, out,
                    static_cast<std::uint32_t>(w), static_cast<std::uint32_t>(h));
       };
-      launch(cin, cout, cw, ch);
-      const std::vector<float> got = t.q.read(cout);
-      std::size_t bad = got.size();
-      for (std::size_t i = 0; i < got.size() && bad == got.size(); ++i)
-        if (!(std::fabs(got[i] - ref[i]) <= 1e-4f * (1.0f + std::fabs(ref[i])))) bad = i;
-      if (bad != got.size()) {
-        row["error"] = "wrong result at " + std::to_string(bad) + ": " + std::to_string(got[bad]) + " for " +
-                       std::to_string(ref[bad]);
+      std::string error;
+      for (std::size_t ci = 0; ci < cins.size() && error.empty(); ++ci) {
+        launch(cins[ci], couts[ci], widths[ci], ch);
+        const std::vector<float> got = t.q.read(couts[ci]);
+        const std::vector<float>& ref = refs[ci];
+        for (std::size_t i = 0; i < got.size() && error.empty(); ++i)
+          if (!(std::fabs(got[i] - ref[i]) <= 1e-4f * (1.0f + std::fabs(ref[i]))))
+            error = std::to_string(widths[ci]) + " x " + std::to_string(ch) + ": wrong result at " + std::to_string(i) +
+                    ": " + std::to_string(got[i]) + " for " + std::to_string(ref[i]);
+      }
+      if (!error.empty()) {
+        row["error"] = error;
       } else {
         const double ms = t.time_ms([&] { launch(x, z, t.side, t.side); });
         row["ms"] = ms;
