@@ -123,7 +123,9 @@ VendorLibraryInfo vendor_library(const Device& device);
 Implementation matmul_implementation(const Device& device, Precision precision, Options options = {});
 
 // c (m x n) = a (m x k) * b (k x n), row-major, in fp32 (fp32 inputs, products and sums: never TF32,
-// whatever NVIDIA_TF32_OVERRIDE says). c must not overlap a or b.
+// whatever NVIDIA_TF32_OVERRIDE says). c must not overlap a or b. Every matmul checks first that a, b
+// and c are valid buffers of the queue's device (else Error(invalid_argument), even with nothing to
+// compute), then the sizes, then the choice of implementation.
 Implementation matmul(Queue& queue, const Buffer<float>& a, const Buffer<float>& b, const Buffer<float>& c,
                       std::size_t m, std::size_t n, std::size_t k, Options options = {});
 // The same in fp64 (devices with fp64, DeviceProperties::fp64; elsewhere Error(unsupported)).
