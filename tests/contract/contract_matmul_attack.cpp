@@ -269,9 +269,56 @@ TEST_CASE("api-guide: a matmul given a buffer of another device is invalid_argum
     lib::matmul(f.q, a, b, c, m, n, k, choice(v));
     CHECK(beyond(f.q.read(c), ref, mag, F32::tol(k)) == 0);
   }
+  // The other device with its own queue, under every choice that runs there (on OpenCL, CLBlast in
+  // a second context of the same device, between calls in the first: its compiled kernels must not
+  // be taken from the wrong context), then this device again.
   if (test::missing(other, test::Need::portable_kernels).empty()) {
-    lib::matmul(oq, xa, xb, xc, m, n, k, choice(lib::VendorLibraries::off));
-    CHECK(beyond(oq.read(xc), ref, mag, F32::tol(k)) == 0);
+    for (lib::VendorLibraries v : runnable(other, lib::Precision::fp32)) {
+      INFO("on " << other.description() << ", Options::vendor " << name_of(v));
+      oq.fill(xc, 4.0f);
+      CHECK(lib::matmul(oq, xa, xb, xc, m, n, k, choice(v)) == lib::matmul_implementation(other, lib::Precision::fp32, choice(v)));
+      CHECK(beyond(oq.read(xc), ref, mag, F32::tol(k)) == 0);
+      f.q.fill(c, 4.0f);
+      lib::matmul(f.q, a, b, c, m, n, k, choice(v));
+      CHECK(beyond(f.q.read(c), ref, mag, F32::tol(k)) == 0);
+    }
+  }
+}
+
+TEST_CASE("queue.hpp: an event recorded after a vendor matmul covers it, and a matmul after a wait sees the work "
+          "of the queue waited for") {
+  // library.hpp: "Implementation::vendor: the vendor's BLAS on the same buffers and in the queue's
+  // order"; queue.hpp: record() gives "An event that completes when all work enqueued so far has";
+  // wait(event): "Work enqueued on this queue after this call waits for `event`". The vendor work is
+  // work enqueued so far like any other: a second queue that waits for the event reads the product,
+  // and a product enqueued after a wait reads what the other queue wrote.
+  test::Fixture f;
+  const std::size_t m = 131, n = 127, k = 263;
+  const auto ha = inputs<F32>(m * k), hb = inputs<F32>(k * n);
+  std::vector<long double> ref, mag;
+  reference<F32>(ha, hb, m, n, k, ref, mag);
+  auto a = f.dev.alloc<float>(m * k), b = f.dev.alloc<float>(k * n), c = f.dev.alloc<float>(m * n);
+  auto d = f.dev.alloc<float>(m * n);
+  Queue q2 = f.dev.create_queue();
+  for (lib::VendorLibraries v : runnable(f.dev, lib::Precision::fp32)) {
+    INFO("Options::vendor " << name_of(v));
+    // q2 writes the inputs; f.q waits for it, then multiplies; q2 waits for that, then reads c.
+    f.q.fill(c, -1.0f);
+    q2.fill(d, 0.0f);
+    q2.copy(ha, a);
+    q2.copy(hb, b);
+    f.q.wait(q2.record());
+    lib::matmul(f.q, a, b, c, m, n, k, choice(v));
+    q2.wait(f.q.record());
+    lib::axpy(q2, 1.0f, c, d);  // d = c, on the other queue
+    CHECK(beyond(q2.read(d), ref, mag, F32::tol(k)) == 0);
+    // Change the inputs on q2 once more: the next product must see the new a, not the old.
+    q2.fill(a, 0.0f);
+    f.q.wait(q2.record());
+    lib::matmul(f.q, a, b, c, m, n, k, choice(v));
+    const Event done = f.q.record();
+    done.wait();
+    CHECK(f.q.read(c) == std::vector<float>(m * n, 0.0f));
   }
 }
 
