@@ -619,7 +619,7 @@ TEMPLATE_TEST_CASE("api-guide: with k = 1 fp32 and fp64 give the correctly round
 // The choice: GPURT_VENDOR_LIBRARIES's spelling, and matmul_implementation against the call
 
 TEST_CASE("README: GPURT_VENDOR_LIBRARIES is a keyword like every GPURT_* one: any case, surrounding spaces and tabs "
-          "ignored; anything else, blank included, is an error naming it") {
+          "ignored, and anything else, blank included, is an error naming it") {
   // README.md: "`GPURT_VENDOR_LIBRARIES` | `auto` (default), `on` or `off` (any case)"; library.hpp:
   // "(auto, on or off, in any case, surrounding spaces and tabs ignored; unset or empty means auto;
   // anything else makes the call throw Error(invalid_argument) naming the variable and its value)".
@@ -825,7 +825,7 @@ TEST_CASE("trace.hpp: a TraceSpan's name is written as given - quotes, backslash
   CHECK(f.q.read(x) == std::vector<int>(64, 1));
 }
 
-TEST_CASE("trace.hpp: a TraceSpan outlives its queue handle and the trace it began in; its destructor never throws "
+TEST_CASE("trace.hpp: a TraceSpan outlives its queue handle and the trace it began in, its destructor never throws "
           "and the next trace works") {
   // trace.hpp: "The span keeps the queue's state alive until it is destroyed"; "the destructor never
   // throws"; stop_trace "Waits for the traced device work, writes the file and stops tracing". A span
