@@ -215,6 +215,7 @@ TEST_CASE("api-guide: a matmul given a buffer of another device is invalid_argum
   // the call." library.hpp: "Implementation::vendor: the vendor's BLAS on the same buffers and in the
   // queue's order" - the vendor library must never be handed memory of another device or context.
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   const Device other = other_device(f.dev);
   if (!other.valid())
     GPURT_SKIP("no second device (GPURT_ENABLE_MOCK=1 adds mock:0; an OpenCL device gets a second context)");
@@ -293,6 +294,7 @@ TEST_CASE("queue.hpp: an event recorded after a vendor matmul covers it, and a m
   // work enqueued so far like any other: a second queue that waits for the event reads the product,
   // and a product enqueued after a wait reads what the other queue wrote.
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   const std::size_t m = 131, n = 127, k = 263;
   const auto ha = inputs<F32>(m * k), hb = inputs<F32>(k * n);
   std::vector<long double> ref, mag;
@@ -329,6 +331,7 @@ TEST_CASE("api-guide: a matmul given a moved-from or default-constructed handle 
   // `invalid_argument` naming the handle type or the call". A 0 x 0 x 0 product needs no memory, but
   // a handle that is not valid is a mistake the caller must hear about, not a silent no-op.
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   VendorVariable env(nullptr);
   auto a = f.dev.alloc<float>(6), b = f.dev.alloc<float>(6), c = f.dev.alloc<float>(4);
   Buffer<float> moved = f.dev.alloc<float>(6);
@@ -381,6 +384,7 @@ TEMPLATE_TEST_CASE("api-guide: wrong sizes, c over an input and dimensions beyon
   using In = typename P::In;
   using Out = typename P::Out;
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   if (P::precision == lib::Precision::fp64 && !f.dev.properties().fp64) GPURT_SKIP(f.dev.description() + " has no fp64");
   const std::size_t m = 6, n = 5, k = 4;
   // a at element 1 (24 elements), b at 26 (20 elements, ending at 46), and room after them for a c
@@ -455,6 +459,7 @@ TEMPLATE_TEST_CASE("api-guide: inputs may overlap each other freely and c may sh
   using In = typename P::In;
   using Out = typename P::Out;
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   if (P::precision == lib::Precision::fp64 && !f.dev.properties().fp64) GPURT_SKIP(f.dev.description() + " has no fp64");
   struct Layout {
     std::size_t m, n, k, a_at, b_at;  // element offsets of a and b in the pool (of In)
@@ -506,6 +511,7 @@ TEMPLATE_TEST_CASE("api-guide: the per-precision bound holds for long sums of in
   using In = typename P::In;
   using Out = typename P::Out;
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   if (P::precision == lib::Precision::fp64 && !f.dev.properties().fp64) GPURT_SKIP(f.dev.description() + " has no fp64");
   struct Shape {
     std::size_t m, n, k;
@@ -549,6 +555,7 @@ TEMPLATE_TEST_CASE("api-guide: Inf and NaN pass through every precision: TF32 ro
   using In = typename P::In;
   using Out = typename P::Out;
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   if (P::precision == lib::Precision::fp64 && !f.dev.properties().fp64) GPURT_SKIP(f.dev.description() + " has no fp64");
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
   const std::vector<double> av = {inf, -inf, nan, 3.0, -0.5}, bv = {1.0, -2.0, 0.25};
@@ -585,6 +592,7 @@ TEMPLATE_TEST_CASE("api-guide: with k = 1 fp32 and fp64 give the correctly round
   using P = TestType;
   using T = typename P::In;
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   if (P::precision == lib::Precision::fp64 && !f.dev.properties().fp64) GPURT_SKIP(f.dev.description() + " has no fp64");
   const int digits = std::numeric_limits<T>::digits, min_exp = std::numeric_limits<T>::min_exponent;
   // a: a subnormal, the smallest normal, values near 2^(min_exp/2); b: values that make normal and
@@ -624,6 +632,7 @@ TEST_CASE("README: GPURT_VENDOR_LIBRARIES is a keyword like every GPURT_* one: a
   // "(auto, on or off, in any case, surrounding spaces and tabs ignored; unset or empty means auto;
   // anything else makes the call throw Error(invalid_argument) naming the variable and its value)".
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   VendorVariable env(nullptr);
   const lib::Precision p = lib::Precision::fp32;
   const lib::Implementation automatic = lib::matmul_implementation(f.dev, p, choice(lib::VendorLibraries::automatic));
@@ -671,6 +680,7 @@ TEST_CASE("library.hpp: matmul_implementation answers or throws exactly as the c
   // without enqueuing"; it "throws exactly what the call would for the choice"; the variable is read
   // only when Options::vendor is from_environment. A refused call writes nothing.
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   VendorVariable env(nullptr);
   const std::size_t m = 3, n = 4, k = 5;
   const bool fp64 = f.dev.properties().fp64;
