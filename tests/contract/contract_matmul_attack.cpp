@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <memory>
@@ -620,6 +621,69 @@ TEMPLATE_TEST_CASE("api-guide: with k = 1 fp32 and fp64 give the correctly round
       if (!(got[i] == want[i]) && wrong++ < 4)
         UNSCOPED_INFO("c[" << i / n << "][" << i % n << "] = " << got[i] << ", expected " << want[i]);
     CHECK(wrong == 0);
+  }
+}
+
+TEMPLATE_TEST_CASE("api-guide: with k = 1 the portable TF32 and bf16 kernels give the product of the rounded or "
+                   "widened inputs, subnormal inputs included",
+                   "", T32, B16) {
+  // api-guide.md: "With k = 1 each element is a single product and the results are exact: ... the
+  // portable TF32 and bf16 kernels the exact product of the rounded or widened inputs"; TF32 keeps
+  // "fp32's exponent" and rounds "to nearest, ties away from zero, on the magnitude" (the 13 low bits
+  // of the fp32 pattern, subnormal patterns alike); bf16 is "widened exactly to fp32". A subnormal
+  // input is a value like any other: flushed to zero, its product with 2^20 would be 0.
+  using P = TestType;
+  using In = typename P::In;
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  auto from_bits = [](std::uint32_t u) {
+    float x;
+    std::memcpy(&x, &u, sizeof x);
+    return x;
+  };
+  // TF32 as the pattern rounding the api-guide describes (finite inputs): half of the dropped unit
+  // added to the magnitude, then the 13 low bits cleared.
+  auto tf32 = [&](float x) {
+    std::uint32_t u;
+    std::memcpy(&u, &x, sizeof u);
+    return from_bits((u + 0x1000u) & ~0x1fffu);
+  };
+  // a: subnormals (a power of two; 13 low bits all set: TF32 rounds them up, carrying into bit 13; a bf16 subnormal
+  // with low bits), the smallest normal, and a TF32 tie; b: factors that make normal and subnormal products.
+  const std::vector<float> av = {std::ldexp(1.0f, -130), from_bits(0x00011fffu), from_bits(0x00054321u),
+                                 std::numeric_limits<float>::min(), 1.0f + std::ldexp(1.0f, -11)};
+  const std::vector<float> bv = {std::ldexp(1.0f, 20), 0.75f, 1.0f};
+  std::vector<In> ha, hb;
+  std::vector<float> seen_a, seen_b;  // the inputs as the kernel reads them
+  for (float x : av) {
+    if constexpr (std::is_same<In, std::uint16_t>::value) ha.push_back(lib::to_bf16(x)), seen_a.push_back(lib::from_bf16(ha.back()));
+    else ha.push_back(x), seen_a.push_back(tf32(x));
+  }
+  for (float x : bv) {
+    if constexpr (std::is_same<In, std::uint16_t>::value) hb.push_back(lib::to_bf16(x)), seen_b.push_back(lib::from_bf16(hb.back()));
+    else hb.push_back(x), seen_b.push_back(tf32(x));
+  }
+  CHECK(seen_a[1] != 0.0f);  // the subnormal survives the rounding in both formats
+  const std::size_t m = av.size(), n = bv.size();
+  auto a = f.dev.alloc<In>(m + 1), b = f.dev.alloc<In>(n), c = f.dev.alloc<float>(m * n);
+  f.q.copy(ha, a.view(1, m));
+  f.q.copy(hb, b);
+  for (lib::VendorLibraries v : runnable(f.dev, P::precision)) {
+    // A vendor library may read TF32 inputs by dropping the low bits (api-guide.md): the rounding is
+    // the portable kernels' promise.
+    if (lib::matmul_implementation(f.dev, P::precision, choice(v)) == lib::Implementation::vendor &&
+        P::precision == lib::Precision::tf32)
+      continue;
+    INFO("Options::vendor " << name_of(v));
+    f.q.fill(c, -1.0f);
+    P::run(f.q, a.view(1, m), b, c, m, n, 1, choice(v));
+    const std::vector<float> got = f.q.read(c);
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t j = 0; j < n; ++j) {
+        const float want = seen_a[i] * seen_b[j];  // the host's fp32 product, subnormals kept
+        INFO("c[" << i << "][" << j << "] = " << got[i * n + j] << ", expected " << want);
+        CHECK(got[i * n + j] == want);
+      }
   }
 }
 
