@@ -278,7 +278,8 @@ TEST_CASE("api-guide: a matmul given a buffer of another device is invalid_argum
     for (lib::VendorLibraries v : runnable(other, lib::Precision::fp32)) {
       INFO("on " << other.description() << ", Options::vendor " << name_of(v));
       oq.fill(xc, 4.0f);
-      CHECK(lib::matmul(oq, xa, xb, xc, m, n, k, choice(v)) == lib::matmul_implementation(other, lib::Precision::fp32, choice(v)));
+      CHECK(lib::matmul(oq, xa, xb, xc, m, n, k, choice(v)) ==
+            lib::matmul_implementation(other, lib::Precision::fp32, choice(v)));
       CHECK(beyond(oq.read(xc), ref, mag, F32::tol(k)) == 0);
       f.q.fill(c, 4.0f);
       lib::matmul(f.q, a, b, c, m, n, k, choice(v));
@@ -655,14 +656,17 @@ TEMPLATE_TEST_CASE("api-guide: with k = 1 the portable TF32 and bf16 kernels giv
   const std::vector<float> bv = {std::ldexp(1.0f, 20), 0.75f, 1.0f};
   std::vector<In> ha, hb;
   std::vector<float> seen_a, seen_b;  // the inputs as the kernel reads them
-  for (float x : av) {
-    if constexpr (std::is_same<In, std::uint16_t>::value) ha.push_back(lib::to_bf16(x)), seen_a.push_back(lib::from_bf16(ha.back()));
-    else ha.push_back(x), seen_a.push_back(tf32(x));
-  }
-  for (float x : bv) {
-    if constexpr (std::is_same<In, std::uint16_t>::value) hb.push_back(lib::to_bf16(x)), seen_b.push_back(lib::from_bf16(hb.back()));
-    else hb.push_back(x), seen_b.push_back(tf32(x));
-  }
+  auto put = [&](float x, std::vector<In>& h, std::vector<float>& seen) {
+    if constexpr (std::is_same<In, std::uint16_t>::value) {
+      h.push_back(lib::to_bf16(x));
+      seen.push_back(lib::from_bf16(h.back()));
+    } else {
+      h.push_back(x);
+      seen.push_back(tf32(x));
+    }
+  };
+  for (float x : av) put(x, ha, seen_a);
+  for (float x : bv) put(x, hb, seen_b);
   CHECK(seen_a[1] != 0.0f);  // the subnormal survives the rounding in both formats
   const std::size_t m = av.size(), n = bv.size();
   auto a = f.dev.alloc<In>(m + 1), b = f.dev.alloc<In>(n), c = f.dev.alloc<float>(m * n);
@@ -879,7 +883,8 @@ TEST_CASE("trace.hpp: a TraceSpan's name is written as given - quotes, backslash
   // the application: whatever bytes it passes must not break the file.
   test::Fixture f;
   const std::string names[] = {"quote \" and backslash \\ in a name", "line\nbreak\ttab\rreturn",
-                               std::string("nul \0 inside", 12), "control \x01\x1f", "UTF-8: \xc3\xa9t\xc3\xa9 \xe2\x9c\x93",
+                               std::string("nul \0 inside", 12), "control \x01\x1f",
+                               "UTF-8: \xc3\xa9t\xc3\xa9 \xe2\x9c\x93",
                                "", std::string(5000, 'x')};
   auto x = f.dev.alloc<int>(64);
   const std::string path = test::temp_dir("span-names") + "/trace.json";
