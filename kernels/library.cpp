@@ -438,11 +438,30 @@ void transpose(Queue& q, const Buffer<float>& in, const Buffer<float>& out, std:
 }
 
 namespace {
+// That `buffer` is a valid handle of the queue's device (api-guide.md: "a buffer of another device ...
+// and a moved-from handle are invalid_argument errors naming the call"). A launch checks this for
+// its arguments; a matmul checks it itself, since the vendor path hands the native handles to the
+// vendor library and a call with nothing to compute launches nothing at all.
+template <class T>
+void check_buffer(const Queue& q, const char* call, const char* name, const Buffer<T>& buffer) {
+  if (!buffer.valid())
+    bad(q, call, std::string(name) + " is not a valid Buffer (default-constructed or moved-from); pass a buffer "
+                     "allocated on " + q.device().description());
+  const Device where = buffer.device();
+  if (where != q.device())
+    bad(q, call, std::string(name) + " is a buffer on " + where.description() + ", not on the queue's device " +
+                     q.device().description() + "; copy it to this device first");
+}
+
 // The checks every matrix multiply makes first: the dimensions and their products, the sizes of
-// a, b and c, and that c overlaps neither input (its groups write c while others still read a and b).
+// a, b and c, that each is a buffer of the queue's device, and that c overlaps neither input (its
+// groups write c while others still read a and b).
 template <class In, class Out>
 void check_matmul(const Queue& q, const char* call, const Buffer<In>& a, const Buffer<In>& b, const Buffer<Out>& c,
                   std::size_t m, std::size_t n, std::size_t k) {
+  check_buffer(q, call, "a", a);
+  check_buffer(q, call, "b", b);
+  check_buffer(q, call, "c", c);
   const std::size_t a_elements = matrix_elements(q, call, "a", {"m", m}, {"k", k});
   const std::size_t b_elements = matrix_elements(q, call, "b", {"k", k}, {"n", n});
   const std::size_t c_elements = matrix_elements(q, call, "c", {"m", m}, {"n", n});

@@ -55,7 +55,9 @@ bool tracing();
 // keeps the queue's state alive until it is destroyed; it is not copyable or movable.
 class TraceSpan {
  public:
-  TraceSpan(const Queue& queue, std::string_view name);  // `name` is copied only while tracing
+  // `name` is copied only while tracing, up to its first NUL character (the trace and the log record
+  // that much; any other bytes are kept and escaped as JSON needs).
+  TraceSpan(const Queue& queue, std::string_view name);
   ~TraceSpan();
   TraceSpan(const TraceSpan&) = delete;
   TraceSpan& operator=(const TraceSpan&) = delete;

@@ -89,7 +89,8 @@ void transpose(Queue& queue, const Buffer<float>& in, const Buffer<float>& out, 
 //    cuBLAS (libcublas.so.13/.12, found at run time like NVRTC) on CUDA, CLBlast (libclblast.so.1,
 //    found at run time) on OpenCL. CLBlast has no TF32 or bf16: those calls are never vendor on OpenCL.
 // Which one runs is chosen per call by Options::vendor; its default, VendorLibraries::from_environment,
-// reads GPURT_VENDOR_LIBRARIES (auto, on or off, in any case; unset means auto; anything else makes
+// reads GPURT_VENDOR_LIBRARIES (auto, on or off, in any case, surrounding spaces and tabs ignored as
+// for every GPURT_* keyword; unset or empty means auto; anything else, a blank value included, makes
 // the call throw Error(invalid_argument) naming the variable and its value):
 //  - automatic (auto): the vendor library when it is present and covers the call, else portable;
 //  - on: the vendor library; Error(unsupported) saying why when it is absent or does not cover the
@@ -127,7 +128,9 @@ VendorLibraryInfo vendor_library(const Device& device);
 Implementation matmul_implementation(const Device& device, Precision precision, Options options = {});
 
 // c (m x n) = a (m x k) * b (k x n), row-major, in fp32 (fp32 inputs, products and sums: never TF32,
-// whatever NVIDIA_TF32_OVERRIDE says). c must not overlap a or b.
+// whatever NVIDIA_TF32_OVERRIDE says). c must not overlap a or b. Every matmul checks first that a, b
+// and c are valid buffers of the queue's device (else Error(invalid_argument), even with nothing to
+// compute), then the sizes, then the choice of implementation.
 Implementation matmul(Queue& queue, const Buffer<float>& a, const Buffer<float>& b, const Buffer<float>& c,
                       std::size_t m, std::size_t n, std::size_t k, Options options = {});
 // The same in fp64 (devices with fp64, DeviceProperties::fp64; elsewhere Error(unsupported)).
