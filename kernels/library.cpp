@@ -194,6 +194,25 @@ bool ensure_scratch(Queue& q, Buffer<std::uint64_t>& b, std::size_t words) {
   fail(ErrorCategory::invalid_argument, q.device(), call, what);
 }
 
+// api-guide.md, "Handles": every call on a handle that is not valid() (default-constructed or
+// moved-from) throws invalid_argument - also a library call that zero elements would leave with
+// nothing to do, which must not take an invalid Buffer or Queue for an empty one. Checked first.
+struct Handle {
+  const char* name;
+  bool valid;
+};
+
+void require_valid(const Queue& q, const char* call, std::initializer_list<Handle> buffers) {
+  if (!q.valid())
+    throw Error(ErrorCategory::invalid_argument,
+                "this Queue is empty (default-constructed or moved-from); create it from a Device first",
+                ErrorDetails{{}, 0, {}, std::string("gpurt::lib::") + call, {}, {}, {}});
+  for (const Handle& b : buffers)
+    if (!b.valid)
+      bad(q, call, std::string(b.name) + " is not a valid Buffer (default-constructed or moved-from); allocate it "
+                   "with Device::alloc (dev.alloc<T>(0) makes a valid, empty one)");
+}
+
 void require_size(const Queue& q, const char* call, const char* what, std::size_t have, std::size_t want) {
   if (have != want)
     bad(q, call, std::string(what) + " holds " + std::to_string(have) + " elements but " + std::to_string(want) +
@@ -326,12 +345,14 @@ void scan_impl(Queue& q, const Buffer<T>& in, const Buffer<T>& out, std::size_t 
 
 template <class T>
 void fill(Queue& q, const Buffer<T>& dst, Scalar<T> value) {
+  require_valid(q, "fill", {{"dst", dst.valid()}});
   if (!dst.empty() && cpu::fill<T>(q, dst, value)) return;  // CPU devices: kernels/cpu.hpp
   q.fill(dst, value);  // the queue's fill engine (cuMemsetD*; a fill kernel on OpenCL GPUs)
 }
 
 template <class T>
 void copy(Queue& q, const Buffer<T>& src, const Buffer<T>& dst) {
+  require_valid(q, "copy", {{"src", src.valid()}, {"dst", dst.valid()}});
   require_size(q, "copy", "the destination", dst.size(), src.size());
   check_overlap(q, "copy", "dst", dst, "src", src, InPlace::allowed);
   if (src.empty()) return;
@@ -340,6 +361,7 @@ void copy(Queue& q, const Buffer<T>& src, const Buffer<T>& dst) {
 
 template <class T>
 void axpy(Queue& q, Scalar<T> a, const Buffer<T>& x, const Buffer<T>& y) {
+  require_valid(q, "axpy", {{"x", x.valid()}, {"y", y.valid()}});
   require_size(q, "axpy", "y", y.size(), x.size());
   check_overlap(q, "axpy", "y", y, "x", x, InPlace::allowed);
   if (x.empty()) return;
@@ -350,6 +372,7 @@ void axpy(Queue& q, Scalar<T> a, const Buffer<T>& x, const Buffer<T>& y) {
 
 template <class T>
 void binary(Queue& q, BinaryOp op, const Buffer<T>& a, const Buffer<T>& b, const Buffer<T>& out) {
+  require_valid(q, "binary", {{"a", a.valid()}, {"b", b.valid()}, {"out", out.valid()}});
   require_size(q, "binary", "b", b.size(), a.size());
   require_size(q, "binary", "out", out.size(), a.size());
   check_overlap(q, "binary", "out", out, "a", a, InPlace::allowed);
@@ -363,6 +386,7 @@ void binary(Queue& q, BinaryOp op, const Buffer<T>& a, const Buffer<T>& b, const
 
 template <class T>
 void reduce(Queue& q, ReduceOp op, const Buffer<T>& in, const Buffer<T>& result) {
+  require_valid(q, "reduce", {{"in", in.valid()}, {"result", result.valid()}});
   require_size(q, "reduce", "result", result.size(), 1);
   // result may lie inside `in`: the last group writes it after every group has read its slice.
   const T id = identity<T>(op);
@@ -387,6 +411,7 @@ void reduce(Queue& q, ReduceOp op, const Buffer<T>& in, const Buffer<T>& result)
 
 template <class T>
 T reduce(Queue& q, ReduceOp op, const Buffer<T>& in) {
+  require_valid(q, "reduce", {{"in", in.valid()}});
   if (in.empty()) return identity<T>(op);
   Buffer<T> result = q.device().alloc<T>(1);
   reduce(q, op, in, result);
@@ -395,6 +420,7 @@ T reduce(Queue& q, ReduceOp op, const Buffer<T>& in) {
 
 template <class T>
 void scan(Queue& q, const Buffer<T>& in, const Buffer<T>& out, ScanKind kind) {
+  require_valid(q, "scan", {{"in", in.valid()}, {"out", out.valid()}});
   require_size(q, "scan", "out", out.size(), in.size());
   check_overlap(q, "scan", "out", out, "in", in, InPlace::allowed);  // a group reads its whole tile, then writes it
   if (in.empty()) return;
@@ -403,6 +429,7 @@ void scan(Queue& q, const Buffer<T>& in, const Buffer<T>& out, ScanKind kind) {
 }
 
 void transpose(Queue& q, const Buffer<float>& in, const Buffer<float>& out, std::size_t rows, std::size_t cols) {
+  require_valid(q, "transpose", {{"in", in.valid()}, {"out", out.valid()}});
   const std::size_t elements = matrix_elements(q, "transpose", "in", {"rows", rows}, {"cols", cols});
   check_dimensions(q, "transpose", {{"rows", rows}, {"cols", cols}});
   require_size(q, "transpose", "in", in.size(), elements);
@@ -708,6 +735,7 @@ float from_bf16(std::uint16_t x) {
 
 void conv2d(Queue& q, const Buffer<float>& in, const Buffer<float>& filter, const Buffer<float>& out,
             std::size_t width, std::size_t height, std::size_t filter_size) {
+  require_valid(q, "conv2d", {{"in", in.valid()}, {"filter", filter.valid()}, {"out", out.valid()}});
   if (filter_size % 2 == 0 || filter_size > 15)
     bad(q, "conv2d", "the filter size must be odd and at most 15, got " + std::to_string(filter_size));
   require_size(q, "conv2d", "filter", filter.size(), filter_size * filter_size);
@@ -743,6 +771,7 @@ void conv2d(Queue& q, const Buffer<float>& in, const Buffer<float>& filter, cons
 }
 
 void histogram(Queue& q, const Buffer<std::uint32_t>& in, const Buffer<std::uint32_t>& counts) {
+  require_valid(q, "histogram", {{"in", in.valid()}, {"counts", counts.valid()}});
   if (counts.empty()) bad(q, "histogram", "counts is empty; give it one element per bin");
   // counts is zeroed first, then in is read: no overlap, not even in place.
   check_overlap(q, "histogram", "counts", counts, "in", in, InPlace::rejected);
