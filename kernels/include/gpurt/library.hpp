@@ -151,7 +151,9 @@ float from_bf16(std::uint16_t x);
 void conv2d(Queue& queue, const Buffer<float>& in, const Buffer<float>& filter, const Buffer<float>& out,
             std::size_t width, std::size_t height, std::size_t filter_size);
 // counts[v] = number of elements of `in` equal to v, for v < counts.size() (other values are not
-// counted). counts is overwritten and must not overlap in.
+// counted). counts is overwritten and must not overlap in. counts holds at least one bin and at most
+// as many as fill half the device's local memory (counts.size_bytes() <=
+// DeviceProperties::max_local_memory / 2, on every device); otherwise Error(invalid_argument).
 void histogram(Queue& queue, const Buffer<std::uint32_t>& in, const Buffer<std::uint32_t>& counts);
 
 }  // namespace gpurt::lib
