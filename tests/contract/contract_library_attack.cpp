@@ -541,3 +541,61 @@ TEST_CASE("docs/errors.md: conv2d's filter size and histogram's number of bins a
   CHECK(f.q.read(too_many.view(0, 10)) == ref);
   still_usable(f);
 }
+// library.hpp: binary: "out = a OP b, element by element" - for every pair of operands. C leaves
+// integer division by zero and INT_MIN / -1 undefined, and a CPU device traps on both (SIGFPE ends
+// the process); the library defines them instead: x / 0 = 0 and INT_MIN / -1 = INT_MIN, for
+// std::int32_t and std::uint32_t, while float and double divide as IEEE 754 does (x / 0 is
+// infinity of x's sign, 0 / 0 NaN). Zeros, -1 and INT_MIN sit at random places among random
+// divisors, on views at odd offsets, in place as b; the process survives and the next call works.
+TEMPLATE_TEST_CASE("library.hpp: binary's divide is defined for every pair of operands: x / 0, INT_MIN / -1", "",
+                   std::int32_t, std::uint32_t, float, double) {
+  using T = TestType;
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  if (!has_type<T>(f.dev)) GPURT_SKIP(f.dev.description() + " has no fp64");
+  const T lowest = std::numeric_limits<T>::lowest();
+  for (std::size_t n : edge_sizes(f.dev)) {
+    INFO("n = " << n);
+    const auto picks = test::random_vector<std::int32_t>(n, 0, 5);
+    const auto xs = test::random_vector<std::int32_t>(n, -1000000, 1000000);
+    const auto ys = test::random_vector<std::int32_t>(n, 1, 1000);
+    std::vector<T> a(n), b(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      a[i] = picks[i] == 3 ? lowest : static_cast<T>(xs[i]);
+      b[i] = picks[i] == 0 || picks[i] == 1 ? T(0) : picks[i] == 2 || picks[i] == 3 ? static_cast<T>(-1)
+                                                                                     : static_cast<T>(ys[i]);
+    }
+    std::vector<T> ref(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      if constexpr (std::is_integral<T>::value) {
+        if (b[i] == T(0))
+          ref[i] = T(0);
+        else if (std::is_signed<T>::value && b[i] == static_cast<T>(-1))
+          ref[i] = static_cast<T>(0u - static_cast<std::uint32_t>(a[i]));
+        else
+          ref[i] = a[i] / b[i];
+      } else {
+        ref[i] = a[i] / b[i];  // IEEE: +-infinity for x / 0 (x is never 0 here unless xs drew 0: then NaN)
+      }
+    }
+    Padded<T> da(f, n, 1, T(2)), db(f, n, 3, T(2));
+    f.q.copy(a, da.view);
+    f.q.copy(b, db.view);
+    lib::binary(f.q, lib::BinaryOp::divide, da.view, db.view, db.view);  // in place as b
+    const auto r = db.read(f.q);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if constexpr (std::is_integral<T>::value) {
+        wrong += r[i] != ref[i];
+      } else {
+        const bool both_nan = std::isnan(r[i]) && std::isnan(ref[i]);
+        // Finite quotients within a few ulps (OpenCL allows 2.5 ulp for float division).
+        wrong += !both_nan && !(r[i] == ref[i]) &&
+                 !(std::isfinite(ref[i]) && std::abs(r[i] - ref[i]) <= 4 * std::numeric_limits<T>::epsilon() * std::abs(ref[i]));
+      }
+    }
+    CHECK(wrong == 0);
+    CHECK(db.guards_changed(f.q) == 0);
+  }
+  still_usable(f);
+}

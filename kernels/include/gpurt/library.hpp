@@ -56,7 +56,10 @@ template <class T> void fill(Queue& queue, const Buffer<T>& dst, Scalar<T> value
 template <class T> void copy(Queue& queue, const Buffer<T>& src, const Buffer<T>& dst);
 // y = a * x + y (equal sizes). y may be x itself (y = (a + 1) * y).
 template <class T> void axpy(Queue& queue, Scalar<T> a, const Buffer<T>& x, const Buffer<T>& y);
-// out = a OP b, element by element (equal sizes; out may be a or b itself).
+// out = a OP b, element by element (equal sizes; out may be a or b itself). divide is defined for
+// every pair of operands: for std::int32_t and std::uint32_t, x / 0 = 0 and INT_MIN / -1 = INT_MIN
+// (on every device: a CPU would trap on both and end the process); float and double divide as IEEE
+// 754 does (x / 0 is an infinity, 0 / 0 NaN).
 template <class T>
 void binary(Queue& queue, BinaryOp op, const Buffer<T>& a, const Buffer<T>& b, const Buffer<T>& out);
 // The sum, minimum or maximum of `in` (blocks). Empty input gives the operation's identity: 0 for
