@@ -660,3 +660,127 @@ TEST_CASE("api-guide.md: in a trace, every kernel a library call launches carrie
   }
   ::rmdir(dir.c_str());
 }
+
+// library.hpp: "Sizes are checked first: a mismatch throws Error(invalid_argument) and enqueues
+// nothing" - for every call with sizes to match (copy's dst; binary's b and out; reduce's result,
+// one element, even for an empty input; scan's out; conv2d's in, filter and out), the outputs
+// keep the values they held, and the next valid call works.
+TEST_CASE("library.hpp: each size mismatch of copy, binary, reduce, scan and conv2d is refused before anything runs") {
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  const auto inv = ErrorCategory::invalid_argument;
+  auto a = f.dev.alloc<float>(31), b = f.dev.alloc<float>(31), longer = f.dev.alloc<float>(32), two = f.dev.alloc<float>(2);
+  auto none = f.dev.alloc<float>(0), filter = f.dev.alloc<float>(9), img = f.dev.alloc<float>(20);
+  f.q.copy(test::random_vector<float>(31), a);
+  f.q.fill(b, 6.0f);
+  f.q.fill(longer, 6.0f);
+  f.q.fill(two, 6.0f);
+  GPURT_REQUIRE_ERROR(lib::copy(f.q, a, longer), inv, "the destination holds 32 elements but 31");
+  GPURT_REQUIRE_ERROR(lib::binary(f.q, lib::BinaryOp::add, a, longer, b), inv, "b holds 32 elements but 31");
+  GPURT_REQUIRE_ERROR(lib::binary(f.q, lib::BinaryOp::add, a, b, longer), inv, "out holds 32 elements but 31");
+  GPURT_REQUIRE_ERROR(lib::reduce(f.q, lib::ReduceOp::sum, a, two), inv, "result holds 2 elements but 1");
+  GPURT_REQUIRE_ERROR(lib::reduce(f.q, lib::ReduceOp::sum, none, two), inv, "result holds 2 elements but 1");
+  GPURT_REQUIRE_ERROR(lib::reduce(f.q, lib::ReduceOp::sum, a, none), inv, "result holds 0 elements but 1");
+  GPURT_REQUIRE_ERROR(lib::scan(f.q, a, longer, lib::ScanKind::inclusive), inv, "out holds 32 elements but 31");
+  GPURT_REQUIRE_ERROR(lib::scan(f.q, longer, a, lib::ScanKind::exclusive), inv, "out holds 31 elements but 32");
+  GPURT_REQUIRE_ERROR(lib::conv2d(f.q, img, filter, longer, 4, 5, 3), inv, "out holds 32 elements but 20");
+  GPURT_REQUIRE_ERROR(lib::conv2d(f.q, a, filter, img, 4, 5, 3), inv, "in holds 31 elements but 20");
+  GPURT_REQUIRE_ERROR(lib::conv2d(f.q, img, two, img, 4, 5, 3), inv, "filter holds 2 elements but 9");
+  CHECK(f.q.read(b) == std::vector<float>(31, 6.0f));
+  CHECK(f.q.read(longer) == std::vector<float>(32, 6.0f));
+  CHECK(f.q.read(two) == std::vector<float>(2, 6.0f));
+  still_usable(f);
+}
+
+// library.hpp: "Inputs may overlap each other freely" - conv2d's two inputs, the image and the
+// filter, may be views of one allocation that share bytes (the filter is a piece of the image
+// here); only `out` must stay clear of both. On images around the CPU bands, filters 3 and 7.
+TEST_CASE("library.hpp: conv2d accepts a filter that overlaps the image, and computes it right") {
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  const std::size_t shapes[][3] = {{33, 17, 3}, {5, 70, 7}, {64, 64, 3}};
+  for (const auto& s : shapes) {
+    const std::size_t w = s[0], h = s[1], fs = s[2];
+    INFO("conv2d " << w << " x " << h << ", filter " << fs << " inside the image");
+    const auto img = test::random_vector<float>(w * h, -1.0f, 1.0f);
+    auto whole = f.dev.alloc<float>(w * h + 1);
+    const Buffer<float> in = whole.view(1, w * h), filter = whole.view(w + 2, fs * fs);
+    f.q.copy(img, in);
+    const std::vector<float> flt(img.begin() + (w + 1), img.begin() + (w + 1) + static_cast<long>(fs * fs));
+    Padded<float> out(f, w * h, 3, 8.0f);
+    lib::conv2d(f.q, in, filter, out.view, w, h, fs);
+    const auto r = out.read(f.q);
+    const long rad = static_cast<long>(fs / 2);
+    std::size_t wrong = 0;
+    for (long y = 0; y < static_cast<long>(h); ++y)
+      for (long x = 0; x < static_cast<long>(w); ++x) {
+        double acc = 0, mag = 0;
+        for (long fy = 0; fy < static_cast<long>(fs); ++fy)
+          for (long fx = 0; fx < static_cast<long>(fs); ++fx) {
+            const long sx = x + fx - rad, sy = y + fy - rad;
+            if (sx < 0 || sy < 0 || sx >= static_cast<long>(w) || sy >= static_cast<long>(h)) continue;
+            const double t = static_cast<double>(flt[fy * fs + fx]) * img[sy * w + sx];
+            acc += t;
+            mag += std::abs(t);
+          }
+        wrong += std::abs(r[y * w + x] - acc) > std::ldexp(static_cast<double>(fs * fs + 2), -23) * mag + 1e-7;
+      }
+    CHECK(wrong == 0);
+    CHECK(out.guards_changed(f.q) == 0);
+    CHECK(f.q.read(in) == img);  // inputs are read, never written
+  }
+}
+
+// library.hpp: reduce: "min and max skip NaN elements (an input of NaNs only gives the identity);
+// a NaN in a sum makes the sum NaN." binary: "minimum is a < b ? a : b and maximum a > b ? a : b, so
+// either gives b where a and b are unordered (a NaN on either side) or equal (-0 and +0)." NaNs land
+// at random places, at chunk edges and in every chunk's lanes; the answer must not depend on where.
+TEMPLATE_TEST_CASE("library.hpp: NaNs in reduce's min and max are skipped, and binary's minimum and maximum follow a < b ? a : b",
+                   "", float, double) {
+  using T = TestType;
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  if (!has_type<T>(f.dev)) GPURT_SKIP(f.dev.description() + " has no fp64");
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  for (std::size_t n : edge_sizes(f.dev)) {
+    INFO("n = " << n);
+    auto h = test::random_vector<T>(n);
+    const auto picks = test::random_vector<std::int32_t>(n, 0, 3);
+    for (std::size_t i = 0; i < n; ++i)
+      if (picks[i] == 0 || i == 0 || i == n - 1 || i % 8192 == 8191 || i % 8192 == 0) h[i] = nan;
+    T lo = min_identity<T>(), hi = max_identity<T>();
+    for (T v : h)
+      if (!std::isnan(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+    Padded<T> in(f, n, 1, T(0));
+    f.q.copy(h, in.view);
+    CHECK(lib::reduce(f.q, lib::ReduceOp::min, in.view) == lo);
+    CHECK(lib::reduce(f.q, lib::ReduceOp::max, in.view) == hi);
+    CHECK(std::isnan(lib::reduce(f.q, lib::ReduceOp::sum, in.view)));
+    // Only NaNs: the identities.
+    f.q.copy(std::vector<T>(n, nan), in.view);
+    CHECK(lib::reduce(f.q, lib::ReduceOp::min, in.view) == min_identity<T>());
+    CHECK(lib::reduce(f.q, lib::ReduceOp::max, in.view) == max_identity<T>());
+    // binary: NaN or signed zeros on either side.
+    auto other = test::random_vector<T>(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (picks[i] == 1) other[i] = nan;
+      if (picks[i] == 2) h[i] = -T(0), other[i] = T(0);
+    }
+    Padded<T> b(f, n, 3, T(0)), out(f, n, 5, T(0));
+    f.q.copy(h, in.view);
+    f.q.copy(other, b.view);
+    for (lib::BinaryOp op : {lib::BinaryOp::minimum, lib::BinaryOp::maximum}) {
+      const bool is_min = op == lib::BinaryOp::minimum;
+      INFO((is_min ? "minimum" : "maximum"));
+      lib::binary(f.q, op, in.view, b.view, out.view);
+      const auto r = out.read(f.q);
+      std::size_t wrong = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const T x = h[i], y = other[i];
+        const T want = is_min ? (x < y ? x : y) : (x > y ? x : y);
+        wrong += std::memcmp(&r[i], &want, sizeof(T)) != 0 && !(std::isnan(r[i]) && std::isnan(want));
+      }
+      CHECK(wrong == 0);
+    }
+  }
+}

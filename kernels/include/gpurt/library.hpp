@@ -59,12 +59,14 @@ template <class T> void axpy(Queue& queue, Scalar<T> a, const Buffer<T>& x, cons
 // out = a OP b, element by element (equal sizes; out may be a or b itself). divide is defined for
 // every pair of operands: for std::int32_t and std::uint32_t, x / 0 = 0 and INT_MIN / -1 = INT_MIN
 // (on every device: a CPU would trap on both and end the process); float and double divide as IEEE
-// 754 does (x / 0 is an infinity, 0 / 0 NaN).
+// 754 does (x / 0 is an infinity, 0 / 0 NaN). minimum is a < b ? a : b and maximum a > b ? a : b,
+// so either gives b where a and b are unordered (a NaN on either side) or equal (-0 and +0).
 template <class T>
 void binary(Queue& queue, BinaryOp op, const Buffer<T>& a, const Buffer<T>& b, const Buffer<T>& out);
 // The sum, minimum or maximum of `in` (blocks). Empty input gives the operation's identity: 0 for
 // sum; for min the largest value of T, for max the smallest - +infinity and -infinity for float
-// and double, std::numeric_limits<T>::max() and ::lowest() for the integer types.
+// and double, std::numeric_limits<T>::max() and ::lowest() for the integer types. min and max skip
+// NaN elements (an input of NaNs only gives the identity); a NaN in a sum makes the sum NaN.
 template <class T> T reduce(Queue& queue, ReduceOp op, const Buffer<T>& in);
 // The same into result[0] (a one-element buffer), without waiting: the result stays on the device.
 // result may be any element of `in` (it is written after all of `in` has been read).
