@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -213,6 +214,18 @@ void require_valid(const Queue& q, const char* call, std::initializer_list<Handl
                    "with Device::alloc (dev.alloc<T>(0) makes a valid, empty one)");
 }
 
+// library.hpp: "double on a device without fp64 throws Error(unsupported)" - checked first, so that
+// a call with no elements to compute throws as a call with some does (fill and copy, which only
+// move bytes, work on every device).
+template <class T>
+void require_type(const Queue& q, const char* call) {
+  if constexpr (std::is_same<T, double>::value)
+    if (!q.device().properties().fp64)
+      fail(ErrorCategory::unsupported, q.device(), call,
+           std::string("the library's ") + call + " kernels in double need fp64, which " + q.device().description() +
+               " lacks; use float");
+}
+
 void require_size(const Queue& q, const char* call, const char* what, std::size_t have, std::size_t want) {
   if (have != want)
     bad(q, call, std::string(what) + " holds " + std::to_string(have) + " elements but " + std::to_string(want) +
@@ -362,6 +375,7 @@ void copy(Queue& q, const Buffer<T>& src, const Buffer<T>& dst) {
 template <class T>
 void axpy(Queue& q, Scalar<T> a, const Buffer<T>& x, const Buffer<T>& y) {
   require_valid(q, "axpy", {{"x", x.valid()}, {"y", y.valid()}});
+  require_type<T>(q, "axpy");
   require_size(q, "axpy", "y", y.size(), x.size());
   check_overlap(q, "axpy", "y", y, "x", x, InPlace::allowed);
   if (x.empty()) return;
@@ -373,6 +387,7 @@ void axpy(Queue& q, Scalar<T> a, const Buffer<T>& x, const Buffer<T>& y) {
 template <class T>
 void binary(Queue& q, BinaryOp op, const Buffer<T>& a, const Buffer<T>& b, const Buffer<T>& out) {
   require_valid(q, "binary", {{"a", a.valid()}, {"b", b.valid()}, {"out", out.valid()}});
+  require_type<T>(q, "binary");
   require_size(q, "binary", "b", b.size(), a.size());
   require_size(q, "binary", "out", out.size(), a.size());
   check_overlap(q, "binary", "out", out, "a", a, InPlace::allowed);
@@ -387,6 +402,7 @@ void binary(Queue& q, BinaryOp op, const Buffer<T>& a, const Buffer<T>& b, const
 template <class T>
 void reduce(Queue& q, ReduceOp op, const Buffer<T>& in, const Buffer<T>& result) {
   require_valid(q, "reduce", {{"in", in.valid()}, {"result", result.valid()}});
+  require_type<T>(q, "reduce");
   require_size(q, "reduce", "result", result.size(), 1);
   // result may lie inside `in`: the last group writes it after every group has read its slice.
   const T id = identity<T>(op);
@@ -412,6 +428,7 @@ void reduce(Queue& q, ReduceOp op, const Buffer<T>& in, const Buffer<T>& result)
 template <class T>
 T reduce(Queue& q, ReduceOp op, const Buffer<T>& in) {
   require_valid(q, "reduce", {{"in", in.valid()}});
+  require_type<T>(q, "reduce");
   if (in.empty()) return identity<T>(op);
   Buffer<T> result = q.device().alloc<T>(1);
   reduce(q, op, in, result);
@@ -421,6 +438,7 @@ T reduce(Queue& q, ReduceOp op, const Buffer<T>& in) {
 template <class T>
 void scan(Queue& q, const Buffer<T>& in, const Buffer<T>& out, ScanKind kind) {
   require_valid(q, "scan", {{"in", in.valid()}, {"out", out.valid()}});
+  require_type<T>(q, "scan");
   require_size(q, "scan", "out", out.size(), in.size());
   check_overlap(q, "scan", "out", out, "in", in, InPlace::allowed);  // a group reads its whole tile, then writes it
   if (in.empty()) return;

@@ -11,7 +11,9 @@
 // value and therefore blocks. Programs are built on first use per device and element type (and
 // come from the compile cache after that). Sizes are checked first: a mismatch throws
 // Error(invalid_argument) and enqueues nothing; double on a device without fp64 throws
-// Error(unsupported). Element types: std::int32_t, std::uint32_t, float, double unless stated.
+// Error(unsupported) from every call that computes (axpy, binary, reduce, scan; with or without
+// elements), while fill and copy, which only move bytes, take double on every device. Element
+// types: std::int32_t, std::uint32_t, float, double unless stated.
 //
 // Views: every buffer argument may be a view at any element offset. Aliasing: two arguments
 // overlap when they are views of one allocation (through view() or as<U>()) whose bytes
