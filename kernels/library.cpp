@@ -151,6 +151,8 @@ struct Scratch {
   Buffer<std::uint64_t> scan;
   std::uint32_t scan_tickets = 0;  // the counter's value once the scans enqueued so far have run
   std::uint32_t scan_epoch = 0;    // the last enqueued scan's epoch; 0: none since the buffer was zeroed
+  // histogram's counters on GPU devices (two per word), copied into counts at the end of each call.
+  Buffer<std::uint64_t> histogram;
 };
 
 // The queue's Scratch, made (and handed to the queue) on its first library call that needs one.
@@ -791,14 +793,19 @@ void conv2d(Queue& q, const Buffer<float>& in, const Buffer<float>& filter, cons
 void histogram(Queue& q, const Buffer<std::uint32_t>& in, const Buffer<std::uint32_t>& counts) {
   require_valid(q, "histogram", {{"in", in.valid()}, {"counts", counts.valid()}});
   if (counts.empty()) bad(q, "histogram", "counts is empty; give it one element per bin");
-  // counts is zeroed first, then in is read: no overlap, not even in place.
+  // The counting runs over all of in while counts may be written: no overlap, not even in place.
   check_overlap(q, "histogram", "counts", counts, "in", in, InPlace::rejected);
   if (counts.size_bytes() > q.device().properties().max_local_memory / 2)
     bad(q, "histogram", std::to_string(counts.size()) + " bins do not fit the device's local memory (" +
                             std::to_string(q.device().properties().max_local_memory) + " bytes); use fewer bins");
-  q.fill(counts, 0u);
-  if (in.empty()) return;
-  if (cpu::histogram(q, in, counts)) return;  // CPU devices: kernels/cpu.hpp
+  // counts is written by one command alone (library.hpp, "Threads": each call's work is enqueued
+  // whole), so that work another thread enqueues on the queue between this call's commands never
+  // finds it half done - zeroed, not yet counted.
+  if (in.empty()) {
+    q.fill(counts, 0u);
+    return;
+  }
+  if (cpu::histogram(q, in, counts)) return;  // CPU devices: kernels/cpu.hpp (its last launch writes every bin)
   // The bins sit in local memory, so the wave depends on their number. Up to 8 private copies per
   // group (one per warp of a 256-group), as many as fit half the local memory, and 8 loads in
   // flight per work-item (H200, 64M keys: 0.94 CUDA, 0.97 NVIDIA OpenCL of the copy bandwidth; one
@@ -809,8 +816,15 @@ void histogram(Queue& q, const Buffer<std::uint32_t>& in, const Buffer<std::uint
   const ShapedKernel k = shaped_kernel(q.device(), "histogram", embedded::histogram, nullptr, "gpurt_histogram", 0,
                                        {{"GPURT_HIST_COPIES", static_cast<long long>(copies)}, {"GPURT_HIST_UNROLL", 8}},
                                        SourceLanguage::portable, local);
-  q.launch(k.kernel, stride_config(q, k, in.size(), local), in, counts, static_cast<std::uint64_t>(in.size()),
+  // The groups add into the queue's histogram scratch, zeroed first; one copy then moves it into
+  // counts. The lease keeps another thread's histogram on this queue from using the scratch between.
+  ScratchLease scratch(q);
+  ensure_scratch(q, scratch->histogram, (counts.size() + 1) / 2);
+  const Buffer<std::uint32_t> bins = scratch->histogram.as<std::uint32_t>().view(0, counts.size());
+  q.fill(bins, 0u);
+  q.launch(k.kernel, stride_config(q, k, in.size(), local), in, bins, static_cast<std::uint64_t>(in.size()),
            static_cast<std::uint32_t>(counts.size()));
+  q.copy(bins, counts);
 }
 
 #define GPURT_LIB_INSTANTIATE(T)                                                         \

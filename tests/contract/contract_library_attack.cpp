@@ -784,3 +784,52 @@ TEMPLATE_TEST_CASE("library.hpp: NaNs in reduce's min and max are skipped, and b
     }
   }
 }
+
+// library.hpp: "Threads: library calls may be made from several threads at once, on one queue or
+// several; each call's work is enqueued whole, in some order." A histogram rewrites `counts` with
+// the same values again and again on one thread while another thread copies `counts` away on the
+// same queue: every copy runs before or after some histogram, never inside one, so every copy
+// must hold the full histogram (a call enqueued in pieces - counts zeroed, then counted - can be
+// caught between its pieces, and the copy then holds zeros).
+TEST_CASE("library.hpp: a histogram is enqueued whole: a copy of its counts from another thread never sees it half done") {
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  const std::size_t n = 3001, bins = 16, rounds = 400;
+  const auto keys_host = test::random_vector<std::uint32_t>(n, 0u, static_cast<std::uint32_t>(bins - 1));
+  std::vector<std::uint32_t> ref(bins, 0);
+  for (std::uint32_t k : keys_host) ++ref[k];
+  auto keys = f.dev.alloc<std::uint32_t>(n), counts = f.dev.alloc<std::uint32_t>(bins);
+  auto snaps = f.dev.alloc<std::uint32_t>(bins * rounds);
+  f.q.copy(keys_host, keys);
+  lib::histogram(f.q, keys, counts);
+  f.q.finish();
+  std::atomic<int> failures{0};
+  std::thread writer([&] {
+    try {
+      for (std::size_t r = 0; r < rounds; ++r) lib::histogram(f.q, keys, counts);
+    } catch (...) {
+      ++failures;
+    }
+  });
+  std::thread reader([&] {
+    try {
+      for (std::size_t r = 0; r < rounds; ++r) lib::copy(f.q, counts, snaps.view(r * bins, bins));
+    } catch (...) {
+      ++failures;
+    }
+  });
+  writer.join();
+  reader.join();
+  CHECK(failures == 0);
+  const auto all = f.q.read(snaps);
+  std::size_t torn = 0;
+  for (std::size_t r = 0; r < rounds; ++r)
+    torn += !std::equal(ref.begin(), ref.end(), all.begin() + static_cast<long>(r * bins));
+  std::string first_torn;
+  for (std::size_t r = 0; r < rounds && first_torn.empty(); ++r)
+    if (!std::equal(ref.begin(), ref.end(), all.begin() + static_cast<long>(r * bins)))
+      for (std::size_t b = 0; b < bins; ++b)
+        first_torn += std::to_string(all[r * bins + b]) + "/" + std::to_string(ref[b]) + " ";
+  INFO(torn << " of " << rounds << " copies caught a histogram in the middle; the first (got/want): " << first_torn);
+  CHECK(torn == 0);
+}

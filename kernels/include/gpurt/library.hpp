@@ -26,7 +26,9 @@
 // Error(invalid_argument) and enqueue nothing.
 //
 // Scratch memory: reduce and scan keep device memory for each queue they run on (reduce's partial
-// results, scan's tile states), so that once a call has run on a queue at a size, later calls of
+// results, scan's tile states; histogram, on devices other than CPUs, keeps its counters there too,
+// zeroed on each call and copied into counts at its end), so that once a call has run on a queue at
+// a size, later calls of
 // that size or smaller allocate and clear nothing. The queue owns it (Queue::keep_until_destroyed):
 // it is freed when the queue is destroyed, after the queue's work has completed, and a queue made
 // later starts with none. Threads: library calls may be made from several threads at once, on one
