@@ -175,12 +175,12 @@ template <class T>
 bool scan(Queue& q, const Buffer<T>& in, const Buffer<T>& out, bool exclusive) {
   if (!usable<T>(q)) return false;
   const Chunks c = chunks_of(q, in.size());
-  const Kernel sums = stream_kernel<T>(q, "gpurt_reduce_chunks", 0);
+  const Kernel sums = stream_kernel<T>(q, "gpurt_scan_totals", 0);
   const Kernel chunks = stream_kernel<T>(q, "gpurt_scan_chunks", 0);
   const std::shared_ptr<Partials> p = partials_of(q);
   std::lock_guard<std::mutex> lock(p->mutex);
   q.launch(sums, items_config(c.items), in, static_cast<std::uint64_t>(in.size()), static_cast<std::uint64_t>(c.chunk),
-           T(0), p->words);
+           p->words);
   q.launch(chunks, items_config(c.items), in, out, static_cast<std::uint64_t>(in.size()),
            static_cast<std::uint64_t>(c.chunk), exclusive ? 1 : 0, p->words);
   return true;

@@ -13,7 +13,8 @@
 // split the compiler's work-item loops). The choice depends only on the device's type and measured
 // properties (compute units, fp64), never on its backend's name.
 // The variants' kernels are named after their call as the GPU kernels are (gpurt_axpy, or
-// gpurt_<call>_<pass> for a call made in passes: gpurt_reduce_chunks then gpurt_reduce_finish), so
+// gpurt_<call>_<pass> for a call made in passes: gpurt_reduce_chunks then gpurt_reduce_finish;
+// gpurt_scan_totals then gpurt_scan_chunks; gpurt_histogram_chunks then gpurt_histogram_merge), so
 // a trace reads alike on every device.
 #pragma once
 

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -152,6 +153,8 @@ struct Scratch {
   std::uint32_t scan_epoch = 0;    // the last enqueued scan's epoch; 0: none since the buffer was zeroed
   // matmul_tf32 on sm_90 (the wgmma kernel reading B^T): A rounded to TF32, and B^T rounded.
   Buffer<float> tf32_a, tf32_bt;
+  // histogram's counters on GPU devices (two per word), copied into counts at the end of each call.
+  Buffer<std::uint64_t> histogram;
 };
 
 // The queue's Scratch, made (and handed to the queue) on its first library call that needs one.
@@ -202,6 +205,37 @@ bool ensure_scratch(Queue& q, Buffer<std::uint64_t>& b, std::size_t words) {
 
 [[noreturn]] void bad(const Queue& q, const std::string& call, const std::string& what) {
   fail(ErrorCategory::invalid_argument, q.device(), call, what);
+}
+
+// api-guide.md, "Handles": every call on a handle that is not valid() (default-constructed or
+// moved-from) throws invalid_argument - also a library call that zero elements would leave with
+// nothing to do, which must not take an invalid Buffer or Queue for an empty one. Checked first.
+struct Handle {
+  const char* name;
+  bool valid;
+};
+
+void require_valid(const Queue& q, const char* call, std::initializer_list<Handle> buffers) {
+  if (!q.valid())
+    throw Error(ErrorCategory::invalid_argument,
+                "this Queue is empty (default-constructed or moved-from); create it from a Device first",
+                ErrorDetails{{}, 0, {}, std::string("gpurt::lib::") + call, {}, {}, {}});
+  for (const Handle& b : buffers)
+    if (!b.valid)
+      bad(q, call, std::string(b.name) + " is not a valid Buffer (default-constructed or moved-from); allocate it "
+                   "with Device::alloc (dev.alloc<T>(0) makes a valid, empty one)");
+}
+
+// library.hpp: "double on a device without fp64 throws Error(unsupported)" - checked first, so that
+// a call with no elements to compute throws as a call with some does (fill and copy, which only
+// move bytes, work on every device).
+template <class T>
+void require_type(const Queue& q, const char* call) {
+  if constexpr (std::is_same<T, double>::value)
+    if (!q.device().properties().fp64)
+      fail(ErrorCategory::unsupported, q.device(), call,
+           std::string("the library's ") + call + " kernels in double need fp64, which " + q.device().description() +
+               " lacks; use float");
 }
 
 void require_size(const Queue& q, const char* call, const char* what, std::size_t have, std::size_t want) {
@@ -336,12 +370,14 @@ void scan_impl(Queue& q, const Buffer<T>& in, const Buffer<T>& out, std::size_t 
 
 template <class T>
 void fill(Queue& q, const Buffer<T>& dst, Scalar<T> value) {
+  require_valid(q, "fill", {{"dst", dst.valid()}});
   if (!dst.empty() && cpu::fill<T>(q, dst, value)) return;  // CPU devices: kernels/cpu.hpp
   q.fill(dst, value);  // the queue's fill engine (cuMemsetD*; a fill kernel on OpenCL GPUs)
 }
 
 template <class T>
 void copy(Queue& q, const Buffer<T>& src, const Buffer<T>& dst) {
+  require_valid(q, "copy", {{"src", src.valid()}, {"dst", dst.valid()}});
   require_size(q, "copy", "the destination", dst.size(), src.size());
   check_overlap(q, "copy", "dst", dst, "src", src, InPlace::allowed);
   if (src.empty()) return;
@@ -351,6 +387,8 @@ void copy(Queue& q, const Buffer<T>& src, const Buffer<T>& dst) {
 
 template <class T>
 void axpy(Queue& q, Scalar<T> a, const Buffer<T>& x, const Buffer<T>& y) {
+  require_valid(q, "axpy", {{"x", x.valid()}, {"y", y.valid()}});
+  require_type<T>(q, "axpy");
   require_size(q, "axpy", "y", y.size(), x.size());
   check_overlap(q, "axpy", "y", y, "x", x, InPlace::allowed);
   if (x.empty()) return;
@@ -361,6 +399,8 @@ void axpy(Queue& q, Scalar<T> a, const Buffer<T>& x, const Buffer<T>& y) {
 
 template <class T>
 void binary(Queue& q, BinaryOp op, const Buffer<T>& a, const Buffer<T>& b, const Buffer<T>& out) {
+  require_valid(q, "binary", {{"a", a.valid()}, {"b", b.valid()}, {"out", out.valid()}});
+  require_type<T>(q, "binary");
   require_size(q, "binary", "b", b.size(), a.size());
   require_size(q, "binary", "out", out.size(), a.size());
   check_overlap(q, "binary", "out", out, "a", a, InPlace::allowed);
@@ -374,6 +414,8 @@ void binary(Queue& q, BinaryOp op, const Buffer<T>& a, const Buffer<T>& b, const
 
 template <class T>
 void reduce(Queue& q, ReduceOp op, const Buffer<T>& in, const Buffer<T>& result) {
+  require_valid(q, "reduce", {{"in", in.valid()}, {"result", result.valid()}});
+  require_type<T>(q, "reduce");
   require_size(q, "reduce", "result", result.size(), 1);
   // result may lie inside `in`: the last group writes it after every group has read its slice.
   const T id = identity<T>(op);
@@ -398,6 +440,8 @@ void reduce(Queue& q, ReduceOp op, const Buffer<T>& in, const Buffer<T>& result)
 
 template <class T>
 T reduce(Queue& q, ReduceOp op, const Buffer<T>& in) {
+  require_valid(q, "reduce", {{"in", in.valid()}});
+  require_type<T>(q, "reduce");
   if (in.empty()) return identity<T>(op);
   Buffer<T> result = q.device().alloc<T>(1);
   reduce(q, op, in, result);
@@ -406,6 +450,8 @@ T reduce(Queue& q, ReduceOp op, const Buffer<T>& in) {
 
 template <class T>
 void scan(Queue& q, const Buffer<T>& in, const Buffer<T>& out, ScanKind kind) {
+  require_valid(q, "scan", {{"in", in.valid()}, {"out", out.valid()}});
+  require_type<T>(q, "scan");
   require_size(q, "scan", "out", out.size(), in.size());
   check_overlap(q, "scan", "out", out, "in", in, InPlace::allowed);  // a group reads its whole tile, then writes it
   if (in.empty()) return;
@@ -414,6 +460,7 @@ void scan(Queue& q, const Buffer<T>& in, const Buffer<T>& out, ScanKind kind) {
 }
 
 void transpose(Queue& q, const Buffer<float>& in, const Buffer<float>& out, std::size_t rows, std::size_t cols) {
+  require_valid(q, "transpose", {{"in", in.valid()}, {"out", out.valid()}});
   const std::size_t elements = matrix_elements(q, "transpose", "in", {"rows", rows}, {"cols", cols});
   check_dimensions(q, "transpose", {{"rows", rows}, {"cols", cols}});
   require_size(q, "transpose", "in", in.size(), elements);
@@ -775,6 +822,7 @@ float from_bf16(std::uint16_t x) {
 
 void conv2d(Queue& q, const Buffer<float>& in, const Buffer<float>& filter, const Buffer<float>& out,
             std::size_t width, std::size_t height, std::size_t filter_size) {
+  require_valid(q, "conv2d", {{"in", in.valid()}, {"filter", filter.valid()}, {"out", out.valid()}});
   if (filter_size % 2 == 0 || filter_size > 15)
     bad(q, "conv2d", "the filter size must be odd and at most 15, got " + std::to_string(filter_size));
   require_size(q, "conv2d", "filter", filter.size(), filter_size * filter_size);
@@ -810,15 +858,21 @@ void conv2d(Queue& q, const Buffer<float>& in, const Buffer<float>& filter, cons
 }
 
 void histogram(Queue& q, const Buffer<std::uint32_t>& in, const Buffer<std::uint32_t>& counts) {
+  require_valid(q, "histogram", {{"in", in.valid()}, {"counts", counts.valid()}});
   if (counts.empty()) bad(q, "histogram", "counts is empty; give it one element per bin");
-  // counts is zeroed first, then in is read: no overlap, not even in place.
+  // The counting runs over all of in while counts may be written: no overlap, not even in place.
   check_overlap(q, "histogram", "counts", counts, "in", in, InPlace::rejected);
   if (counts.size_bytes() > q.device().properties().max_local_memory / 2)
     bad(q, "histogram", std::to_string(counts.size()) + " bins do not fit the device's local memory (" +
                             std::to_string(q.device().properties().max_local_memory) + " bytes); use fewer bins");
-  q.fill(counts, 0u);
-  if (in.empty()) return;
-  if (cpu::histogram(q, in, counts)) return;  // CPU devices: kernels/cpu.hpp
+  // counts is written by one command alone (library.hpp, "Threads": each call's work is enqueued
+  // whole), so that work another thread enqueues on the queue between this call's commands never
+  // finds it half done - zeroed, not yet counted.
+  if (in.empty()) {
+    q.fill(counts, 0u);
+    return;
+  }
+  if (cpu::histogram(q, in, counts)) return;  // CPU devices: kernels/cpu.hpp (its last launch writes every bin)
   // The bins sit in local memory, so the wave depends on their number. Up to 8 private copies per
   // group (one per warp of a 256-group), as many as fit half the local memory, and 8 loads in
   // flight per work-item (H200, 64M keys: 0.94 CUDA, 0.97 NVIDIA OpenCL of the copy bandwidth; one
@@ -829,8 +883,15 @@ void histogram(Queue& q, const Buffer<std::uint32_t>& in, const Buffer<std::uint
   const ShapedKernel k = shaped_kernel(q.device(), "histogram", embedded::histogram, nullptr, "gpurt_histogram", 0,
                                        {{"GPURT_HIST_COPIES", static_cast<long long>(copies)}, {"GPURT_HIST_UNROLL", 8}},
                                        SourceLanguage::portable, local);
-  q.launch(k.kernel, stride_config(q, k, in.size(), local), in, counts, static_cast<std::uint64_t>(in.size()),
+  // The groups add into the queue's histogram scratch, zeroed first; one copy then moves it into
+  // counts. The lease keeps another thread's histogram on this queue from using the scratch between.
+  ScratchLease scratch(q);
+  ensure_scratch(q, scratch->histogram, (counts.size() + 1) / 2);
+  const Buffer<std::uint32_t> bins = scratch->histogram.as<std::uint32_t>().view(0, counts.size());
+  q.fill(bins, 0u);
+  q.launch(k.kernel, stride_config(q, k, in.size(), local), in, bins, static_cast<std::uint64_t>(in.size()),
            static_cast<std::uint32_t>(counts.size()));
+  q.copy(bins, counts);
 }
 
 #define GPURT_LIB_INSTANTIATE(T)                                                         \

@@ -11,7 +11,9 @@
 // value and therefore blocks. Programs are built on first use per device and element type (and
 // come from the compile cache after that). Sizes are checked first: a mismatch throws
 // Error(invalid_argument) and enqueues nothing; double on a device without fp64 throws
-// Error(unsupported). Element types: std::int32_t, std::uint32_t, float, double unless stated.
+// Error(unsupported) from every call that computes (axpy, binary, reduce, scan; with or without
+// elements), while fill and copy, which only move bytes, take double on every device. Element
+// types: std::int32_t, std::uint32_t, float, double unless stated.
 //
 // Views: every buffer argument may be a view at any element offset. Aliasing: two arguments
 // overlap when they are views of one allocation (through view() or as<U>()) whose bytes
@@ -24,11 +26,13 @@
 // Error(invalid_argument) and enqueue nothing.
 //
 // Scratch memory: reduce and scan keep device memory for each queue they run on (reduce's partial
-// results, scan's tile states), so that once a call has run on a queue at a size, later calls of
-// that size or smaller allocate and clear nothing; so does matmul_tf32 on sm_90 devices (H100,
-// H200: (m + n) x k floats, A rounded to TF32 and B transposed and rounded, which its Hopper kernel
-// reads; where that memory cannot be allocated it runs the tensor-core kernel that needs none, as on
-// other GPUs, with the same results' bound). The queue owns it (Queue::keep_until_destroyed):
+// results, scan's tile states; histogram, on devices other than CPUs, keeps its counters there too,
+// zeroed on each call and copied into counts at its end), so that once a call has run on a queue at
+// a size, later calls of that size or smaller allocate and clear nothing; so does matmul_tf32 on
+// sm_90 devices (H100, H200: (m + n) x k floats, A rounded to TF32 and B transposed and rounded,
+// which its Hopper kernel reads; where that memory cannot be allocated it runs the tensor-core
+// kernel that needs none, as on other GPUs, with the same results' bound). The queue owns it
+// (Queue::keep_until_destroyed):
 // it is freed when the queue is destroyed, after the queue's work has completed, and a queue made
 // later starts with none. Threads: library calls may be made from several threads at once, on one
 // queue or several; each call's work is enqueued whole, in some order.
@@ -60,12 +64,17 @@ template <class T> void fill(Queue& queue, const Buffer<T>& dst, Scalar<T> value
 template <class T> void copy(Queue& queue, const Buffer<T>& src, const Buffer<T>& dst);
 // y = a * x + y (equal sizes). y may be x itself (y = (a + 1) * y).
 template <class T> void axpy(Queue& queue, Scalar<T> a, const Buffer<T>& x, const Buffer<T>& y);
-// out = a OP b, element by element (equal sizes; out may be a or b itself).
+// out = a OP b, element by element (equal sizes; out may be a or b itself). divide is defined for
+// every pair of operands: for std::int32_t and std::uint32_t, x / 0 = 0 and INT_MIN / -1 = INT_MIN
+// (on every device: a CPU would trap on both and end the process); float and double divide as IEEE
+// 754 does (x / 0 is an infinity, 0 / 0 NaN). minimum is a < b ? a : b and maximum a > b ? a : b,
+// so either gives b where a and b are unordered (a NaN on either side) or equal (-0 and +0).
 template <class T>
 void binary(Queue& queue, BinaryOp op, const Buffer<T>& a, const Buffer<T>& b, const Buffer<T>& out);
 // The sum, minimum or maximum of `in` (blocks). Empty input gives the operation's identity: 0 for
 // sum; for min the largest value of T, for max the smallest - +infinity and -infinity for float
-// and double, std::numeric_limits<T>::max() and ::lowest() for the integer types.
+// and double, std::numeric_limits<T>::max() and ::lowest() for the integer types. min and max skip
+// NaN elements (an input of NaNs only gives the identity); a NaN in a sum makes the sum NaN.
 template <class T> T reduce(Queue& queue, ReduceOp op, const Buffer<T>& in);
 // The same into result[0] (a one-element buffer), without waiting: the result stays on the device.
 // result may be any element of `in` (it is written after all of `in` has been read).
@@ -158,7 +167,9 @@ float from_bf16(std::uint16_t x);
 void conv2d(Queue& queue, const Buffer<float>& in, const Buffer<float>& filter, const Buffer<float>& out,
             std::size_t width, std::size_t height, std::size_t filter_size);
 // counts[v] = number of elements of `in` equal to v, for v < counts.size() (other values are not
-// counted). counts is overwritten and must not overlap in.
+// counted). counts is overwritten and must not overlap in. counts holds at least one bin and at most
+// as many as fill half the device's local memory (counts.size_bytes() <=
+// DeviceProperties::max_local_memory / 2, on every device); otherwise Error(invalid_argument).
 void histogram(Queue& queue, const Buffer<std::uint32_t>& in, const Buffer<std::uint32_t>& counts);
 
 }  // namespace gpurt::lib
