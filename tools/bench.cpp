@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -643,9 +644,13 @@ int run_bench(const BenchCommand& cmd) {
     bench::Options opt;
     opt.quick = cmd.quick;
     opt.trials = std::max(cmd.trials, 0);  // 0: the default
-    opt.progress = [&](const std::string& what) {
-      if (tty) std::cerr << "\r\033[K[" << d.selector() << "] " << what << std::flush;
-      else std::cerr << "[" << d.selector() << "] " << what << "\n";
+    // Each line starts with the seconds since this device's run began (which section takes how long).
+    const auto started = std::chrono::steady_clock::now();
+    opt.progress = [&, started](const std::string& what) {
+      char at[32];
+      std::snprintf(at, sizeof at, "%7.1f s ", std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      if (tty) std::cerr << "\r\033[K[" << d.selector() << "] " << at << what << std::flush;
+      else std::cerr << "[" << d.selector() << "] " << at << what << "\n";
     };
     for (const Device& other : devs)
       if (other != d) opt.partners.push_back(other);
