@@ -431,7 +431,7 @@ void add_kernel_targets(nlohmann::json& rows, DeviceType type) {
 
 // Interop rows: (a) cuBLAS SGEMM 4096^3 on gpurt buffers in gpurt's stream against cuBLAS on its
 // own cuMemAlloc buffers and stream; (b) GPU-to-GPU copies through Queue::copy against the native
-// peer copy, 64 MiB and 1 GiB, to the first other device of the backend. Not with --quick (a
+// peer copy, 64 MiB and 1 GiB (256 MiB from a CPU device), to the first other device of the backend. Not with --quick (a
 // 4096^3 SGEMM and 1 GiB copies). Whatever cannot run says why in "skipped".
 // A copy between this device and one of another backend (relayed through host memory by the core),
 // 64 MiB each way, against the slower of the two host links it crosses, measured in the same run:
@@ -533,9 +533,10 @@ nlohmann::json measure_interop(Context& c) {
   }
   nlohmann::json rows = nlohmann::json::array();
   try {
-    for (std::size_t bytes : {std::size_t(64) << 20, std::size_t(1) << 30}) {
+    // 64 MiB and 1 GiB (256 MiB from a CPU device, as its transfer rows).
+    for (std::size_t bytes : {std::size_t(64) << 20, c.cpu ? std::size_t(256) << 20 : std::size_t(1) << 30}) {
       c.say("interop: peer copy " + std::to_string(bytes >> 20) + " MiB to " + peer.selector());
-      const std::size_t copies = bytes >= (std::size_t(1) << 30) ? 3 : 20;
+      const std::size_t copies = bytes > (std::size_t(64) << 20) ? 3 : 20;
       auto src = c.dev.alloc<char>(bytes), dst = peer.alloc<char>(bytes);
       c.q.fill(src, char(1));
       std::vector<double> g, r;

@@ -165,6 +165,8 @@ for run in doc["runs"]:
         assert (isinstance(peer, dict) and peer["skipped"]) or all(p["gpurt"] > 0 and p["raw"] > 0 for p in peer), peer
         for p in peer if isinstance(peer, list) else []:
             check_paired(p, trials, where="peer_copy")
+        if isinstance(peer, list):  # 64 MiB and 1 GiB (256 MiB from a CPU device)
+            assert [p["bytes"] for p in peer] == [64 << 20, 256 << 20 if cpu else 1 << 30], peer
         relay = run["interop"].get("relayed_copy", {"skipped": "absent"})  # copies between backends
         assert (isinstance(relay, dict) and relay["skipped"]) or \
             all(t["gpurt"] > 0 and t["slower_link"] > 0 and t["from"] != t["to"] for t in relay), relay
