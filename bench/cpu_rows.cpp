@@ -98,7 +98,8 @@ nlohmann::json row(const char* name, const char* base, double library_ms, double
           {std::string("library_over_") + base, base_ms > 0 ? library_ms / base_ms : 0.0}};
 }
 
-nlohmann::json naive_rows(const Device& dev, Queue& q, std::size_t n, int trials, int batch) {
+nlohmann::json naive_rows(const Device& dev, Queue& q, std::size_t n, int trials, int batch,
+                          const std::function<void(const std::string&)>& say) {
   const Program p = dev.build({SourceLanguage::portable, naive_source, "naive_kernels.gpurt"});
   const Kernel copy = p.kernel("naive_copy"), fill = p.kernel("naive_fill"), axpy = p.kernel("naive_axpy"),
                add = p.kernel("naive_add"), sum = p.kernel("naive_sum"), histogram = p.kernel("naive_histogram");
@@ -123,6 +124,7 @@ nlohmann::json naive_rows(const Device& dev, Queue& q, std::size_t n, int trials
   };
   nlohmann::json rows = nlohmann::json::array();
   auto add_row = [&](const char* name, auto&& library, auto&& naive) {
+    say(std::string("kernel baselines: ") + name + " against a naive kernel");
     const double lib_ms = device_ms(q, trials, batch, library);  // first the library, then the baseline
     const double naive_ms = device_ms(q, trials, batch, naive);
     nlohmann::json r = row(name, "naive", lib_ms, naive_ms);
@@ -152,7 +154,8 @@ nlohmann::json naive_rows(const Device& dev, Queue& q, std::size_t n, int trials
 }
 
 #ifdef GPURT_BENCH_OPENMP
-nlohmann::json openmp_rows(const Device& dev, Queue& q, std::size_t side, std::size_t mn, int trials, int batch) {
+nlohmann::json openmp_rows(const Device& dev, Queue& q, std::size_t side, std::size_t mn, int trials, int batch,
+                           const std::function<void(const std::string&)>& say) {
   const std::size_t n = side * side;
   const long long sn = static_cast<long long>(side);
   std::vector<float> hx(n), hz(n), hf(25, 0.04f);
@@ -170,6 +173,7 @@ nlohmann::json openmp_rows(const Device& dev, Queue& q, std::size_t side, std::s
     r["size"] = size;
     rows.push_back(r);
   };
+  say("kernel baselines: scan, transpose, conv2d against OpenMP loops");
   // Scan: each thread sums its chunk, the chunks' offsets are added up, each thread scans its chunk.
   std::vector<float> offsets(static_cast<std::size_t>(omp_get_max_threads()) + 1);
   add_row("scan_inclusive", n, trials, [&] { lib::scan(q, x, z, lib::ScanKind::inclusive); }, [&] {
@@ -206,6 +210,7 @@ nlohmann::json openmp_rows(const Device& dev, Queue& q, std::size_t side, std::s
                 hz[y * sn + xx] = acc;
               }
           });
+  say("kernel baselines: matmul " + std::to_string(mn) + "^3 against an OpenMP loop");
   const long long m = static_cast<long long>(mn);
   std::vector<float> ha(mn * mn, 0.0078125f), hb(mn * mn, 0.0078125f), hc(mn * mn);
   auto a = dev.alloc<float>(mn * mn), b = dev.alloc<float>(mn * mn), c = dev.alloc<float>(mn * mn);
@@ -232,16 +237,16 @@ nlohmann::json openmp_rows(const Device& dev, Queue& q, std::size_t side, std::s
 }  // namespace
 
 nlohmann::json measure_kernel_baselines(const Device& device, Queue& timed, std::size_t side, std::size_t matmul_n,
-                                        int trials, int batch) {
+                                        int trials, int batch, const std::function<void(const std::string&)>& say) {
   nlohmann::json j;
   j["device_type"] = to_string(device.properties().type);
-  j["naive"] = naive_rows(device, timed, side * side, trials, batch);
+  j["naive"] = naive_rows(device, timed, side * side, trials, batch, say);
   if (device.properties().type != DeviceType::cpu) {
     j["openmp"] = {{"skipped", std::string("not a CPU device (") + to_string(device.properties().type) + ")"}};
     return j;
   }
 #ifdef GPURT_BENCH_OPENMP
-  j["openmp"] = openmp_rows(device, timed, side, matmul_n, trials, batch);
+  j["openmp"] = openmp_rows(device, timed, side, matmul_n, trials, batch, say);
 #else
   (void)matmul_n;
   j["openmp"] = {{"skipped", "this gpurt was built without OpenMP (find_package(OpenMP) found none)"}};

@@ -10,14 +10,18 @@
 //    sizes, reported as library time / OpenMP time; elsewhere {"skipped": why}.
 #pragma once
 
+#include <functional>
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "gpurt/gpurt.hpp"
 
 namespace gpurt::bench {
 
-// side: the kernel rows' matrix side (n = side^2 floats); matmul_n: the matmul rows' size.
+// side: the kernel rows' matrix side (n = side^2 floats); matmul_n: the matmul row's size; say: the
+// progress lines (Options::progress), one per group of rows.
 nlohmann::json measure_kernel_baselines(const Device& device, Queue& timed, std::size_t side, std::size_t matmul_n,
-                                        int trials, int batch);
+                                        int trials, int batch, const std::function<void(const std::string&)>& say);
 
 }  // namespace gpurt::bench

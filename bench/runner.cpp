@@ -70,6 +70,9 @@ struct Context {
   Queue q;        // untimed, like the raw queue
   Queue timed;    // for device-time events
   int trials;
+  // A CPU device (DeviceProperties::type): the rows sized for GPUs are measured smaller there
+  // (docs/bench/approaches.md, "Row sizes on CPU devices"), so that a full run ends in minutes.
+  bool cpu;
   void say(const std::string& s) const {
     if (opt.progress) opt.progress(s);
   }
@@ -80,8 +83,9 @@ nlohmann::json measure_launch(Context& c) {
   Program p = c.dev.build({SourceLanguage::portable, launch_source, "bench_launch.gpurt"});
   Kernel empty = p.kernel("empty_kernel"), four = p.kernel("four_args");
   // async_us is the independent harness of issue 20: 100,000 empty 1x1 launches on one queue and one
-  // wait (10,000 with --quick); the four-argument enqueue keeps its 20,000 (2,000).
-  const std::size_t launches = c.opt.quick ? 10000 : 100000, syncs = c.opt.quick ? 200 : 2000;
+  // wait (20,000 on CPU devices, where PoCL runs an empty kernel in ~30 us on 16 cores, not ~2 us;
+  // 10,000 with --quick); the four-argument enqueue keeps its 20,000 (2,000).
+  const std::size_t launches = c.opt.quick ? 10000 : c.cpu ? 20000 : 100000, syncs = c.opt.quick ? 200 : 2000;
   const std::size_t four_launches = c.opt.quick ? 2000 : 20000;
   const LaunchConfig one(Dim3(1), Dim3(1)), four_cfg(Dim3(4), Dim3(256));
   auto a = c.dev.alloc<float>(1024), b = c.dev.alloc<float>(1024);
@@ -169,14 +173,15 @@ nlohmann::json measure_alloc(Context& c) {
 // Aggregate launch rate (launches/s) of the empty 1x1 kernel from 1, 2, 4, 8 and 16 host threads,
 // each with a queue of its own ("queue_per_thread") and all on one ("shared_queue"), against raw
 // streams / command queues in the same layout (RawBaseline::launch_rate). Both sides are timed by
-// raw::threaded_rate, in turn, trial by trial; each trial makes a fixed total of launches (80,000,
-// 8,000 with --quick) split evenly over the threads, and waits for every queue once at the end.
+// raw::threaded_rate, in turn, trial by trial; each trial makes a fixed total of launches (80,000;
+// 16,000 on CPU devices, 8,000 with --quick) split evenly over the threads, and waits for every
+// queue once at the end.
 nlohmann::json measure_launch_scaling(Context& c) {
   c.say("launch rate by host threads");
   const Program p = c.dev.build({SourceLanguage::portable, launch_source, "bench_launch.gpurt"});
   const Kernel empty = p.kernel("empty_kernel");
   const LaunchConfig one(Dim3(1), Dim3(1));
-  const std::size_t total = c.opt.quick ? 8000 : 80000;
+  const std::size_t total = c.opt.quick ? 8000 : c.cpu ? 16000 : 80000;
   const std::size_t counts[] = {1, 2, 4, 8, 16};
   std::vector<Queue> own;
   for (std::size_t i = 0; i < 16; ++i) own.push_back(c.dev.create_queue({QueueOptions::Timing::disabled}));
@@ -248,7 +253,10 @@ double gpurt_copy_seconds(Context& c, CopyDirection dir, HostMemory mem, std::si
 
 nlohmann::json measure_transfers(Context& c) {
   std::vector<std::size_t> sizes;
-  for (std::size_t s = 4096; s <= (c.opt.quick ? (16u << 20) : (1u << 30)); s *= c.opt.quick ? 16 : 4) sizes.push_back(s);
+  // 4 KiB to 1 GiB in steps of 4 (to 256 MiB on CPU devices, where a copy is a memcpy in host
+  // memory and the largest sizes add only page faults; to 16 MiB in steps of 16 with --quick).
+  const std::size_t largest = c.opt.quick ? (16u << 20) : c.cpu ? (256u << 20) : (1u << 30);
+  for (std::size_t s = 4096; s <= largest; s *= c.opt.quick ? 16 : 4) sizes.push_back(s);
   nlohmann::json rows = nlohmann::json::array();
   const std::pair<CopyDirection, HostMemory> kinds[] = {
       {CopyDirection::host_to_device, HostMemory::pinned},   {CopyDirection::host_to_device, HostMemory::pageable},
@@ -277,10 +285,10 @@ nlohmann::json measure_transfers(Context& c) {
   return rows;
 }
 
-// Staged pageable copies of 256 MiB (4 MiB with --quick) by the number of host copy threads: the
-// data behind the default (gpurt::staging_threads(direction)).
+// Staged pageable copies of 256 MiB (64 MiB on CPU devices, 4 MiB with --quick) by the number of
+// host copy threads: the data behind the default (gpurt::staging_threads(direction)).
 nlohmann::json measure_staging_threads(Context& c) {
-  const std::size_t bytes = c.opt.quick ? (4u << 20) : (256u << 20);
+  const std::size_t bytes = c.opt.quick ? (4u << 20) : c.cpu ? (64u << 20) : (256u << 20);
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   const Staging saved_mode = staging();
   set_staging(Staging::always);
@@ -423,7 +431,7 @@ void add_kernel_targets(nlohmann::json& rows, DeviceType type) {
 
 // Interop rows: (a) cuBLAS SGEMM 4096^3 on gpurt buffers in gpurt's stream against cuBLAS on its
 // own cuMemAlloc buffers and stream; (b) GPU-to-GPU copies through Queue::copy against the native
-// peer copy, 64 MiB and 1 GiB, to the first other device of the backend. Not with --quick (a
+// peer copy, 64 MiB and 1 GiB (256 MiB from a CPU device), to the first other device of the backend. Not with --quick (a
 // 4096^3 SGEMM and 1 GiB copies). Whatever cannot run says why in "skipped".
 // A copy between this device and one of another backend (relayed through host memory by the core),
 // 64 MiB each way, against the slower of the two host links it crosses, measured in the same run:
@@ -525,9 +533,10 @@ nlohmann::json measure_interop(Context& c) {
   }
   nlohmann::json rows = nlohmann::json::array();
   try {
-    for (std::size_t bytes : {std::size_t(64) << 20, std::size_t(1) << 30}) {
+    // 64 MiB and 1 GiB (256 MiB from a CPU device, as its transfer rows).
+    for (std::size_t bytes : {std::size_t(64) << 20, c.cpu ? std::size_t(256) << 20 : std::size_t(1) << 30}) {
       c.say("interop: peer copy " + std::to_string(bytes >> 20) + " MiB to " + peer.selector());
-      const std::size_t copies = bytes >= (std::size_t(1) << 30) ? 3 : 20;
+      const std::size_t copies = bytes > (std::size_t(64) << 20) ? 3 : 20;
       auto src = c.dev.alloc<char>(bytes), dst = peer.alloc<char>(bytes);
       c.q.fill(src, char(1));
       std::vector<double> g, r;
@@ -558,7 +567,8 @@ nlohmann::json measure_interop(Context& c) {
 
 nlohmann::json run(const Device& device, const Options& options) {
   Context c{device, options, open_raw_baseline(device), device.create_queue({QueueOptions::Timing::disabled}),
-            device.create_queue(), options.trials > 0 ? options.trials : options.quick ? 3 : 7};
+            device.create_queue(), options.trials > 0 ? options.trials : options.quick ? 3 : 7,
+            device.properties().type == DeviceType::cpu};
   const DeviceProperties& p = device.properties();
   nlohmann::json j;
   j["gpurt_version"] = version_string();
@@ -583,8 +593,10 @@ nlohmann::json run(const Device& device, const Options& options) {
   j["kernels"] = measure_kernels(c, copy_gbps);
   add_kernel_targets(j["kernels"], p.type);
   j["copy_bandwidth_gbps"] = copy_gbps;
-  j["kernel_baselines"] = measure_kernel_baselines(device, c.timed, c.opt.quick ? 1024 : 8192, c.opt.quick ? 256 : 4096,
-                                                  c.trials, c.opt.quick ? 2 : 5);  // bench/cpu_rows.hpp
+  // The OpenMP matmul row runs on CPU devices only: 2048^3 there, as the matmul rows' square shape.
+  j["kernel_baselines"] = measure_kernel_baselines(device, c.timed, c.opt.quick ? 1024 : 8192, c.opt.quick ? 256 : 2048,
+                                                  c.trials, c.opt.quick ? 2 : 5,
+                                                  [&](const std::string& s) { c.say(s); });  // bench/cpu_rows.hpp
   j["matmul"] = measure_matmul_rows({device, c.q, *c.raw, options.quick, c.trials, [&](const std::string& s) { c.say(s); }});
   j["interop"] = measure_interop(c);
   j["graph"] = measure_graph_rows(device, options, c.trials);

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -327,7 +328,13 @@ void write_markdown(const nlohmann::json& doc, const GapCauses& causes, std::ost
         "of 5 single calls on constant inputs (their error is measured on random ones), and from issue 21 on host "
         "wall time of back-to-back calls to the queue's end, the same on both sides, gpurt's portable and vendor "
         "paths alternating with the vendor BLAS called directly at the same precision. device_to_device counts bytes copied; "
-        "the copy bandwidth the kernels are compared with counts bytes read plus bytes written."
+        "the copy bandwidth the kernels are compared with counts bytes read plus bytes written. On a CPU device (device "
+        "type cpu, e.g. PoCL) the rows sized for GPUs are measured smaller, so that a full run ends in minutes: 20,000 "
+        "launches for async_us, 16,000 per launch-rate trial, transfers and peer copies up to 256 MiB, the staging "
+        "sweep at 64 MiB, "
+        "matmul rows at 1024^3 (square) and 4096x64x1024 (tall-skinny), the OpenMP matmul baseline at 2048^3 (4096^3 "
+        "before 2026-12-01), 10,000 kernels per recorded-chain figure (docs/bench/approaches.md, \"Row sizes on CPU "
+        "devices\"); each run's JSON holds the sizes it used."
      << [&] {
           for (const auto& r : doc["runs"])
             if (!r.contains("method"))
@@ -484,7 +491,10 @@ void write_markdown(const nlohmann::json& doc, const GapCauses& causes, std::ost
       }
     }
     if (r.contains("staging_threads")) {
-      os << "\nStaged pageable copies of 256 MiB by host copy threads (GB/s; default "
+      const auto& rows = r["staging_threads"]["rows"];  // the size the run used (GPU, CPU device, --quick)
+      os << "\nStaged pageable copies of "
+         << (!rows.empty() && rows[0].contains("bytes") ? size_text(rows[0]["bytes"].get<std::uint64_t>()) : "256 MiB")
+         << " by host copy threads (GB/s; default "
          << default_threads_text(r["staging_threads"]["default_threads"])
          << "):\n\n| threads | host_to_device | device_to_host |\n"
             "| ---: | ---: | ---: |\n";
@@ -643,9 +653,13 @@ int run_bench(const BenchCommand& cmd) {
     bench::Options opt;
     opt.quick = cmd.quick;
     opt.trials = std::max(cmd.trials, 0);  // 0: the default
-    opt.progress = [&](const std::string& what) {
-      if (tty) std::cerr << "\r\033[K[" << d.selector() << "] " << what << std::flush;
-      else std::cerr << "[" << d.selector() << "] " << what << "\n";
+    // Each line starts with the seconds since this device's run began (which section takes how long).
+    const auto started = std::chrono::steady_clock::now();
+    opt.progress = [&, started](const std::string& what) {
+      char at[32];
+      std::snprintf(at, sizeof at, "%7.1f s ", std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      if (tty) std::cerr << "\r\033[K[" << d.selector() << "] " << at << what << std::flush;
+      else std::cerr << "[" << d.selector() << "] " << at << what << "\n";
     };
     for (const Device& other : devs)
       if (other != d) opt.partners.push_back(other);

@@ -30,6 +30,11 @@ def check_paired(row, trials, base="raw", where=""):
         assert row[key + "_min"] <= row[key] <= row[key + "_max"], (where, key, row)
 
 
+def section_rows(section):
+    """The rows of a kernel_baselines section: a list, or an object with "rows" (or "skipped")."""
+    return section if isinstance(section, list) else section.get("rows", [])
+
+
 assert "command" in doc and doc["runs"], "no runs"
 for run in doc["runs"]:
     for key in ("gpurt_version", "date", "host", "device", "method", "launch", "launch_scaling", "transfers", "build",
@@ -44,8 +49,10 @@ for run in doc["runs"]:
         assert run["method"][key], f"method.{key} empty"
     for key in ("async_us", "sync_us", "enqueue_four_args_us"):
         check_paired(run["launch"][key], trials, where=key)
-    # issue 20's harness: 100,000 empty 1x1 launches on one queue and one wait (10,000 with --quick).
-    assert run["launch"]["launches_per_trial"] == (10000 if run["quick"] else 100000), run["launch"]
+    # issue 20's harness: 100,000 empty 1x1 launches on one queue and one wait (20,000 on CPU devices,
+    # 10,000 with --quick; docs/bench/approaches.md, "Row sizes on CPU devices").
+    want = 10000 if run["quick"] else 20000 if run["device"]["type"] == "cpu" else 100000
+    assert run["launch"]["launches_per_trial"] == want, run["launch"]
     # The launch-rate rows: 1, 2, 4, 8 and 16 host threads, each with its own queue and all on one.
     scaling = run["launch_scaling"]
     layouts = [(t["layout"], t["threads"]) for t in scaling["rows"]]
@@ -53,6 +60,15 @@ for run in doc["runs"]:
     for t in scaling["rows"]:
         assert t["unit"] == "launches/s" and t["launches_per_thread"] * t["threads"] == scaling["launches_per_trial"], t
         check_paired(t, trials, where=f"launch_scaling {t['layout']} {t['threads']}")
+    # Row sizes (docs/bench/approaches.md, "Row sizes on CPU devices"): on a CPU device the rows sized
+    # for GPUs are measured smaller in a full run; --quick is smaller still, on every device.
+    cpu = run["device"]["type"] == "cpu"
+    assert scaling["launches_per_trial"] == (8000 if run["quick"] else 16000 if cpu else 80000), scaling
+    largest = max(t["bytes"] for t in run["transfers"])
+    assert largest == (16 << 20 if run["quick"] else 256 << 20 if cpu else 1 << 30), largest
+    if "staging_threads" in run:
+        for r in run["staging_threads"]["rows"]:
+            assert r["bytes"] == (4 << 20 if run["quick"] else 64 << 20 if cpu else 256 << 20), r
     directions = {(t["direction"], t["memory"]) for t in run["transfers"]}
     assert directions == {("host_to_device", "pinned"), ("host_to_device", "pageable"), ("device_to_host", "pinned"),
                           ("device_to_host", "pageable"), ("device_to_device", "device")}, directions
@@ -72,7 +88,6 @@ for run in doc["runs"]:
     for k in run["kernels"]:
         assert k["gbps"] > 0 and k["milliseconds"] > 0, k
     # issue 21: each kernel row's target as a fraction of copy bandwidth, and whether it is met.
-    cpu = run["device"]["type"] == "cpu"
     targets = {"copy": 0.5, "fill": 0.5, "axpy": 0.5, "binary_add": 0.5, "reduce_sum": 0.5} if cpu else \
         {"copy": 0.9, "fill": 0.9, "axpy": 0.9, "reduce_sum": 0.9, "scan_inclusive": 0.85,
          "histogram_256": 0.8, "conv2d_5x5": 0.85, "transpose": 0.9}
@@ -89,7 +104,7 @@ for run in doc["runs"]:
         if base == "device_type":
             assert section in ("gpu", "cpu", "accelerator", "other"), section
             continue
-        rows_b = section if isinstance(section, list) else section.get("rows", [])
+        rows_b = section_rows(section)
         assert isinstance(section, list) or section.get("skipped") or rows_b, (base, section)
         for r in rows_b:
             assert r["library_ms"] > 0 and r[base + "_ms"] > 0, (base, r)
@@ -103,8 +118,11 @@ for run in doc["runs"]:
     assert got == sorted((p, s, i) for p in ("fp32", "tf32", "bf16", "fp64") for s in shapes
                          for i in ("portable", "vendor")), got
     square = {r["shape"]: r for r in rows}["square"]
-    if run["quick"]:
-        assert (square["m"], square["n"], square["k"]) == (256, 256, 256), square
+    side = 256 if run["quick"] else 1024 if cpu else 4096
+    assert (square["m"], square["n"], square["k"]) == (side, side, side), square
+    for r in section_rows(run.get("kernel_baselines", {}).get("openmp", {})):
+        if r["name"] == "matmul_fp32":  # the OpenMP matmul baseline (CPU devices only)
+            assert r["size"] == (256 if run["quick"] else 2048), r
     bounds = {"fp32": 1e-5, "tf32": 4e-3, "bf16": 1e-3, "fp64": 1e-12}  # largest error, of sum |a*b|
     for r in rows:
         where = f"matmul {r['precision']} {r['shape']} {r['implementation']}"
@@ -147,6 +165,8 @@ for run in doc["runs"]:
         assert (isinstance(peer, dict) and peer["skipped"]) or all(p["gpurt"] > 0 and p["raw"] > 0 for p in peer), peer
         for p in peer if isinstance(peer, list) else []:
             check_paired(p, trials, where="peer_copy")
+        if isinstance(peer, list):  # 64 MiB and 1 GiB (256 MiB from a CPU device)
+            assert [p["bytes"] for p in peer] == [64 << 20, 256 << 20 if cpu else 1 << 30], peer
         relay = run["interop"].get("relayed_copy", {"skipped": "absent"})  # copies between backends
         assert (isinstance(relay, dict) and relay["skipped"]) or \
             all(t["gpurt"] > 0 and t["slower_link"] > 0 and t["from"] != t["to"] for t in relay), relay
@@ -156,6 +176,7 @@ for run in doc["runs"]:
     # replay and launches against raw stream launches, and on CUDA a raw CUDA graph.
     graph = run["graph"]
     assert "skipped" not in graph, graph
+    assert graph["kernels_per_measurement"] == (10000 if run["quick"] or cpu else 100000), graph
     chains = [(r["chain"], r["kernels"]) for r in graph["rows"]]
     assert chains == [("empty", 10), ("empty", 100), ("empty", 1000), ("step", 3)], chains
     cuda = run["device"]["backend"] == "cuda"
