@@ -73,7 +73,9 @@ inline cl_kernel kernel(const Kernel& k) {
 // CL_MEM_CONTEXT and that CL_MEM_SIZE holds count * sizeof(T); images and sub-buffers are refused
 // (import the parent buffer and take a view). borrow: gpurt takes its own reference
 // (clRetainMemObject) and drops it with the last handle; adopt: gpurt takes over the caller's
-// reference.
+// reference. Work already enqueued on `mem` holds the driver's own references, which it may drop a
+// moment after finish() returns (PoCL does): CL_MEM_REFERENCE_COUNT is for finding leaks only
+// (docs/interop.md, Ownership).
 template <class T>
 Buffer<T> import_buffer(const Device& d, cl_mem mem, std::size_t count, Ownership ownership) {
   return gpurt::detail::Access::make<Buffer<T>>(
