@@ -122,6 +122,8 @@ bool runs_on(const Device& device) { return device.properties().type == DeviceTy
 template <class T>
 bool copy(Queue& q, const Buffer<T>& src, const Buffer<T>& dst) {
   if (!usable<T>(q)) return false;
+  // A copy between devices is the queue's (Queue::copy relays it); a kernel takes only this device's.
+  if (src.device() != q.device() || dst.device() != q.device()) return false;
   if (src.offset_bytes() == dst.offset_bytes() && src.overlaps(dst)) return true;  // dst is src itself
   const Chunks c = chunks_of(q, src.size());
   q.launch(stream_kernel<T>(q, "gpurt_copy"), items_config(c.items), src, dst,

@@ -184,22 +184,15 @@ class ScratchLease {
   std::unique_lock<std::mutex> lock_;
 };
 
-// Makes `b` hold at least `n` elements (`grown` of them when it is shorter; contents undefined):
-// the old buffer lives until the queue's work is done. Returns whether it replaced the buffer.
-template <class T>
-bool ensure_capacity(Queue& q, Buffer<T>& b, std::size_t n, std::size_t grown) {
-  if (b.size() >= n) return false;
-  Buffer<T> fresh = q.device().alloc<T>(std::max(n, grown));
-  if (!b.empty()) q.keep_until_finished(std::make_shared<const Buffer<T>>(std::move(b)));
-  b = std::move(fresh);
-  return true;
-}
-
-// Makes `b` at least `words` long: a new buffer, zeroed on the queue, when it is shorter (the old
-// one lives until the queue's work is done). Returns whether it replaced the buffer.
+// Makes `b` at least `words` long: a new buffer, zeroed on the queue before it replaces `b` (so a
+// refused fill leaves the old one in place), the old one living until the queue's work is done.
+// Returns whether it replaced the buffer.
 bool ensure_scratch(Queue& q, Buffer<std::uint64_t>& b, std::size_t words) {
-  if (!ensure_capacity(q, b, words, 2 * b.size())) return false;
-  q.fill(b, std::uint64_t{0});
+  if (b.size() >= words) return false;
+  Buffer<std::uint64_t> fresh = q.device().alloc<std::uint64_t>(std::max(words, 2 * b.size()));
+  q.fill(fresh, std::uint64_t{0});
+  if (!b.empty()) q.keep_until_finished(std::make_shared<const Buffer<std::uint64_t>>(std::move(b)));
+  b = std::move(fresh);
   return true;
 }
 
@@ -620,7 +613,7 @@ struct TensorLaunch {
 // 9.0, where the fatbin's sm_90a code runs) the Hopper kernel of gpurt_tensor::hopper when there
 // is one for this precision and the device offers its shared memory; otherwise the deepest k-tile
 // of the mma.sync shapes whose shared memory the device offers (matmul_tensor.h).
-// `hopper` false: the mma.sync shape even on sm_90 (when the B^T kernel's scratch cannot be had).
+// `hopper_allowed` false: the mma.sync shape even on sm_90 (when the B^T kernel's scratch cannot be had).
 template <class In>
 TensorLaunch tensor_launch(const Device& dev, bool hopper_allowed = true) {
   const DeviceProperties& p = dev.properties();
@@ -671,8 +664,16 @@ void tensor_matmul(Queue& q, const char* name, const Buffer<In>& a, const Buffer
       ScratchLease scratch(q);
       bool have = true;
       try {
-        ensure_capacity(q, scratch->tf32_a, m * k, m * k);
-        ensure_capacity(q, scratch->tf32_bt, n * k, n * k);
+        // Both made before either replaces the queue's (which lives until the queue's work is done):
+        // where one cannot be had, the scratch is left as it was.
+        Buffer<float> fresh_a, fresh_bt;
+        if (scratch->tf32_a.size() < m * k) fresh_a = q.device().alloc<float>(m * k);
+        if (scratch->tf32_bt.size() < n * k) fresh_bt = q.device().alloc<float>(n * k);
+        for (const auto& pair : {std::make_pair(&scratch->tf32_a, &fresh_a), std::make_pair(&scratch->tf32_bt, &fresh_bt)}) {
+          if (!pair.second->valid()) continue;
+          if (!pair.first->empty()) q.keep_until_finished(std::make_shared<const Buffer<float>>(std::move(*pair.first)));
+          *pair.first = std::move(*pair.second);
+        }
       } catch (const Error& e) {
         if (e.category() != ErrorCategory::out_of_device_memory) throw;
         have = false;
