@@ -16,76 +16,19 @@
 
 #include "fixture.hpp"
 #include "gpurt/library.hpp"
+#include "matmul_reference.hpp"
 
 using namespace gpurt;
 namespace lib = gpurt::lib;
 
 namespace {
 
-// api-guide.md, "Kernel library: matrix multiply": "Let ref be the exact product of the inputs as given
-// (for bf16 the bf16 values, for TF32 the fp32 values before rounding) and s_ij = sum over p of
-// |a_ip * b_pj|. Every element of c satisfies |c_ij - ref_ij| <= tol * s_ij": fp32 (k + 2) * 2^-23,
-// bf16 (k + 2) * 2^-23, TF32 2^-9 + (k + 2) * 2^-23, fp64 (k + 2) * 2^-52. "The bound is the same for
-// both implementations". (ref is summed in long double here: its own error is far below the bounds.)
-double fp32_sums(std::size_t k) { return std::ldexp(static_cast<double>(k) + 2, -23); }
-
-// The precisions, each with its call, its inputs as the kernel sees them, and its documented bound.
-struct Fp32 {
-  using In = float;
-  using Out = float;
-  static constexpr lib::Precision precision = lib::Precision::fp32;
-  static std::vector<In> random(std::size_t n) { return test::random_vector<float>(n, -1.0f, 1.0f); }
-  static double value(In x) { return x; }
-  static double tolerance(std::size_t k) { return fp32_sums(k); }
-  static lib::Implementation run(Queue& q, const Buffer<In>& a, const Buffer<In>& b, const Buffer<Out>& c,
-                                 std::size_t m, std::size_t n, std::size_t k, lib::Options o) {
-    return lib::matmul(q, a, b, c, m, n, k, o);
-  }
-};
-
-struct Fp64 {
-  using In = double;
-  using Out = double;
-  static constexpr lib::Precision precision = lib::Precision::fp64;
-  static std::vector<In> random(std::size_t n) { return test::random_vector<double>(n, -1.0, 1.0); }
-  static double value(In x) { return x; }
-  static double tolerance(std::size_t k) { return std::ldexp(static_cast<double>(k) + 2, -52); }
-  static lib::Implementation run(Queue& q, const Buffer<In>& a, const Buffer<In>& b, const Buffer<Out>& c,
-                                 std::size_t m, std::size_t n, std::size_t k, lib::Options o) {
-    return lib::matmul(q, a, b, c, m, n, k, o);
-  }
-};
-
-struct Tf32 {
-  using In = float;
-  using Out = float;
-  static constexpr lib::Precision precision = lib::Precision::tf32;
-  static std::vector<In> random(std::size_t n) { return test::random_vector<float>(n, -1.0f, 1.0f); }
-  static double value(In x) { return x; }  // the bound covers the rounding to TF32
-  static double tolerance(std::size_t k) { return std::ldexp(1.0, -9) + fp32_sums(k); }
-  static lib::Implementation run(Queue& q, const Buffer<In>& a, const Buffer<In>& b, const Buffer<Out>& c,
-                                 std::size_t m, std::size_t n, std::size_t k, lib::Options o) {
-    return lib::matmul_tf32(q, a, b, c, m, n, k, o);
-  }
-};
-
-struct Bf16 {
-  using In = std::uint16_t;
-  using Out = float;
-  static constexpr lib::Precision precision = lib::Precision::bf16;
-  static std::vector<In> random(std::size_t n) {
-    std::vector<In> out(n);
-    const std::vector<float> x = test::random_vector<float>(n, -1.0f, 1.0f);
-    for (std::size_t i = 0; i < n; ++i) out[i] = lib::to_bf16(x[i]);
-    return out;
-  }
-  static double value(In x) { return lib::from_bf16(x); }
-  static double tolerance(std::size_t k) { return fp32_sums(k); }
-  static lib::Implementation run(Queue& q, const Buffer<In>& a, const Buffer<In>& b, const Buffer<Out>& c,
-                                 std::size_t m, std::size_t n, std::size_t k, lib::Options o) {
-    return lib::matmul_bf16(q, a, b, c, m, n, k, o);
-  }
-};
+// The precisions, each with its call, its inputs as the kernel sees them, and api-guide.md's bound
+// (tests/support/matmul_reference.hpp).
+using test::matmul::Bf16;
+using test::matmul::Fp32;
+using test::matmul::Fp64;
+using test::matmul::Tf32;
 
 #define MATMUL_PRECISIONS Fp32, Fp64, Tf32, Bf16
 
@@ -102,44 +45,18 @@ const Shape shapes[] = {{0, 5, 7},     {5, 0, 7},    {5, 7, 0},     {0, 0, 0},  
 // (a, b, c) element offsets of the views; all but the first odd.
 const std::size_t offsets[][3] = {{0, 0, 0}, {1, 3, 5}, {3, 1, 7}, {7, 5, 1}};
 
-// ref = a * b (row-major, m x k times k x n) on the host, summed in long double from the inputs as
-// the kernel sees them (value()); scale = sum |a_ip * b_pj|, what the bound is relative to.
+// ref = a * b on the host, summed in long double and stored as double; scale = sum |a_ip * b_pj|,
+// what the bound is relative to. count_wrong(): elements with |got - ref| > tol * scale (NaN counts:
+// an element never written stays NaN).
 template <class P>
 void reference(const std::vector<typename P::In>& a, const std::vector<typename P::In>& b, const Shape& s,
                std::vector<double>& ref, std::vector<double>& scale) {
-  ref.assign(s.m * s.n, 0.0);
-  scale.assign(s.m * s.n, 0.0);
-  std::vector<double> bv(b.size());
-  for (std::size_t i = 0; i < b.size(); ++i) bv[i] = P::value(b[i]);
-  for (std::size_t i = 0; i < s.m; ++i) {
-    std::vector<long double> sum(s.n, 0.0L), mag(s.n, 0.0L);
-    for (std::size_t p = 0; p < s.k; ++p) {
-      const long double x = P::value(a[i * s.k + p]);
-      const double* row = bv.data() + p * s.n;
-      for (std::size_t j = 0; j < s.n; ++j) {
-        const long double t = x * row[j];
-        sum[j] += t;
-        mag[j] += std::fabs(t);
-      }
-    }
-    for (std::size_t j = 0; j < s.n; ++j) {
-      ref[i * s.n + j] = static_cast<double>(sum[j]);
-      scale[i * s.n + j] = static_cast<double>(mag[j]);
-    }
-  }
+  test::matmul::reference<P>(a, b, s.m, s.n, s.k, ref, scale);
 }
-
-// Elements with |got - ref| > tol * scale (NaN counts: an element never written stays NaN).
 template <class T>
 std::size_t count_wrong(const std::vector<T>& got, const std::vector<double>& ref, const std::vector<double>& scale,
                         double tol, double* worst = nullptr) {
-  std::size_t wrong = got.size() != ref.size();
-  for (std::size_t i = 0; i < std::min(got.size(), ref.size()); ++i) {
-    const double err = std::abs(static_cast<double>(got[i]) - ref[i]);
-    wrong += !(err <= tol * scale[i]);
-    if (worst && scale[i] > 0) *worst = std::max(*worst, err / scale[i]);
-  }
-  return wrong;
+  return test::matmul::beyond(got, ref, scale, tol, worst);
 }
 
 // `count` elements at element `at` of a buffer whose `at` elements before and 5 after hold `guard`
@@ -243,8 +160,8 @@ TEMPLATE_TEST_CASE("library.hpp: matmul in each precision, under each implementa
       Placed<Out> out(f, s.m * s.n, off[2], std::numeric_limits<Out>::quiet_NaN());
       CHECK(P::run(f.q, a.view, b.view, out.view, s.m, s.n, s.k, lib::Options{choices[c].vendor}) == expected[c]);
       double worst = 0;
-      const std::size_t wrong = count_wrong(f.q.read(out.view), ref, scale, P::tolerance(s.k), &worst);
-      INFO("largest error relative to sum |a*b|: " << worst << ", bound " << P::tolerance(s.k));
+      const std::size_t wrong = count_wrong(f.q.read(out.view), ref, scale, static_cast<double>(P::tol(s.k)), &worst);
+      INFO("largest error relative to sum |a*b|: " << worst << ", bound " << static_cast<double>(P::tol(s.k)));
       CHECK(wrong == 0);
       CHECK(out.guards_changed(f.q) == 0);
       CHECK(a.guards_changed(f.q) == 0);
@@ -306,12 +223,12 @@ TEMPLATE_TEST_CASE("library.hpp: VendorLibraries::on without a vendor library th
     Placed<float> a32(f, fa, 1), b32(f, fb, 3), c32(f, s.m * s.n, 5, 0.0f);
     CHECK(lib::matmul(f.q, a32.view, b32.view, c32.view, s.m, s.n, s.k, lib::Options{lib::VendorLibraries::off}) ==
           lib::Implementation::portable);
-    CHECK(count_wrong(f.q.read(c32.view), ref, scale, Fp32::tolerance(s.k)) == 0);
+    CHECK(count_wrong(f.q.read(c32.view), ref, scale, static_cast<double>(Fp32::tol(s.k))) == 0);
   } else {
     reference<P>(ha, hb, s, ref, scale);
     CHECK(P::run(f.q, a.view, b.view, c.view, s.m, s.n, s.k, lib::Options{lib::VendorLibraries::off}) ==
           lib::Implementation::portable);
-    CHECK(count_wrong(f.q.read(c.view), ref, scale, P::tolerance(s.k)) == 0);
+    CHECK(count_wrong(f.q.read(c.view), ref, scale, static_cast<double>(P::tol(s.k))) == 0);
     CHECK(c.guards_changed(f.q) == 0);
   }
 }
@@ -353,11 +270,11 @@ TEMPLATE_TEST_CASE("api-guide: the vendor and portable matmuls agree within twic
     const std::vector<Out> pc = f.q.read(portable.view), vc = f.q.read(vendor.view);
     std::vector<double> p_as_ref(pc.begin(), pc.end());
     double worst = 0;
-    const std::size_t apart = count_wrong(vc, p_as_ref, scale, 2 * P::tolerance(s.k), &worst);
-    INFO("largest difference relative to sum |a*b|: " << worst << ", bound " << 2 * P::tolerance(s.k));
+    const std::size_t apart = count_wrong(vc, p_as_ref, scale, 2 * static_cast<double>(P::tol(s.k)), &worst);
+    INFO("largest difference relative to sum |a*b|: " << worst << ", bound " << 2 * static_cast<double>(P::tol(s.k)));
     CHECK(apart == 0);
-    CHECK(count_wrong(pc, ref, scale, P::tolerance(s.k)) == 0);
-    CHECK(count_wrong(vc, ref, scale, P::tolerance(s.k)) == 0);
+    CHECK(count_wrong(pc, ref, scale, static_cast<double>(P::tol(s.k))) == 0);
+    CHECK(count_wrong(vc, ref, scale, static_cast<double>(P::tol(s.k))) == 0);
     CHECK(vendor.guards_changed(f.q) == 0);
   }
 }
@@ -513,10 +430,10 @@ TEST_CASE("library.hpp: GPURT_VENDOR_LIBRARIES chooses the matmul implementation
     // An explicit choice does not read the variable: the call runs.
     CHECK(lib::matmul(f.q, a.view, b.view, c.view, s.m, s.n, s.k, with(lib::VendorLibraries::off)) ==
           lib::Implementation::portable);
-    CHECK(count_wrong(f.q.read(c.view), ref, scale, Fp32::tolerance(s.k)) == 0);
+    CHECK(count_wrong(f.q.read(c.view), ref, scale, static_cast<double>(Fp32::tol(s.k))) == 0);
   }
   CHECK(lib::matmul(f.q, a.view, b.view, c.view, s.m, s.n, s.k) == automatic);  // usable once the variable is gone
-  CHECK(count_wrong(f.q.read(c.view), ref, scale, Fp32::tolerance(s.k)) == 0);
+  CHECK(count_wrong(f.q.read(c.view), ref, scale, static_cast<double>(Fp32::tol(s.k))) == 0);
   CHECK(c.guards_changed(f.q) == 0);
 }
 

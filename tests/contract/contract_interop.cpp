@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "contract_support.hpp"
 #include "fixture.hpp"
 #include "gpurt/native.hpp"
 #ifdef GPURT_CONTRACT_OPENCL
@@ -28,26 +29,7 @@ using namespace gpurt;
 
 namespace {
 
-// Another listed device than `d` (the first); else, for an OpenCL device, a Device in a second
-// cl_context of its own on the same native device (gpurt::opencl::import_context: copies to it are
-// relayed, as between two platforms); else an invalid Device.
-Device other_device(const Device& d) {
-  for (const Device& x : devices())
-    if (x.selector() != d.selector()) return x;
-#ifdef GPURT_CONTRACT_OPENCL
-  if (d.properties().backend == "opencl") {
-    static Device second;  // Devices live for the process: make the context once
-    if (!second.valid()) {
-      cl_int err = CL_SUCCESS;
-      cl_device_id id = gpurt::opencl::device(d);
-      cl_context ctx = clCreateContext(nullptr, 1, &id, nullptr, nullptr, &err);
-      if (err == CL_SUCCESS) second = gpurt::opencl::import_context(ctx, nullptr, Ownership::adopt);
-    }
-    return second;
-  }
-#endif
-  return Device();
-}
+using test::other_device;  // contract_support.hpp
 
 // Copies `n` random floats between views at odd offsets of `a_dev` and `b_dev` with `q`, both
 // directions, and checks every element against the host input.

@@ -19,12 +19,11 @@
 #include <type_traits>
 #include <vector>
 
+#include "contract_support.hpp"
 #include "fixture.hpp"
 #include "gpurt/library.hpp"
 #include "gpurt/trace.hpp"
-#ifdef GPURT_CONTRACT_OPENCL
-#include "gpurt/opencl.hpp"
-#endif
+#include "matmul_reference.hpp"
 
 using namespace gpurt;
 namespace lib = gpurt::lib;
@@ -52,21 +51,8 @@ class VendorVariable {
   std::string old_;
 };
 
-lib::Options choice(lib::VendorLibraries v) {
-  lib::Options o;
-  o.vendor = v;
-  return o;
-}
-
-// Whether `on` runs the vendor library for `p` on `d` (the library's own answer).
-bool vendor_runs(const Device& d, lib::Precision p) {
-  try {
-    return lib::matmul_implementation(d, p, choice(lib::VendorLibraries::on)) == lib::Implementation::vendor;
-  } catch (const Error& e) {
-    if (e.category() != ErrorCategory::unsupported) throw;
-    return false;
-  }
-}
+using test::matmul::choice;
+using test::matmul::vendor_runs;
 
 // The explicit choices that run on `d` for `p`: off and automatic always, on where a vendor library covers it.
 std::vector<lib::VendorLibraries> runnable(const Device& d, lib::Precision p) {
@@ -84,55 +70,12 @@ const char* name_of(lib::VendorLibraries v) {
   return "?";
 }
 
-// The four precisions: the call, the inputs as the call reads them, and api-guide.md's tol.
-struct F32 {
-  using In = float;
-  using Out = float;
-  static constexpr lib::Precision precision = lib::Precision::fp32;
-  static In make(double x) { return static_cast<float>(x); }
-  static long double value(In x) { return x; }
-  static long double tol(std::size_t k) { return std::ldexp(static_cast<long double>(k) + 2, -23); }
-  static lib::Implementation run(Queue& q, const Buffer<In>& a, const Buffer<In>& b, const Buffer<Out>& c,
-                                 std::size_t m, std::size_t n, std::size_t k, lib::Options o) {
-    return lib::matmul(q, a, b, c, m, n, k, o);
-  }
-};
-struct F64 {
-  using In = double;
-  using Out = double;
-  static constexpr lib::Precision precision = lib::Precision::fp64;
-  static In make(double x) { return x; }
-  static long double value(In x) { return x; }
-  static long double tol(std::size_t k) { return std::ldexp(static_cast<long double>(k) + 2, -52); }
-  static lib::Implementation run(Queue& q, const Buffer<In>& a, const Buffer<In>& b, const Buffer<Out>& c,
-                                 std::size_t m, std::size_t n, std::size_t k, lib::Options o) {
-    return lib::matmul(q, a, b, c, m, n, k, o);
-  }
-};
-struct T32 {
-  using In = float;
-  using Out = float;
-  static constexpr lib::Precision precision = lib::Precision::tf32;
-  static In make(double x) { return static_cast<float>(x); }
-  static long double value(In x) { return x; }  // ref is the product of the fp32 values before rounding
-  static long double tol(std::size_t k) { return std::ldexp(1.0L, -9) + std::ldexp(static_cast<long double>(k) + 2, -23); }
-  static lib::Implementation run(Queue& q, const Buffer<In>& a, const Buffer<In>& b, const Buffer<Out>& c,
-                                 std::size_t m, std::size_t n, std::size_t k, lib::Options o) {
-    return lib::matmul_tf32(q, a, b, c, m, n, k, o);
-  }
-};
-struct B16 {
-  using In = std::uint16_t;
-  using Out = float;
-  static constexpr lib::Precision precision = lib::Precision::bf16;
-  static In make(double x) { return lib::to_bf16(static_cast<float>(x)); }
-  static long double value(In x) { return lib::from_bf16(x); }
-  static long double tol(std::size_t k) { return std::ldexp(static_cast<long double>(k) + 2, -23); }
-  static lib::Implementation run(Queue& q, const Buffer<In>& a, const Buffer<In>& b, const Buffer<Out>& c,
-                                 std::size_t m, std::size_t n, std::size_t k, lib::Options o) {
-    return lib::matmul_bf16(q, a, b, c, m, n, k, o);
-  }
-};
+// The four precisions (tests/support/matmul_reference.hpp): the call, the inputs as the call reads
+// them, and api-guide.md's tol. (Named here as the case names show them.)
+using F32 = test::matmul::Fp32;
+using F64 = test::matmul::Fp64;
+using T32 = test::matmul::Tf32;
+using B16 = test::matmul::Bf16;
 #define ATTACK_PRECISIONS F32, F64, T32, B16
 
 // `count` inputs of P: uniform in [-1, 1] times 2^e, e uniform in [-spread, spread].
@@ -145,53 +88,11 @@ std::vector<typename P::In> inputs(std::size_t count, int spread = 0) {
   return out;
 }
 
-// ref = a (m x k) * b (k x n) and mag = sum |a_ip * b_pj|, in long double from the values P reads.
-template <class P>
-void reference(const std::vector<typename P::In>& a, const std::vector<typename P::In>& b, std::size_t m,
-               std::size_t n, std::size_t k, std::vector<long double>& ref, std::vector<long double>& mag) {
-  ref.assign(m * n, 0.0L);
-  mag.assign(m * n, 0.0L);
-  for (std::size_t i = 0; i < m; ++i)
-    for (std::size_t p = 0; p < k; ++p)
-      for (std::size_t j = 0; j < n; ++j) {
-        const long double t = P::value(a[i * k + p]) * P::value(b[p * n + j]);
-        ref[i * n + j] += t;
-        mag[i * n + j] += std::fabs(t);
-      }
-}
-
-// Elements farther from ref than tol * mag (a NaN counts); `worst` gets the largest error / mag.
-template <class T>
-std::size_t beyond(const std::vector<T>& got, const std::vector<long double>& ref, const std::vector<long double>& mag,
-                   long double tol, long double* worst = nullptr) {
-  std::size_t bad = got.size() != ref.size();
-  for (std::size_t i = 0; i < std::min(got.size(), ref.size()); ++i) {
-    const long double err = std::fabs(static_cast<long double>(got[i]) - ref[i]);
-    bad += !(err <= tol * mag[i]);
-    if (worst && mag[i] > 0) *worst = std::max(*worst, err / mag[i]);
-  }
-  return bad;
-}
-
-// Another device than `d`: another listed one, else (OpenCL) the same native device in a second
-// cl_context of its own; else an invalid Device.
-Device other_device(const Device& d) {
-  for (const Device& x : devices())
-    if (x.selector() != d.selector()) return x;
-#ifdef GPURT_CONTRACT_OPENCL
-  if (d.properties().backend == "opencl") {
-    static Device second;  // devices live for the process: one context is enough
-    if (!second.valid()) {
-      cl_int err = CL_SUCCESS;
-      cl_device_id id = gpurt::opencl::device(d);
-      cl_context ctx = clCreateContext(nullptr, 1, &id, nullptr, nullptr, &err);
-      if (err == CL_SUCCESS) second = gpurt::opencl::import_context(ctx, nullptr, Ownership::adopt);
-    }
-    return second;
-  }
-#endif
-  return Device();
-}
+// ref = a (m x k) * b (k x n) and mag = sum |a_ip * b_pj|, in long double from the values P reads;
+// beyond(): elements farther from ref than tol * mag (a NaN counts).
+using test::matmul::beyond;
+using test::matmul::reference;
+using test::other_device;
 
 // The events of a trace named `name` of phase "X" and category `cat`.
 std::vector<nlohmann::json> trace_spans(const std::string& path, const std::string& cat, const std::string& name) {

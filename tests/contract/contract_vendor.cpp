@@ -17,6 +17,7 @@
 #include "child.hpp"
 #include "fixture.hpp"
 #include "gpurt/library.hpp"
+#include "matmul_reference.hpp"
 
 using namespace gpurt;
 namespace lib = gpurt::lib;
@@ -47,21 +48,10 @@ class EnvSetting {
   bool had_ = false;
 };
 
-lib::Options with(lib::VendorLibraries v) {
-  lib::Options o;
-  o.vendor = v;
-  return o;
-}
-
-// Whether the device's vendor library covers `p` (what `on` runs), by the library's own answer.
-bool vendor_covers(const Device& d, lib::Precision p) {
-  try {
-    return lib::matmul_implementation(d, p, with(lib::VendorLibraries::on)) == lib::Implementation::vendor;
-  } catch (const Error& e) {
-    if (e.category() != ErrorCategory::unsupported) throw;
-    return false;
-  }
-}
+// choice(v): Options with vendor choice v; vendor_runs(d, p): whether the device's vendor library
+// covers `p` (what `on` runs), by the library's own answer (tests/support/matmul_reference.hpp).
+using test::matmul::choice;
+using test::matmul::vendor_runs;
 
 // The outcome of a choice or a call: the Implementation, or the category of the Error it threw.
 struct Outcome {
@@ -195,7 +185,7 @@ TEST_CASE("library.hpp: GPURT_VENDOR_LIBRARIES is auto, on or off in any case, a
     INFO("precision " << lib::to_string(p));
     env.set(nullptr);
     const lib::Implementation automatic =
-        vendor_covers(f.dev, p) ? lib::Implementation::vendor : lib::Implementation::portable;
+        vendor_runs(f.dev, p) ? lib::Implementation::vendor : lib::Implementation::portable;
     CHECK(lib::matmul_implementation(f.dev, p) == automatic);  // unset
     for (const char* v : {"auto", "AUTO", "Auto", "aUtO"}) {
       env.set(v);
@@ -247,7 +237,7 @@ TEST_CASE("library.hpp: `on` without a covering vendor library is Error(unsuppor
   f.q.fill(b16, lib::to_bf16(2.0f));
   std::size_t uncovered = 0;
   for (lib::Precision p : {lib::Precision::fp32, lib::Precision::tf32, lib::Precision::bf16}) {
-    if (vendor_covers(f.dev, p)) continue;
+    if (vendor_runs(f.dev, p)) continue;
     ++uncovered;
     INFO("precision " << lib::to_string(p) << " on " << f.dev.description());
     auto call = [&](lib::Options o) {
@@ -258,11 +248,11 @@ TEST_CASE("library.hpp: `on` without a covering vendor library is Error(unsuppor
     // Through the option, and through the variable: each error says which asked, and why the vendor
     // library cannot (its absence, with what was searched; or the precision it lacks).
     f.q.fill(c, -3.0f);
-    GPURT_REQUIRE_ERROR(call(with(lib::VendorLibraries::on)), ErrorCategory::unsupported,
+    GPURT_REQUIRE_ERROR(call(choice(lib::VendorLibraries::on)), ErrorCategory::unsupported,
                         "Options::vendor = VendorLibraries::on");
-    GPURT_REQUIRE_ERROR(call(with(lib::VendorLibraries::on)), ErrorCategory::unsupported, lib::to_string(p));
-    if (!info.available) GPURT_REQUIRE_ERROR(call(with(lib::VendorLibraries::on)), ErrorCategory::unsupported, info.reason);
-    else GPURT_REQUIRE_ERROR(call(with(lib::VendorLibraries::on)), ErrorCategory::unsupported, "has no");
+    GPURT_REQUIRE_ERROR(call(choice(lib::VendorLibraries::on)), ErrorCategory::unsupported, lib::to_string(p));
+    if (!info.available) GPURT_REQUIRE_ERROR(call(choice(lib::VendorLibraries::on)), ErrorCategory::unsupported, info.reason);
+    else GPURT_REQUIRE_ERROR(call(choice(lib::VendorLibraries::on)), ErrorCategory::unsupported, "has no");
     env.set("on");
     GPURT_REQUIRE_ERROR(call(lib::Options{}), ErrorCategory::unsupported, "GPURT_VENDOR_LIBRARIES=on");
     GPURT_REQUIRE_ERROR(lib::matmul_implementation(f.dev, p), ErrorCategory::unsupported, "GPURT_VENDOR_LIBRARIES=on");
@@ -270,7 +260,7 @@ TEST_CASE("library.hpp: `on` without a covering vendor library is Error(unsuppor
     CHECK(f.q.read(c) == std::vector<float>(m * n, -3.0f));  // nothing was enqueued
   }
   // The runtime is still usable: the same product with the portable kernels.
-  CHECK(lib::matmul(f.q, a32, b32, c, m, n, k, with(lib::VendorLibraries::off)) == lib::Implementation::portable);
+  CHECK(lib::matmul(f.q, a32, b32, c, m, n, k, choice(lib::VendorLibraries::off)) == lib::Implementation::portable);
   CHECK(f.q.read(c) == std::vector<float>(m * n, 2.0f * k));
   if (uncovered == 0)
     GPURT_SKIP(f.dev.description() + "'s vendor library (" + info.name + " " + info.version +
@@ -287,25 +277,25 @@ TEST_CASE("library.hpp: Options::vendor overrides GPURT_VENDOR_LIBRARIES") {
   for (lib::Precision q : precisions) {
     if (q == lib::Precision::fp64 && !f.dev.properties().fp64) continue;
     INFO("precision " << lib::to_string(q));
-    CHECK(lib::matmul_implementation(f.dev, q, with(lib::VendorLibraries::off)) == lib::Implementation::portable);
+    CHECK(lib::matmul_implementation(f.dev, q, choice(lib::VendorLibraries::off)) == lib::Implementation::portable);
   }
-  CHECK(p.run(f.q, with(lib::VendorLibraries::off)) == lib::Implementation::portable);
+  CHECK(p.run(f.q, choice(lib::VendorLibraries::off)) == lib::Implementation::portable);
   CHECK(p.wrong_in(f.q) == 0);
-  const bool covered = vendor_covers(f.dev, lib::Precision::fp32);
+  const bool covered = vendor_runs(f.dev, lib::Precision::fp32);
   const lib::Implementation automatic = covered ? lib::Implementation::vendor : lib::Implementation::portable;
   for (const char* v : {"off", "garbage"}) {
     env.set(v);
     INFO("GPURT_VENDOR_LIBRARIES=" << v);
-    CHECK(lib::matmul_implementation(f.dev, lib::Precision::fp32, with(lib::VendorLibraries::automatic)) == automatic);
+    CHECK(lib::matmul_implementation(f.dev, lib::Precision::fp32, choice(lib::VendorLibraries::automatic)) == automatic);
     f.q.fill(p.c, 0.0f);
-    CHECK(p.run(f.q, with(lib::VendorLibraries::automatic)) == automatic);
+    CHECK(p.run(f.q, choice(lib::VendorLibraries::automatic)) == automatic);
     CHECK(p.wrong_in(f.q) == 0);
     if (covered) {
       f.q.fill(p.c, 0.0f);
-      CHECK(p.run(f.q, with(lib::VendorLibraries::on)) == lib::Implementation::vendor);
+      CHECK(p.run(f.q, choice(lib::VendorLibraries::on)) == lib::Implementation::vendor);
       CHECK(p.wrong_in(f.q) == 0);
     } else {
-      GPURT_REQUIRE_ERROR(p.run(f.q, with(lib::VendorLibraries::on)), ErrorCategory::unsupported,
+      GPURT_REQUIRE_ERROR(p.run(f.q, choice(lib::VendorLibraries::on)), ErrorCategory::unsupported,
                           "Options::vendor = VendorLibraries::on");
     }
   }
@@ -337,7 +327,7 @@ TEST_CASE("library.hpp: vendor_library() says which library, its version and fil
   const lib::VendorLibraryInfo again = lib::vendor_library(f.dev);
   CHECK((again.available == v.available && again.name == v.name && again.version == v.version &&
          again.path == v.path && again.reason == v.reason));
-  CHECK(lib::matmul_implementation(f.dev, lib::Precision::fp32, with(lib::VendorLibraries::automatic)) ==
+  CHECK(lib::matmul_implementation(f.dev, lib::Precision::fp32, choice(lib::VendorLibraries::automatic)) ==
         (v.available ? lib::Implementation::vendor : lib::Implementation::portable));
 }
 
@@ -387,8 +377,8 @@ struct EveryPrecision {
   // matmul_implementation and the call agree; when the call ran, its result is right.
   void agree(lib::Precision p, lib::VendorLibraries v) {
     INFO("precision " << lib::to_string(p) << ", Options::vendor " << static_cast<int>(v));
-    const Outcome said = outcome([&] { return lib::matmul_implementation(f.dev, p, with(v)); });
-    const Outcome did = outcome([&] { return call(p, with(v)); });
+    const Outcome said = outcome([&] { return lib::matmul_implementation(f.dev, p, choice(v)); });
+    const Outcome did = outcome([&] { return call(p, choice(v)); });
     INFO("matmul_implementation: " << describe(said) << "; the call: " << describe(did));
     CHECK(said == did);
     if (did.threw) return;
@@ -404,7 +394,7 @@ constexpr std::array<lib::VendorLibraries, 4> every_choice = {
 
 // The choices whose answer is the vendor library's (or its refusal): `on`, and auto where it covers.
 bool vendor_decides(const Device& d, lib::Precision p, lib::VendorLibraries v) {
-  return v == lib::VendorLibraries::on || (v != lib::VendorLibraries::off && vendor_covers(d, p));
+  return v == lib::VendorLibraries::on || (v != lib::VendorLibraries::off && vendor_runs(d, p));
 }
 
 }  // namespace
@@ -444,7 +434,7 @@ TEMPLATE_TEST_CASE("library.hpp: the vendor matmul equals the CPU reference, on 
   test::Fixture f;
   const lib::Precision p = sizeof(TestType) == 4 ? lib::Precision::fp32 : lib::Precision::fp64;
   if (p == lib::Precision::fp64 && !f.dev.properties().fp64) GPURT_SKIP(f.dev.description() + " has no fp64");
-  if (!vendor_covers(f.dev, p))
+  if (!vendor_runs(f.dev, p))
     GPURT_SKIP(f.dev.description() + ": no vendor library runs a " + lib::to_string(p) +
                " matmul here: " + lib::vendor_library(f.dev).reason);
   const long double eps = sizeof(TestType) == 4 ? 1.0L / (1 << 24) : 1.0L / (1ull << 53);
@@ -455,7 +445,7 @@ TEMPLATE_TEST_CASE("library.hpp: the vendor matmul equals the CPU reference, on 
     INFO("m n k = " << m << " " << n << " " << k << ", element offsets " << off[0] << " " << off[1] << " " << off[2]);
     const auto ha = test::random_vector<TestType>(m * k, -1, 1), hb = test::random_vector<TestType>(k * n, -1, 1);
     Placed<TestType> a(f, ha, off[0]), b(f, hb, off[1]), c(f, m * n, off[2], TestType(-7));
-    CHECK(lib::matmul(f.q, a.view, b.view, c.view, m, n, k, with(lib::VendorLibraries::on)) ==
+    CHECK(lib::matmul(f.q, a.view, b.view, c.view, m, n, k, choice(lib::VendorLibraries::on)) ==
           lib::Implementation::vendor);
     std::vector<long double> ref, mag;
     reference(ha, hb, m, n, k, ref, mag);
@@ -466,7 +456,7 @@ TEMPLATE_TEST_CASE("library.hpp: the vendor matmul equals the CPU reference, on 
   }
   // k = 0 through the vendor path: c is the m x n zero matrix.
   Placed<TestType> a(f, 1, 1, TestType(1)), c(f, 6, 3, TestType(-7));
-  CHECK(lib::matmul(f.q, a.whole.view(0, 0), a.whole.view(0, 0), c.view, 2, 3, 0, with(lib::VendorLibraries::on)) ==
+  CHECK(lib::matmul(f.q, a.whole.view(0, 0), a.whole.view(0, 0), c.view, 2, 3, 0, choice(lib::VendorLibraries::on)) ==
         lib::Implementation::vendor);
   CHECK(f.q.read(c.view) == std::vector<TestType>(6, TestType(0)));
   CHECK(c.outside_changed(f.q) == 0);
@@ -477,7 +467,7 @@ TEST_CASE("library.hpp: the vendor TF32 and bf16 matmuls equal the CPU reference
   // "reads bf16 bit patterns", both "fp32 output and accumulation"; "Expect an error up to about 2^-10
   // (TF32) of sum |a*b| per element, or k * 2^-24 on top of the inputs' own rounding (bf16)".
   test::Fixture f;
-  const bool tf32 = vendor_covers(f.dev, lib::Precision::tf32), bf16 = vendor_covers(f.dev, lib::Precision::bf16);
+  const bool tf32 = vendor_runs(f.dev, lib::Precision::tf32), bf16 = vendor_runs(f.dev, lib::Precision::bf16);
   if (!tf32 && !bf16)
     GPURT_SKIP(f.dev.description() + ": no vendor library runs TF32 or bf16 matmuls here (" +
                lib::vendor_library(f.dev).name + ")");
@@ -491,7 +481,7 @@ TEST_CASE("library.hpp: the vendor TF32 and bf16 matmuls equal the CPU reference
     if (tf32) {
       reference(ha, hb, m, n, k, ref, mag);
       Placed<float> a(f, ha, off[0]), b(f, hb, off[1]), c(f, m * n, off[2], -7.0f);
-      CHECK(lib::matmul_tf32(f.q, a.view, b.view, c.view, m, n, k, with(lib::VendorLibraries::on)) ==
+      CHECK(lib::matmul_tf32(f.q, a.view, b.view, c.view, m, n, k, choice(lib::VendorLibraries::on)) ==
             lib::Implementation::vendor);
       // 2^-9: the tensor cores may truncate the inputs to TF32 rather than round them (twice the
       // rounding error of each input), which "about 2^-10" allows for.
@@ -505,7 +495,7 @@ TEST_CASE("library.hpp: the vendor TF32 and bf16 matmuls equal the CPU reference
       reference(ha, hb, m, n, k, ref, mag);
       Placed<std::uint16_t> a(f, a16, off[0]), b(f, b16, off[1]);
       Placed<float> c(f, m * n, off[2], -7.0f);
-      CHECK(lib::matmul_bf16(f.q, a.view, b.view, c.view, m, n, k, with(lib::VendorLibraries::on)) ==
+      CHECK(lib::matmul_bf16(f.q, a.view, b.view, c.view, m, n, k, choice(lib::VendorLibraries::on)) ==
             lib::Implementation::vendor);
       CHECK(wrong(f.q.read(c.view), ref, mag, (k + 2) / 16777216.0L) == 0);
       CHECK(c.outside_changed(f.q) == 0);
@@ -518,7 +508,7 @@ TEST_CASE("library.hpp: the vendor matmul runs in the queue's order, between gpu
   // order": work enqueued before it is done when it reads its inputs, and work enqueued after it
   // sees its result - with no wait in between.
   test::Fixture f;
-  if (!vendor_covers(f.dev, lib::Precision::fp32))
+  if (!vendor_runs(f.dev, lib::Precision::fp32))
     GPURT_SKIP(f.dev.description() + ": no vendor library here: " + lib::vendor_library(f.dev).reason);
   const std::size_t m = 129, n = 67, k = 257;
   auto a = f.dev.alloc<float>(m * k), b = f.dev.alloc<float>(k * n), c = f.dev.alloc<float>(m * n);
@@ -530,7 +520,7 @@ TEST_CASE("library.hpp: the vendor matmul runs in the queue's order, between gpu
     lib::fill(f.q, b, y);
     lib::fill(f.q, c, -1.0f);
     lib::fill(f.q, d, 1.0f);
-    CHECK(lib::matmul(f.q, a, b, c, m, n, k, with(lib::VendorLibraries::on)) == lib::Implementation::vendor);
+    CHECK(lib::matmul(f.q, a, b, c, m, n, k, choice(lib::VendorLibraries::on)) == lib::Implementation::vendor);
     lib::axpy(f.q, 2.0f, c, d);  // d = 2 c + 1, after the product
     const std::vector<float> got = f.q.read(d);
     const float want = 2.0f * (x * y * static_cast<float>(k)) + 1.0f;  // exact: small integers and halves
@@ -545,7 +535,7 @@ TEST_CASE("README: vendor matmuls from several threads at once, on one queue and
   // library's calls on one queue from several threads stay whole, through the vendor library too
   // (one vendor handle per queue, shared by the threads that use the queue).
   test::Fixture f;
-  if (!vendor_covers(f.dev, lib::Precision::fp32))
+  if (!vendor_runs(f.dev, lib::Precision::fp32))
     GPURT_SKIP(f.dev.description() + ": no vendor library here: " + lib::vendor_library(f.dev).reason);
   constexpr int threads = 4, rounds = 3;
   Product p(f, 31, 23, 47);
@@ -564,7 +554,7 @@ TEST_CASE("README: vendor matmuls from several threads at once, on one queue and
       pool.emplace_back([&, t] {
         try {
           for (int r = 0; r < rounds; ++r)
-            vendor[t] += p.run(queues[t], out[t], with(lib::VendorLibraries::on)) == lib::Implementation::vendor;
+            vendor[t] += p.run(queues[t], out[t], choice(lib::VendorLibraries::on)) == lib::Implementation::vendor;
           queues[t].finish();
         } catch (const std::exception& e) {
           failures[t] = e.what();
@@ -585,16 +575,16 @@ TEST_CASE("library.hpp: a trace shows the vendor matmul as a span on the queue")
   // docs/interop.md: the span is named "lib::matmul (<library>)" (matmul_tf32, matmul_bf16 likewise),
   // on the calling thread's track and, on a queue with timing, on the queue's track.
   test::Fixture f;
-  if (!vendor_covers(f.dev, lib::Precision::fp32))
+  if (!vendor_runs(f.dev, lib::Precision::fp32))
     GPURT_SKIP(f.dev.description() + ": no vendor library here: " + lib::vendor_library(f.dev).reason);
   const std::string name = "lib::matmul (" + lib::vendor_library(f.dev).name + ")";
   Product p(f, 33, 17, 65);
-  CHECK(p.run(f.q, with(lib::VendorLibraries::on)) == lib::Implementation::vendor);  // warm
+  CHECK(p.run(f.q, choice(lib::VendorLibraries::on)) == lib::Implementation::vendor);  // warm
   f.q.finish();
   const std::string path = temp_trace("vendor-trace");
   start_trace(path);
-  CHECK(p.run(f.q, with(lib::VendorLibraries::off)) == lib::Implementation::portable);
-  CHECK(p.run(f.q, with(lib::VendorLibraries::on)) == lib::Implementation::vendor);
+  CHECK(p.run(f.q, choice(lib::VendorLibraries::off)) == lib::Implementation::portable);
+  CHECK(p.run(f.q, choice(lib::VendorLibraries::on)) == lib::Implementation::vendor);
   const std::size_t bad = p.wrong_in(f.q);
   f.q.finish();
   REQUIRE(stop_trace() > 0);
@@ -721,7 +711,7 @@ TEST_CASE("contract: vendor libraries that do not load", "[.]") {
   CHECK(v.reason.find(std::string(dir) + "/") != std::string::npos);  // the loader's text names the file it refused
   CHECK(lib::matmul_implementation(f.dev, lib::Precision::fp32) == lib::Implementation::portable);
   Product p(f, 3, 4, 5, 9.0f);
-  GPURT_REQUIRE_ERROR(p.run(f.q, with(lib::VendorLibraries::on)), ErrorCategory::unsupported, v.reason);
+  GPURT_REQUIRE_ERROR(p.run(f.q, choice(lib::VendorLibraries::on)), ErrorCategory::unsupported, v.reason);
   CHECK(f.q.read(p.c) == std::vector<float>(p.m * p.n, 9.0f));
   CHECK(p.run(f.q) == lib::Implementation::portable);
   CHECK(p.wrong_in(f.q) == 0);
