@@ -677,23 +677,8 @@ TEST_CASE("library.hpp: matmul_implementation answers or throws exactly as the c
     }
     return lib::matmul(f.q, a, b, c, m, n, k, o);
   };
-  struct Outcome {
-    bool threw = false;
-    lib::Implementation impl{};
-    ErrorCategory category{};
-    std::string text;
-  };
-  auto outcome = [](auto&& fn) {
-    Outcome o;
-    try {
-      o.impl = fn();
-    } catch (const Error& e) {
-      o.threw = true;
-      o.category = e.category();
-      o.text = e.what();
-    }
-    return o;
-  };
+  using test::matmul::Outcome;  // what matmul_implementation() said and what the call did
+  using test::matmul::outcome;
   std::size_t runs = 0, refusals = 0;
   for (const char* value : {static_cast<const char*>(nullptr), "", "auto", " ON", "off", "sometimes"})
     for (lib::Precision p : {lib::Precision::fp32, lib::Precision::tf32, lib::Precision::bf16, lib::Precision::fp64})

@@ -53,31 +53,9 @@ class EnvSetting {
 using test::matmul::choice;
 using test::matmul::vendor_runs;
 
-// The outcome of a choice or a call: the Implementation, or the category of the Error it threw.
-struct Outcome {
-  bool threw = false;
-  lib::Implementation impl = lib::Implementation::portable;
-  ErrorCategory category = ErrorCategory::internal;
-  std::string text;
-  bool operator==(const Outcome& o) const {
-    return threw == o.threw && (threw ? category == o.category : impl == o.impl);
-  }
-};
-template <class F>
-Outcome outcome(F&& f) {
-  Outcome o;
-  try {
-    o.impl = f();
-  } catch (const Error& e) {
-    o.threw = true;
-    o.category = e.category();
-    o.text = e.what();
-  }
-  return o;
-}
-std::string describe(const Outcome& o) {
-  return o.threw ? std::string("Error(") + to_string(o.category) + "): " + o.text : lib::to_string(o.impl);
-}
+using test::matmul::describe;
+using test::matmul::Outcome;
+using test::matmul::outcome;
 
 // A matrix of n elements at element `at` of a larger buffer whose other elements hold `guard`.
 template <class T>

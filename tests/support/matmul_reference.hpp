@@ -1,7 +1,7 @@
 // Shared by the matrix-multiply suites (tests/conformance/test_matmul.cpp,
 // tests/contract/contract_matmul_attack.cpp, tests/contract/contract_vendor.cpp): the four
 // precisions with their call and api-guide.md's bound, the CPU reference, the count of elements
-// beyond the bound, and the vendor choice helpers.
+// beyond the bound, the vendor choice helpers and the Outcome of a choice or a call.
 //
 // api-guide.md, "Kernel library: matrix multiply": "Let ref be the exact product of the inputs as given
 // (for bf16 the bf16 values, for TF32 the fp32 values before rounding) and s_ij = sum over p of
@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "gpurt/library.hpp"
@@ -37,6 +38,32 @@ inline bool vendor_runs(const Device& d, lib::Precision p) {
     if (e.category() != ErrorCategory::unsupported) throw;
     return false;
   }
+}
+
+// The outcome of a choice or a call: the Implementation, or the category of the Error it threw.
+struct Outcome {
+  bool threw = false;
+  lib::Implementation impl = lib::Implementation::portable;
+  ErrorCategory category = ErrorCategory::internal;
+  std::string text;
+  bool operator==(const Outcome& o) const {
+    return threw == o.threw && (threw ? category == o.category : impl == o.impl);
+  }
+};
+template <class F>
+Outcome outcome(F&& f) {
+  Outcome o;
+  try {
+    o.impl = f();
+  } catch (const Error& e) {
+    o.threw = true;
+    o.category = e.category();
+    o.text = e.what();
+  }
+  return o;
+}
+inline std::string describe(const Outcome& o) {
+  return o.threw ? std::string("Error(") + to_string(o.category) + "): " + o.text : lib::to_string(o.impl);
 }
 
 // The precisions, each with its call, its inputs as the kernel sees them (value()), an input made
