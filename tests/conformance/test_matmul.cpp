@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fixture.hpp"
+#include "guarded_view.hpp"
 #include "gpurt/library.hpp"
 #include "matmul_reference.hpp"
 
@@ -59,29 +60,18 @@ std::size_t count_wrong(const std::vector<T>& got, const std::vector<double>& re
   return test::matmul::beyond(got, ref, scale, tol, worst);
 }
 
-// `count` elements at element `at` of a buffer whose `at` elements before and 5 after hold `guard`
+// `count` (n) elements at element `at` of a buffer whose `at` elements before and 5 after hold `guard`
 // (and the view itself `inside`): a call on view must write nothing outside it.
 template <class T>
-struct Placed {
-  Buffer<T> whole, view;
-  std::size_t at, count;
-  T guard;
-  Placed(test::Fixture& f, std::size_t n, std::size_t offset, T inside, T guard_value = T(7))
-      : whole(f.dev.alloc<T>(offset + n + 5)), at(offset), count(n), guard(guard_value) {
-    f.q.fill(whole, guard);
-    view = whole.view(at, count);
-    if (count) f.q.fill(view, inside);
+struct Placed : test::GuardedView<T> {
+  Placed(test::Fixture& f, std::size_t count, std::size_t offset, T inside, T guard_value = T(7))
+      : test::GuardedView<T>(f, count, offset, guard_value, 5) {
+    if (count) f.q.fill(this->view, inside);
   }
   Placed(test::Fixture& f, const std::vector<T>& host, std::size_t offset) : Placed(f, host.size(), offset, T(0)) {
-    f.q.copy(host, view);
+    f.q.copy(host, this->view);
   }
-  std::size_t guards_changed(Queue& q) const {
-    const std::vector<T> all = q.read(whole);
-    std::size_t changed = 0;
-    for (std::size_t i = 0; i < all.size(); ++i)
-      if (i < at || i >= at + count) changed += !(all[i] == guard);
-    return changed;
-  }
+  std::size_t guards_changed(Queue& q) const { return this->outside_changed(q); }
 };
 
 struct Choice {

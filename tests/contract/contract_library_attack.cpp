@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "fixture.hpp"
+#include "guarded_view.hpp"
 #include "gpurt/library.hpp"
 #include "gpurt/trace.hpp"
 
@@ -44,26 +45,13 @@ std::vector<std::size_t> edge_sizes(const Device& dev) {
   return {1, 2, 17, 8191, 8192, 8209, full - 16, full + 1, 2 * full + 31, 3 * full + 17};
 }
 
-// A view of `n` elements at element offset `at` (odd) of an allocation padded with `guard`.
+// A view of `n` elements at element offset `at` (odd) of an allocation padded with `guard` (3 after).
 template <class T>
-struct Padded {
-  Buffer<T> whole, view;
-  std::size_t at, n;
-  T guard;
-  Padded(test::Fixture& f, std::size_t count, std::size_t offset, T g)
-      : whole(f.dev.alloc<T>(offset + count + 3)), at(offset), n(count), guard(g) {
-    f.q.fill(whole, guard);  // the queue's fill, not the library's
-    view = whole.view(at, n);
-  }
-  std::vector<T> read(Queue& q) const { return q.read(view); }
-  // Elements outside the view that no longer hold the guard.
-  std::size_t guards_changed(Queue& q) const {
-    const std::vector<T> all = q.read(whole);
-    std::size_t changed = 0;
-    for (std::size_t i = 0; i < all.size(); ++i)
-      if (i < at || i >= at + n) changed += std::memcmp(&all[i], &guard, sizeof(T)) != 0;
-    return changed;
-  }
+struct Padded : test::GuardedView<T> {
+  Padded(test::Fixture& f, std::size_t count, std::size_t offset, T g) : test::GuardedView<T>(f, count, offset, g, 3) {}
+  std::vector<T> read(Queue& q) const { return q.read(this->view); }
+  // Elements outside the view that no longer hold the guard (bit for bit).
+  std::size_t guards_changed(Queue& q) const { return this->outside_changed(q, true); }
 };
 
 template <class T>

@@ -16,6 +16,7 @@
 
 #include "child.hpp"
 #include "fixture.hpp"
+#include "guarded_view.hpp"
 #include "gpurt/library.hpp"
 #include "matmul_reference.hpp"
 
@@ -57,27 +58,14 @@ using test::matmul::describe;
 using test::matmul::Outcome;
 using test::matmul::outcome;
 
-// A matrix of n elements at element `at` of a larger buffer whose other elements hold `guard`.
+// A matrix of n elements at element `at` of a larger buffer (3 after) whose other elements hold
+// `guard`; outside_changed(): elements outside the view that no longer hold the guard value.
 template <class T>
-struct Placed {
-  Buffer<T> whole, view;
-  std::size_t at, n;
-  T guard;
+struct Placed : test::GuardedView<T> {
   Placed(test::Fixture& f, std::size_t count, std::size_t offset, T guard_value)
-      : whole(f.dev.alloc<T>(offset + count + 3)), at(offset), n(count), guard(guard_value) {
-    f.q.fill(whole, guard);
-    view = whole.view(at, n);
-  }
+      : test::GuardedView<T>(f, count, offset, guard_value, 3) {}
   Placed(test::Fixture& f, const std::vector<T>& host, std::size_t offset) : Placed(f, host.size(), offset, T(0)) {
-    f.q.copy(host, view);
-  }
-  // Elements outside the view that no longer hold the guard value.
-  std::size_t outside_changed(Queue& q) const {
-    const std::vector<T> all = q.read(whole);
-    std::size_t changed = 0;
-    for (std::size_t i = 0; i < all.size(); ++i)
-      if (i < at || i >= at + n) changed += !(all[i] == guard);
-    return changed;
+    f.q.copy(host, this->view);
   }
 };
 
