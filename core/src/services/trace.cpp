@@ -287,8 +287,11 @@ void Traced::begin(const char* what, const char* detail, std::uint64_t bytes, Qu
 }
 
 void Traced::end() noexcept {
+  // Freed on every path: a span that outlives its trace returns early below (it leaked before).
+  const std::unique_ptr<State> owned(state_);
+  state_ = nullptr;
   try {
-    State& s = *state_;
+    State& s = *owned;
     const double end_us = now_us();
     const bool ok = ok_ && std::uncaught_exceptions() == s.exceptions;
     nlohmann::json args = nlohmann::json::object();
@@ -332,8 +335,6 @@ void Traced::end() noexcept {
     }
   } catch (...) {
   }
-  delete state_;
-  state_ = nullptr;
 }
 
 void trace_collect() noexcept {
