@@ -669,11 +669,13 @@ void tensor_matmul(Queue& q, const char* name, const Buffer<In>& a, const Buffer
         Buffer<float> fresh_a, fresh_bt;
         if (scratch->tf32_a.size() < m * k) fresh_a = q.device().alloc<float>(m * k);
         if (scratch->tf32_bt.size() < n * k) fresh_bt = q.device().alloc<float>(n * k);
-        for (const auto& pair : {std::make_pair(&scratch->tf32_a, &fresh_a), std::make_pair(&scratch->tf32_bt, &fresh_bt)}) {
-          if (!pair.second->valid()) continue;
-          if (!pair.first->empty()) q.keep_until_finished(std::make_shared<const Buffer<float>>(std::move(*pair.first)));
-          *pair.first = std::move(*pair.second);
-        }
+        auto replace = [&](Buffer<float>& held, Buffer<float>& fresh) {
+          if (!fresh.valid()) return;
+          if (!held.empty()) q.keep_until_finished(std::make_shared<const Buffer<float>>(std::move(held)));
+          held = std::move(fresh);
+        };
+        replace(scratch->tf32_a, fresh_a);
+        replace(scratch->tf32_bt, fresh_bt);
       } catch (const Error& e) {
         if (e.category() != ErrorCategory::out_of_device_memory) throw;
         have = false;

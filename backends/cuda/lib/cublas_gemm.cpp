@@ -234,7 +234,7 @@ PerQueue<Handle>& handles() {
 }
 
 // The queue's handle, made on its first call (its context: the device's primary context).
-std::shared_ptr<Handle> handle_of(Queue& queue, const Library& lib, const GemmArgs& what, const Device& device) {
+std::shared_ptr<Handle> handle_of(Queue& queue, const Library& lib, const GemmArgs& g, const Device& device) {
   return handles().get(queue, [&] {
     auto h = std::make_shared<Handle>();
     h->lib = &lib;
@@ -243,10 +243,10 @@ std::shared_ptr<Handle> handle_of(Queue& queue, const Library& lib, const GemmAr
     h->context = context;
     make_current(lib, context, device);
     cublasHandle_t made = nullptr;
-    check(lib.create(&made), "cublasCreate_v2", what, device);
+    check(lib.create(&made), "cublasCreate_v2", g, device);
     h->handle = made;  // destroyed with h from here on, should binding it fail
     const auto stream = reinterpret_cast<cudaStream_t>(static_cast<std::uintptr_t>(native_handle(queue).handle));
-    check(lib.set_stream(made, stream), "cublasSetStream_v2", what, device);
+    check(lib.set_stream(made, stream), "cublasSetStream_v2", g, device);
     return h;
   });
 }
@@ -269,7 +269,6 @@ bool covers(const Device&, Precision, std::string& why) {
 void gemm(Queue& queue, const GemmArgs& g) {
   const Library& lib = library();
   const Device device = queue.device();
-  const GemmArgs& what = g;  // for messages (what_of)
   if (!lib.info.available) fail(device, ErrorCategory::unsupported, lib.info.reason, "gpurt::lib::matmul", 0, {});
   constexpr std::size_t int_max = INT_MAX;
   const bool wide = g.m > int_max || g.n > int_max || g.k > int_max;
@@ -281,7 +280,7 @@ void gemm(Queue& queue, const GemmArgs& g) {
              "most 2147483647 rows, columns and terms, or run it with the portable kernels (Options::vendor = "
              "VendorLibraries::off)",
          "gpurt::lib::matmul", 0, {});
-  const std::shared_ptr<Handle> h = handle_of(queue, lib, what, device);
+  const std::shared_ptr<Handle> h = handle_of(queue, lib, g, device);
   std::lock_guard<std::mutex> lock(h->mutex);
   make_current(lib, h->context, device);
 
@@ -298,12 +297,12 @@ void gemm(Queue& queue, const GemmArgs& g) {
     const auto* db = static_cast<const double*>(b);
     auto* dc = static_cast<double*>(c);
     if (wide)
-      check(lib.dgemm_64(h->handle, N, N, m, n, k, &one, da, lda, db, ldb, &zero, dc, ldc), "cublasDgemm_v2_64", what,
+      check(lib.dgemm_64(h->handle, N, N, m, n, k, &one, da, lda, db, ldb, &zero, dc, ldc), "cublasDgemm_v2_64", g,
             device);
     else
       check(lib.dgemm(h->handle, N, N, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), &one, da,
                       static_cast<int>(lda), db, static_cast<int>(ldb), &zero, dc, static_cast<int>(ldc)),
-            "cublasDgemm_v2", what, device);
+            "cublasDgemm_v2", g, device);
     return;
   }
   const cudaDataType in = g.precision == Precision::bf16 ? CUDA_R_16BF : CUDA_R_32F;
@@ -314,12 +313,12 @@ void gemm(Queue& queue, const GemmArgs& g) {
   if (wide)
     check(lib.gemm_ex_64(h->handle, N, N, m, n, k, &one, a, in, lda, b, in, ldb, &zero, c, CUDA_R_32F, ldc, compute,
                          CUBLAS_GEMM_DEFAULT),
-          "cublasGemmEx_64", what, device);
+          "cublasGemmEx_64", g, device);
   else
     check(lib.gemm_ex(h->handle, N, N, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), &one, a, in,
                       static_cast<int>(lda), b, in, static_cast<int>(ldb), &zero, c, CUDA_R_32F, static_cast<int>(ldc),
                       compute, CUBLAS_GEMM_DEFAULT),
-          "cublasGemmEx", what, device);
+          "cublasGemmEx", g, device);
 }
 
 }  // namespace
