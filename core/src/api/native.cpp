@@ -96,9 +96,18 @@ NativeHandle native_of_buffer(const Allocation* a, std::size_t offset_bytes, std
   check_backend(a->device, backend, "a buffer", call);
   NativeHandle h;
   if (a->impl) {
-    bridge::Native n;
-    const bridge::Status s = a->impl->native(n);
-    h = handle_of(a->device, NativeKind::buffer, s, n);
+    // Asked once per allocation (a failure throws out of call_once, which leaves it to be asked again).
+    std::call_once(a->native_once, [a] {
+      bridge::Native n;
+      const bridge::Status s = a->impl->native(n);
+      const NativeHandle first = handle_of(a->device, NativeKind::buffer, s, n);
+      a->native_type = first.type_name;
+      a->native_value = first.handle;
+    });
+    h.backend = a->device->props.backend;
+    h.kind = NativeKind::buffer;
+    h.handle = a->native_value;
+    h.type_name = a->native_type;
   } else {
     // An empty buffer has no native allocation: handle 0, of the backend's type where it is known.
     h.backend = a->device->props.backend;

@@ -41,6 +41,12 @@ struct Allocation {
   std::unique_ptr<bridge::Buffer> impl;  // null for zero-byte allocations
   std::size_t bytes = 0;
   bool counted = true;  // in the device's live_bytes (false for imported native buffers)
+  // Its native handle, asked of the plugin once (it never changes while the allocation lives):
+  // gpurt::native_handle of a buffer is a few field reads after the first (native.cpp), which the
+  // kernel library's vendor calls make three times per matmul.
+  mutable std::once_flag native_once;
+  mutable std::uint64_t native_value = 0;
+  mutable std::string native_type;
   Allocation() = default;
   Allocation(const Allocation&) = delete;
   Allocation& operator=(const Allocation&) = delete;
