@@ -78,6 +78,41 @@ double device_ms(Queue& q, int trials, int batch, F&& work) {
   return median(v);
 }
 
+// The library against its baseline on the device, trial by trial in turn (library, baseline,
+// library, ...), each trial `batch` calls between two events: the medians of each side and the
+// median and [min..max] of the per-trial ratios, so that load that comes and goes during the row
+// (a CPU device shares its cores with everything else on the host) weighs on both sides alike.
+struct Paired {
+  double library_ms = 0, base_ms = 0, ratio = 0, ratio_min = 0, ratio_max = 0;
+};
+template <class L, class B>
+Paired paired_ms(Queue& q, int trials, int batch, L&& library, B&& base) {
+  auto one = [&](auto&& work) {
+    const Event a = q.record();
+    for (int b = 0; b < batch; ++b) work();
+    const Event e = q.record();
+    return elapsed_ms(a, e) / batch;
+  };
+  library();
+  base();
+  q.finish();
+  std::vector<double> lib_v, base_v, ratios;
+  for (int t = 0; t < trials; ++t) {
+    lib_v.push_back(one(library));
+    base_v.push_back(one(base));
+    if (base_v.back() > 0) ratios.push_back(lib_v.back() / base_v.back());
+  }
+  Paired p;
+  p.library_ms = median(lib_v);
+  p.base_ms = median(base_v);
+  p.ratio = median(ratios);
+  if (!ratios.empty()) {
+    p.ratio_min = *std::min_element(ratios.begin(), ratios.end());
+    p.ratio_max = *std::max_element(ratios.begin(), ratios.end());
+  }
+  return p;
+}
+
 // Median host milliseconds per call of `work` (the OpenMP loops run on the host).
 template <class F>
 double host_ms(int trials, F&& work) {
@@ -125,9 +160,10 @@ nlohmann::json naive_rows(const Device& dev, Queue& q, std::size_t n, int trials
   nlohmann::json rows = nlohmann::json::array();
   auto add_row = [&](const char* name, auto&& library, auto&& naive) {
     say(std::string("kernel baselines: ") + name + " against a naive kernel");
-    const double lib_ms = device_ms(q, trials, batch, library);  // first the library, then the baseline
-    const double naive_ms = device_ms(q, trials, batch, naive);
-    nlohmann::json r = row(name, "naive", lib_ms, naive_ms);
+    const Paired t = paired_ms(q, trials, batch, library, naive);  // trial by trial in turn
+    nlohmann::json r = row(name, "naive", t.library_ms, t.base_ms);
+    r["library_over_naive"] = t.ratio;  // the median of the per-trial ratios (was the medians' ratio)
+    r["library_over_naive_spread"] = {t.ratio_min, t.ratio_max};
     r["elements"] = n;
     r["naive_group"] = group;
     rows.push_back(r);

@@ -192,6 +192,7 @@ std::string column_title(const nlohmann::json& run) {
 struct Baseline {
   std::string name, base;  // base: "naive" or "openmp"
   double library_ms = 0, base_ms = 0, ratio = 0, limit = 0;
+  std::string spread;  // " [min..max]" of the per-trial ratios, where the run has them
 };
 
 std::vector<Baseline> baselines_of(const nlohmann::json& run) {
@@ -203,13 +204,17 @@ std::vector<Baseline> baselines_of(const nlohmann::json& run) {
     for (const auto& k : run["kernels"])
       if (k.contains(base + "_ratio"))
         out.push_back({k["name"], base, k.value("milliseconds", 0.0), k.value(base + "_ms", 0.0),
-                       k[base + "_ratio"].get<double>(), k.value(base + "_target", limits[b])});
+                       k[base + "_ratio"].get<double>(), k.value(base + "_target", limits[b]), {}});
     if (!run.contains("kernel_baselines") || !run["kernel_baselines"].contains(base)) continue;
     const auto& section = run["kernel_baselines"][base];
     const nlohmann::json& rows = section.is_array() ? section : section.value("rows", nlohmann::json::array());
-    for (const auto& r : rows)
+    for (const auto& r : rows) {
       out.push_back({r["name"], base, r["library_ms"].get<double>(), r[base + "_ms"].get<double>(),
-                     r["library_over_" + base].get<double>(), limits[b]});
+                     r["library_over_" + base].get<double>(), limits[b], {}});
+      const std::string sk = "library_over_" + base + "_spread";  // trials in turn (2026-12-01 on)
+      if (r.contains(sk) && r[sk].is_array() && r[sk].size() == 2 && r[sk][0].is_number() && r[sk][1].is_number())
+        out.back().spread = " [" + num(r[sk][0].get<double>()) + ".." + num(r[sk][1].get<double>()) + "]";
+    }
   }
   return out;
 }
@@ -375,13 +380,15 @@ void write_issue21_markdown(const nlohmann::json& runs, const GapCauses& causes,
   if (baselines.empty()) return;
   os << "\nCPU devices: each library call against a naive portable kernel of the same operation (target: library "
         "time ≤ 1 x the naive kernel's) and against a straightforward OpenMP loop on the same cores (target ≤ 2 x; "
-        "scan, transpose, conv2d, matmul), in the same run:\n\n"
+        "scan, transpose, conv2d, matmul), in the same run. Against the naive kernel the two take turns trial "
+        "by trial (from 2026-12-01 on: the ratio is the median of the per-trial ratios, [min..max] after it; "
+        "before, the ratio of the two medians, each side's trials in a block of its own):\n\n"
         "| device | kernel | library ms | baseline | baseline ms | library / baseline |\n"
         "| --- | --- | ---: | --- | ---: | --- |\n";
   for (const auto& [sel, bl] : baselines)
     os << "| " << sel << " | " << bl.name << " | " << num(bl.library_ms, 3) << " | "
        << (bl.base == "naive" ? "naive kernel" : "OpenMP loop") << " | " << num(bl.base_ms, 3) << " | "
-       << verdict(bl.ratio, bl.limit, false) << " |\n";
+       << verdict(bl.ratio, bl.limit, false) << bl.spread << " |\n";
 }
 
 }  // namespace gpurt::tool
