@@ -61,8 +61,14 @@ void log(plugin::LogLevel level, const std::string& message) noexcept;
 using plugin::guarded;  // runs a hook's body; any exception becomes a Status
 
 // Per portable kernel with global pointer parameters: for each of its parameters, whether it was
-// rewritten to take a buffer and a byte offset (two native arguments; see cl_source.cpp).
-using ViewOffsets = std::map<std::string, std::vector<bool>>;
+// rewritten to take a buffer and a byte offset (two native arguments; see cl_source.cpp). One entry
+// per distinct definition: a source may define a kernel once per #if branch, and the compiled one
+// is the alternative whose native parameter count matches (choose_view_offsets).
+using ViewOffsets = std::map<std::string, std::vector<std::vector<bool>>>;
+// The one alternative of `alternatives` that takes `native_params` native arguments; null when
+// none does, or when several different ones do.
+const std::vector<bool>* choose_view_offsets(const std::vector<std::vector<bool>>& alternatives,
+                                             std::size_t native_params);
 struct CompiledSource {
   std::string text;          // what the compiler is given
   ViewOffsets view_offsets;  // kernels whose views travel as base + offset

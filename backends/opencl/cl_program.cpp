@@ -140,16 +140,18 @@ Status ClProgram::kernel(const std::string& name, std::unique_ptr<plugin::Kernel
     std::vector<bool> with_offset;
     const auto vo = view_offsets_.find(name);
     if (vo != view_offsets_.end() && info.params_known) {
-      const std::size_t pairs = static_cast<std::size_t>(std::count(vo->second.begin(), vo->second.end(), true));
-      if (info.params.size() == vo->second.size() + pairs) {
+      const std::vector<bool>* flags = choose_view_offsets(vo->second, info.params.size());
+      if (flags && std::find(flags->begin(), flags->end(), true) == flags->end()) {
+        // the compiled definition takes no global pointer: nothing to split
+      } else if (flags) {
         std::vector<plugin::ParamInfo> user;
         std::size_t native = 0;
-        for (bool offset : vo->second) {
+        for (bool offset : *flags) {
           user.push_back(info.params[native]);
           native += offset ? 2 : 1;
         }
         info.params = std::move(user);
-        with_offset = vo->second;
+        with_offset = *flags;
         info.view_alignment = 1;
       } else {
         opencl::log(plugin::LogLevel::warn, "kernel '" + name + "' does not have the parameters its source "

@@ -1,6 +1,7 @@
 // Kernel signatures from C-family source in one linear pass (see gpurt/plugin/signature.hpp).
 #include "gpurt/plugin/signature.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 
@@ -14,8 +15,21 @@ struct Token {
   char c;  // punct: the character
 };
 
-bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+// Bytes of UTF-8 sequences (0x80 and above) belong to identifiers: C takes universal characters in
+// names, and clang and NVRTC read "größe" as one identifier.
+bool ident_start(char c) {
+  const unsigned char u = static_cast<unsigned char>(c);
+  return std::isalpha(u) || c == '_' || u >= 0x80;
+}
+bool ident_char(char c) { return ident_start(c) || std::isdigit(static_cast<unsigned char>(c)); }
+
+// The length of a line continuation (a backslash and \n, \r\n or \r) at s[i]; 0 when there is none.
+std::size_t continuation(const std::string& s, std::size_t i) {
+  if (s[i] != '\\' || i + 1 >= s.size()) return 0;
+  if (s[i + 1] == '\n') return 2;
+  if (s[i + 1] == '\r') return i + 2 < s.size() && s[i + 2] == '\n' ? 3 : 2;
+  return 0;
+}
 
 // Splits `s` into tokens, dropping whitespace, comments, literals and preprocessor lines.
 std::vector<Token> tokenize(const std::string& s) {
@@ -25,7 +39,7 @@ std::vector<Token> tokenize(const std::string& s) {
   bool line_start = true;  // only whitespace since the last newline
   while (i < n) {
     const char c = s[i];
-    if (c == '\n') {
+    if (c == '\n' || c == '\r') {
       line_start = true;
       ++i;
       continue;
@@ -35,7 +49,7 @@ std::vector<Token> tokenize(const std::string& s) {
       continue;
     }
     if (c == '/' && i + 1 < n && s[i + 1] == '/') {
-      while (i < n && s[i] != '\n') i += (s[i] == '\\' && i + 1 < n) ? 2 : 1;
+      while (i < n && s[i] != '\n' && s[i] != '\r') i += std::max<std::size_t>(1, continuation(s, i));
       continue;
     }
     if (c == '/' && i + 1 < n && s[i + 1] == '*') {
@@ -44,16 +58,14 @@ std::vector<Token> tokenize(const std::string& s) {
       continue;
     }
     if (c == '#' && line_start) {  // a directive, with its continuation lines
-      while (i < n && s[i] != '\n') {
-        if (s[i] == '\\' && i + 1 < n && s[i + 1] == '\n') ++i;
-        ++i;
-      }
+      while (i < n && s[i] != '\n' && s[i] != '\r') i += std::max<std::size_t>(1, continuation(s, i));
       continue;
     }
     line_start = false;
     if (c == '"' || c == '\'') {
       ++i;
-      while (i < n && s[i] != c && s[i] != '\n') i += (s[i] == '\\' && i + 1 < n) ? 2 : 1;
+      while (i < n && s[i] != c && s[i] != '\n' && s[i] != '\r')
+        i += continuation(s, i) ? continuation(s, i) : (s[i] == '\\' && i + 1 < n) ? 2 : 1;
       if (i < n && s[i] == c) ++i;
       continue;
     }

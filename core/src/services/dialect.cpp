@@ -3,8 +3,18 @@
 
 namespace gpurt::detail {
 
-std::map<std::string, plugin::KernelDecl> kernel_signatures(const std::string& text, SourceLanguage language) {
-  std::map<std::string, plugin::KernelDecl> out;
+namespace {
+// What the core reads from a declaration: each parameter's words and whether it is a macro call.
+bool same_shape(const plugin::KernelDecl& a, const plugin::KernelDecl& b) {
+  if (a.params.size() != b.params.size()) return false;
+  for (std::size_t i = 0; i < a.params.size(); ++i)
+    if (a.params[i].words != b.params[i].words || a.params[i].macro_call != b.params[i].macro_call) return false;
+  return true;
+}
+}  // namespace
+
+KernelSignatures kernel_signatures(const std::string& text, SourceLanguage language) {
+  KernelSignatures out;
   std::vector<plugin::KernelDecl> found;
   switch (language) {
     case SourceLanguage::portable: found = plugin::scan_kernels(text, {"GPURT_KERNEL"}); break;
@@ -13,12 +23,34 @@ std::map<std::string, plugin::KernelDecl> kernel_signatures(const std::string& t
     default: break;
   }
   for (auto& k : found) {
-    auto it = out.find(k.name);
-    // A definition wins over an earlier declaration of the same kernel.
-    if (it == out.end()) out.emplace(k.name, std::move(k));
-    else if (k.body != plugin::no_position) it->second = std::move(k);
+    std::vector<plugin::KernelDecl>& alternatives = out[k.name];
+    const bool defined = k.body != plugin::no_position;
+    if (alternatives.empty()) {
+      alternatives.push_back(std::move(k));
+    } else if (alternatives.front().body == plugin::no_position) {
+      if (defined) alternatives.front() = std::move(k);  // a definition wins over a declaration
+    } else if (defined) {
+      bool known = false;
+      for (const auto& a : alternatives) known = known || same_shape(a, k);
+      if (!known) alternatives.push_back(std::move(k));
+    }
   }
   return out;
+}
+
+const plugin::KernelDecl* compiled_signature(const KernelSignatures& s, const std::string& name, bool known,
+                                             std::size_t compiled_params) {
+  const auto it = s.find(name);
+  if (it == s.end() || it->second.empty()) return nullptr;
+  if (it->second.size() == 1) return &it->second.front();
+  if (!known) return nullptr;
+  const plugin::KernelDecl* chosen = nullptr;
+  for (const plugin::KernelDecl& k : it->second) {
+    if (k.params.size() != compiled_params) continue;
+    if (chosen) return nullptr;  // two different definitions with that many parameters
+    chosen = &k;
+  }
+  return chosen;
 }
 
 bool takes_dynamic_local(const plugin::KernelDecl& k) {
