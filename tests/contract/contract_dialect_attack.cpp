@@ -554,3 +554,109 @@ TEST_CASE("kernel-language.md: a very long line and a huge define build, and the
     CHECK(log.find("long_broken.gpurt:3:") != std::string::npos);
   }
 }
+
+TEST_CASE("kernel-language.md: kernel parameters the dialect rules out are refused by name on every backend") {
+  // kernel-language.md: "`size_t` may be used anywhere in a kernel ... but not as a kernel
+  // parameter"; "`GPURT_DYNAMIC_LOCAL(T, name)` ... must be the **last** parameter; one per
+  // kernel"; "`GPURT_LOCAL_PTR` is not for kernel parameters"; "Parameter names ending in
+  // `__gpurt_base` or `__gpurt_off` are reserved". NVRTC would build most of these and OpenCL
+  // rejects them with a compiler message, or (GPURT_DYNAMIC_LOCAL first, a local pointer parameter)
+  // builds them and then refuses the launch with a message about local_bytes or global pointers:
+  // gpurt refuses each at Device::build as invalid_argument naming the kernel and the parameter.
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  const auto bad = ErrorCategory::invalid_argument;
+  struct Case { const char* source; const char* says; };
+  const Case cases[] = {
+      {"GPURT_KERNEL void k(GPURT_GLOBAL float* x, size_t n) { if (n) x[0] = 1.0f; }", "('n') of kernel 'k' is a size_t"},
+      {"GPURT_KERNEL void k(GPURT_GLOBAL float* x, const ptrdiff_t d) { x[0] = (float)d; }", "ptrdiff_t"},
+      {"GPURT_KERNEL void k(GPURT_DYNAMIC_LOCAL(float, t), GPURT_GLOBAL float* x) { t[0] = 1.0f; x[0] = t[0]; }",
+       "must be the last parameter"},
+      {"GPURT_KERNEL void k(GPURT_GLOBAL float* x, GPURT_DYNAMIC_LOCAL(float, t), GPURT_DYNAMIC_LOCAL(int, u)) {"
+       " t[0] = 1.0f; x[0] = t[0]; }",
+       "one per kernel"},
+      {"GPURT_KERNEL void k(GPURT_GLOBAL float* x, GPURT_LOCAL_PTR float* t) { t[0] = 1.0f; x[0] = t[0]; }",
+       "GPURT_DYNAMIC_LOCAL"},
+      {"GPURT_KERNEL void k(GPURT_GLOBAL float* x, GPURT_GLOBAL float* x__gpurt_base) { x[0] = 1.0f; }", "reserves"},
+      {"GPURT_KERNEL void k(GPURT_GLOBAL float* x, uint64_t y__gpurt_off) { x[0] = (float)y__gpurt_off; }",
+       "'y__gpurt_off'"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.source);
+    GPURT_REQUIRE_ERROR(portable(f.dev, c.source, "rules.gpurt"), bad, c.says);
+    GPURT_REQUIRE_ERROR(portable(f.dev, c.source, "rules.gpurt"), bad, "rules.gpurt");
+  }
+  // size_t inside the body and in a helper's parameters is fine, as is a name that merely contains
+  // the reserved words.
+  Kernel k = portable(f.dev, R"(
+GPURT_INLINE size_t twice_index(size_t i) { return 2 * i; }
+GPURT_KERNEL void fine(GPURT_GLOBAL uint32_t* x__gpurt_offset, uint32_t n) {
+  const size_t i = gpurt_global_id(0);
+  if (i < n) x__gpurt_offset[i] = (uint32_t)twice_index(i);
+})",
+                      "fine.gpurt")
+                 .kernel("fine");
+  const std::size_t n = 19;
+  auto x = f.dev.alloc<std::uint32_t>(n + 1);
+  f.q.launch(k, LaunchConfig::cover(Dim3(n), Dim3(8)), x.view(1, n), static_cast<std::uint32_t>(n));
+  const auto r = f.q.read(x);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) wrong += r[1 + i] != 2 * i;
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("kernel-language.md: gpurt_barrier and gpurt_mem_fence order global memory within a group") {
+  // kernel-language.md: "`gpurt_barrier()` | barrier + local and global fence"; "`gpurt_mem_fence()`
+  // | memory fence". Each work-item writes its value to global scratch, all wait at gpurt_barrier,
+  // then each reads its mirror's slot: without the global fence a work-item could read a slot not
+  // yet written. Groups of 1, 7 and 64, a partial last group that takes the barrier too.
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  Kernel k = portable(f.dev, R"(
+GPURT_KERNEL void mirror(GPURT_GLOBAL const int32_t* in, GPURT_GLOBAL int32_t* scratch, GPURT_GLOBAL int32_t* out, uint32_t n) {
+  const size_t i = gpurt_global_id(0), lid = gpurt_local_id(0), lsz = gpurt_local_size(0);
+  const size_t base = gpurt_group_id(0) * lsz;
+  scratch[i] = i < n ? in[i] : -1;
+  gpurt_mem_fence();
+  gpurt_barrier();
+  const size_t j = base + (lsz - 1 - lid);
+  if (i < n) out[i] = scratch[j];
+})").kernel("mirror");
+  for (std::size_t group : {std::size_t(1), std::size_t(7), std::size_t(64)}) {
+    const std::size_t n = group * 3 + (group > 1 ? 2 : 0);
+    INFO("group " << group << ", n " << n);
+    const LaunchConfig cfg = LaunchConfig::cover(Dim3(n), Dim3(group));
+    const auto in = test::random_vector<std::int32_t>(n, 0, 1 << 30);
+    auto din = f.dev.alloc<std::int32_t>(n), out = f.dev.alloc<std::int32_t>(n);
+    auto scratch = f.dev.alloc<std::int32_t>(cfg.groups.x * group);
+    f.q.write(in, din);
+    f.q.launch(k, cfg, din, scratch, out, static_cast<std::uint32_t>(n));
+    const auto r = f.q.read(out);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t j = i / group * group + (group - 1 - i % group);
+      wrong += r[i] != (j < n ? in[j] : -1);
+    }
+    CHECK(wrong == 0);
+  }
+}
+
+TEST_CASE("kernel-language.md: an empty view at the very end of a buffer is a valid argument") {
+  // kernel-language.md: "A view (`b.view(offset, n)`) may start at any element offset"; on OpenCL
+  // the whole buffer and a byte offset are passed. An empty view whose offset is the buffer's size
+  // (what a split at the end gives) launches, and nothing is written.
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  Kernel k = portable(f.dev, copy_kernel("float", "GPURT_GLOBAL"), "empty_view.gpurt").kernel("copy_float");
+  const std::size_t n = 11;
+  const auto v = test::random_vector<float>(n);
+  auto a = f.dev.alloc<float>(n), b = f.dev.alloc<float>(n);
+  f.q.write(v, a);
+  f.q.write(v, b);
+  f.q.launch(k, LaunchConfig(Dim3(1), Dim3(4)), a.view(n, 0), b.view(n, 0), std::uint32_t(0));
+  CHECK(f.q.read(b) == v);
+  // One past the end is still out of range, typed.
+  GPURT_REQUIRE_ERROR(f.q.launch(k, LaunchConfig(Dim3(1), Dim3(4)), a.view(n - 1, 2), b, std::uint32_t(0)),
+                      ErrorCategory::invalid_argument, "");
+  still_usable(f);
+}

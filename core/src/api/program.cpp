@@ -73,6 +73,10 @@ Program Device::build(const ProgramSource& source, const BuildOptions& options) 
   p->device = d;
   p->language = source.language;
   p->signatures = detail::kernel_signatures(source.text, source.language);
+  if (source.language == SourceLanguage::portable) {
+    const std::string why = detail::unportable_parameters(p->signatures);
+    if (!why.empty()) detail::invalid("in the portable program '" + source.name + "', " + why, "Device::build", d);
+  }
 
   BuildInfo& info = p->build_info;
   const std::string key = detail::cache_key(*d, ps, flags, info.note);

@@ -53,6 +53,42 @@ const plugin::KernelDecl* compiled_signature(const KernelSignatures& s, const st
   return chosen;
 }
 
+namespace {
+bool ends_with(const std::string& s, const char* tail) {
+  const std::string t(tail);
+  return s.size() >= t.size() && s.compare(s.size() - t.size(), t.size(), t) == 0;
+}
+}  // namespace
+
+std::string unportable_parameters(const KernelSignatures& s) {
+  for (const auto& [name, alternatives] : s) {
+    for (const plugin::KernelDecl& k : alternatives) {
+      for (std::size_t i = 0; i < k.params.size(); ++i) {
+        const plugin::ParamDecl& p = k.params[i];
+        const std::string what = "parameter " + std::to_string(i) + (p.name.empty() ? "" : " ('" + p.name + "')") +
+                                 " of kernel '" + name + "'";
+        if (!p.words.empty() && p.words[0] == "GPURT_DYNAMIC_LOCAL" && i + 1 != k.params.size())
+          return what + " is GPURT_DYNAMIC_LOCAL, which must be the last parameter, and one per kernel "
+                        "(CUDA has one dynamic shared block per launch); move it to the end, or share one "
+                        "block between the arrays";
+        if (p.macro_call) continue;
+        if (p.has_word("GPURT_LOCAL_PTR") || p.has_word("GPURT_LOCAL"))
+          return what + " is a pointer to local memory, which reaches a kernel only through "
+                        "GPURT_DYNAMIC_LOCAL(T, name) as its last parameter; use that, or a GPURT_LOCAL array "
+                        "declared in the body";
+        const std::string type = p.type_name();
+        if (type == "size_t" || type == "ptrdiff_t" || type == "intptr_t" || type == "uintptr_t")
+          return what + " is a " + type + ", which OpenCL C forbids as a kernel parameter; pass counts as "
+                        "uint32_t or uint64_t (the host passes a std::uint32_t or std::uint64_t)";
+        if (ends_with(p.name, "__gpurt_base") || ends_with(p.name, "__gpurt_off"))
+          return what + " has a name ending in __gpurt_base or __gpurt_off, which gpurt reserves for the "
+                        "OpenCL view offsets of pointer parameters; rename it";
+      }
+    }
+  }
+  return {};
+}
+
 bool takes_dynamic_local(const plugin::KernelDecl& k) {
   return !k.params.empty() && !k.params.back().words.empty() &&
          k.params.back().words[0] == "GPURT_DYNAMIC_LOCAL";

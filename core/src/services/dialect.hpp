@@ -22,6 +22,11 @@ KernelSignatures kernel_signatures(const std::string& text, SourceLanguage langu
 // types differ from no other such; null when there is none or it cannot be told.
 const plugin::KernelDecl* compiled_signature(const KernelSignatures& s, const std::string& name, bool known,
                                              std::size_t compiled_params);
+// What makes the portable kernels of `s` unportable, as a message for invalid_argument: a size_t
+// (or ptrdiff_t, intptr_t, uintptr_t) parameter, a GPURT_DYNAMIC_LOCAL that is not the last
+// parameter or not the only one, a GPURT_LOCAL_PTR or GPURT_LOCAL parameter, a parameter name ending
+// in the reserved __gpurt_base or __gpurt_off. Empty when there is nothing (kernel-language.md).
+std::string unportable_parameters(const KernelSignatures& s);
 // True when a portable kernel's last parameter is GPURT_DYNAMIC_LOCAL(T, name).
 bool takes_dynamic_local(const plugin::KernelDecl& k);
 }  // namespace gpurt::detail
