@@ -4,7 +4,8 @@
 // contract_launch.cpp, contract_api.cpp, contract_cache.cpp) did not look: every scalar type of the
 // table at its extremes, buffers of every width through views at odd offsets, the source scanner on
 // odd text (CRLF continuations, non-ASCII names, NUL bytes, unterminated comments and strings, deep
-// nesting, very long lines, many unbalanced kernel heads), kernels chosen by #if, huge defines.
+// nesting, very long lines, many unbalanced kernel heads), kernels chosen by #if, huge defines,
+// kernel parameters the dialect rules out, the global barrier and fence, an empty view at the end.
 // Inputs are fresh random values (gpurt::test::random_vector); references are computed on the CPU.
 #include <cstdint>
 #include <limits>
