@@ -61,8 +61,16 @@ void log(plugin::LogLevel level, const std::string& message) noexcept;
 using plugin::guarded;  // runs a hook's body; any exception becomes a Status
 
 // Per portable kernel with global pointer parameters: for each of its parameters, whether it was
-// rewritten to take a buffer and a byte offset (two native arguments; see cl_source.cpp).
-using ViewOffsets = std::map<std::string, std::vector<bool>>;
+// rewritten to take a buffer and a byte offset (two native arguments; see cl_source.cpp). One entry
+// per distinct definition: a source may define a kernel once per #if branch, and the compiled one
+// is the alternative whose native parameter count matches (choose_view_offsets).
+using ViewOffsets = std::map<std::string, std::vector<std::vector<bool>>>;
+// The one alternative of `alternatives` that takes `native_params` native arguments; null when
+// none does, or when several different ones do.
+const std::vector<bool>* choose_view_offsets(const std::vector<std::vector<bool>>& alternatives,
+                                             std::size_t native_params);
+// Each kernel's distinct declarations, by name (a source may define a kernel once per #if branch).
+using KernelAlternatives = std::map<std::string, std::vector<std::vector<plugin::ParamInfo>>>;
 struct CompiledSource {
   std::string text;          // what the compiler is given
   ViewOffsets view_offsets;  // kernels whose views travel as base + offset
@@ -175,7 +183,8 @@ class ClProgram final : public plugin::Program {
   Status native(plugin::Native& out) noexcept override;
 
  private:
-  const std::vector<plugin::ParamInfo>* parsed_signature(const std::string& kernel);
+  // The declaration of `kernel` with `native_params` parameters; null when none or several differ.
+  const std::vector<plugin::ParamInfo>* parsed_signature(const std::string& kernel, std::size_t native_params);
 
   ClDevice& device_;
   cl::Program program_;
@@ -183,7 +192,7 @@ class ClProgram final : public plugin::Program {
   std::string source_;
   ViewOffsets view_offsets_;
   std::once_flag parsed_once_;
-  std::map<std::string, std::vector<plugin::ParamInfo>> signatures_;
+  KernelAlternatives signatures_;
 };
 
 class ClQueue final : public plugin::Queue {
@@ -300,14 +309,16 @@ class ClDevice final : public plugin::Device {
 Status import_context(std::uint64_t context, std::uint64_t device, plugin::Ownership ownership,
                       std::unique_ptr<ClDevice>& out) noexcept;
 
-// Parameters of every kernel in OpenCL C `source`, by kernel name (see cl_signature.cpp).
+// Parameters of every kernel in OpenCL C `source`, by kernel name (see cl_signature.cpp); of a
+// kernel declared more than once, the last declaration. parse_kernel_alternatives: all of them.
 std::map<std::string, std::vector<plugin::ParamInfo>> parse_kernel_signatures(const std::string& source,
                                                                               unsigned address_bits);
+KernelAlternatives parse_kernel_alternatives(const std::string& source, unsigned address_bits);
 
 
 // The version of what full_source() does to portable sources; part of compiler_id(), so that a
 // change never reuses binaries cached before it. Bump it with any change to the rewriting.
-constexpr int portable_source_scheme = 2;
+constexpr int portable_source_scheme = 3;  // 3: CRLF continuations, non-ASCII names, #if alternatives
 // What the compiler sees: portable sources get the dialect's prelude, a #line directive, and
 // global pointer parameters that take a base and an offset.
 CompiledSource full_source(const plugin::ProgramSource& source);

@@ -10,10 +10,18 @@ ClProgram::ClProgram(ClDevice& device, cl::Program p, std::string log, CompiledS
     : device_(device), program_(std::move(p)), log_(std::move(log)), source_(std::move(source.text)),
       view_offsets_(std::move(source.view_offsets)) {}
 
-const std::vector<plugin::ParamInfo>* ClProgram::parsed_signature(const std::string& kernel) {
-  std::call_once(parsed_once_, [&] { signatures_ = parse_kernel_signatures(source_, device_.address_bits()); });
+const std::vector<plugin::ParamInfo>* ClProgram::parsed_signature(const std::string& kernel,
+                                                                   std::size_t native_params) {
+  std::call_once(parsed_once_, [&] { signatures_ = parse_kernel_alternatives(source_, device_.address_bits()); });
   const auto it = signatures_.find(kernel);
-  return it == signatures_.end() ? nullptr : &it->second;
+  if (it == signatures_.end()) return nullptr;
+  const std::vector<plugin::ParamInfo>* chosen = nullptr;
+  for (const auto& alternative : it->second) {
+    if (alternative.size() != native_params) continue;
+    if (chosen) return nullptr;  // two different declarations of that many parameters
+    chosen = &alternative;
+  }
+  return chosen;
 }
 
 Status ClProgram::binary(std::string& out) const noexcept {
@@ -113,8 +121,7 @@ Status ClProgram::kernel(const std::string& name, std::unique_ptr<plugin::Kernel
       info.params.resize(nargs);
       cl_kernel_arg_address_qualifier probe = 0;
       if (nargs > 0 && clGetKernelArgInfo(k(), 0, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof probe, &probe, nullptr) != CL_SUCCESS) {
-        const auto* parsed = parsed_signature(name);
-        if (parsed && parsed->size() == nargs) info.params = *parsed;
+        if (const auto* parsed = parsed_signature(name, nargs)) info.params = *parsed;
       }
       for (cl_uint i = 0; i < nargs; ++i) {
         plugin::ParamInfo& p = info.params[i];
@@ -140,16 +147,18 @@ Status ClProgram::kernel(const std::string& name, std::unique_ptr<plugin::Kernel
     std::vector<bool> with_offset;
     const auto vo = view_offsets_.find(name);
     if (vo != view_offsets_.end() && info.params_known) {
-      const std::size_t pairs = static_cast<std::size_t>(std::count(vo->second.begin(), vo->second.end(), true));
-      if (info.params.size() == vo->second.size() + pairs) {
+      const std::vector<bool>* flags = choose_view_offsets(vo->second, info.params.size());
+      if (flags && std::find(flags->begin(), flags->end(), true) == flags->end()) {
+        // the compiled definition takes no global pointer: nothing to split
+      } else if (flags) {
         std::vector<plugin::ParamInfo> user;
         std::size_t native = 0;
-        for (bool offset : vo->second) {
+        for (bool offset : *flags) {
           user.push_back(info.params[native]);
           native += offset ? 2 : 1;
         }
         info.params = std::move(user);
-        with_offset = vo->second;
+        with_offset = *flags;
         info.view_alignment = 1;
       } else {
         opencl::log(plugin::LogLevel::warn, "kernel '" + name + "' does not have the parameters its source "

@@ -43,14 +43,33 @@ plugin::ParamInfo classify(const plugin::ParamDecl& d, unsigned address_bits) {
 
 }  // namespace
 
-std::map<std::string, std::vector<plugin::ParamInfo>> parse_kernel_signatures(const std::string& source,
-                                                                              unsigned address_bits) {
-  std::map<std::string, std::vector<plugin::ParamInfo>> out;
+namespace {
+bool same(const std::vector<plugin::ParamInfo>& a, const std::vector<plugin::ParamInfo>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].kind != b[i].kind || a[i].size != b[i].size || a[i].type_name != b[i].type_name) return false;
+  return true;
+}
+}  // namespace
+
+KernelAlternatives parse_kernel_alternatives(const std::string& source, unsigned address_bits) {
+  KernelAlternatives out;
   for (const plugin::KernelDecl& k : plugin::scan_kernels(source, {"__kernel", "kernel", "GPURT_KERNEL"})) {
     std::vector<plugin::ParamInfo> info;
     for (const auto& p : k.params) info.push_back(classify(p, address_bits));
-    out[k.name] = std::move(info);
+    auto& alternatives = out[k.name];
+    bool known = false;
+    for (const auto& a : alternatives) known = known || same(a, info);
+    if (!known) alternatives.push_back(std::move(info));
   }
+  return out;
+}
+
+std::map<std::string, std::vector<plugin::ParamInfo>> parse_kernel_signatures(const std::string& source,
+                                                                              unsigned address_bits) {
+  std::map<std::string, std::vector<plugin::ParamInfo>> out;
+  for (auto& [name, alternatives] : parse_kernel_alternatives(source, address_bits))
+    out[name] = std::move(alternatives.back());
   return out;
 }
 

@@ -47,9 +47,16 @@ std::string with_view_offsets(const std::string& text, ViewOffsets& offsets) {
       prologue += " " + decl + p.name + " = (" + cast + ")((" + space + " const uchar*)" + p.name +
                   "__gpurt_base + " + p.name + "__gpurt_off);";
     }
-    if (std::find(flags.begin(), flags.end(), true) == flags.end()) continue;
-    offsets[k.name] = flags;
-    if (k.body != plugin::no_position) edits.push_back({k.body, prologue});
+    auto& alternatives = offsets[k.name];
+    if (std::find(alternatives.begin(), alternatives.end(), flags) == alternatives.end())
+      alternatives.push_back(flags);
+    if (k.body != plugin::no_position && !prologue.empty()) edits.push_back({k.body, prologue});
+  }
+  // Kernels none of whose definitions takes a global pointer travel as written.
+  for (auto it = offsets.begin(); it != offsets.end();) {
+    bool any = false;
+    for (const auto& flags : it->second) any = any || std::find(flags.begin(), flags.end(), true) != flags.end();
+    it = any ? std::next(it) : offsets.erase(it);
   }
   std::sort(edits.begin(), edits.end(), [](const Insert& a, const Insert& b) { return a.at < b.at; });
   std::string out;
@@ -65,6 +72,18 @@ std::string with_view_offsets(const std::string& text, ViewOffsets& offsets) {
 }
 
 }  // namespace
+
+const std::vector<bool>* choose_view_offsets(const std::vector<std::vector<bool>>& alternatives,
+                                             std::size_t native_params) {
+  const std::vector<bool>* chosen = nullptr;
+  for (const std::vector<bool>& flags : alternatives) {
+    const auto pairs = static_cast<std::size_t>(std::count(flags.begin(), flags.end(), true));
+    if (flags.size() + pairs != native_params) continue;
+    if (chosen) return nullptr;  // alternatives are distinct: two that fit cannot be told apart
+    chosen = &flags;
+  }
+  return chosen;
+}
 
 // What the compiler sees: portable sources get the dialect's prelude, then a #line directive so
 // messages keep the user's line numbers, then the source with view offsets added.

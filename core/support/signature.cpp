@@ -1,6 +1,7 @@
 // Kernel signatures from C-family source in one linear pass (see gpurt/plugin/signature.hpp).
 #include "gpurt/plugin/signature.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 
@@ -14,8 +15,21 @@ struct Token {
   char c;  // punct: the character
 };
 
-bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+// Bytes of UTF-8 sequences (0x80 and above) belong to identifiers: C takes universal characters in
+// names, and clang and NVRTC read "größe" as one identifier.
+bool ident_start(char c) {
+  const unsigned char u = static_cast<unsigned char>(c);
+  return std::isalpha(u) || c == '_' || u >= 0x80;
+}
+bool ident_char(char c) { return ident_start(c) || std::isdigit(static_cast<unsigned char>(c)); }
+
+// The length of a line continuation (a backslash and \n, \r\n or \r) at s[i]; 0 when there is none.
+std::size_t continuation(const std::string& s, std::size_t i) {
+  if (s[i] != '\\' || i + 1 >= s.size()) return 0;
+  if (s[i + 1] == '\n') return 2;
+  if (s[i + 1] == '\r') return i + 2 < s.size() && s[i + 2] == '\n' ? 3 : 2;
+  return 0;
+}
 
 // Splits `s` into tokens, dropping whitespace, comments, literals and preprocessor lines.
 std::vector<Token> tokenize(const std::string& s) {
@@ -25,7 +39,7 @@ std::vector<Token> tokenize(const std::string& s) {
   bool line_start = true;  // only whitespace since the last newline
   while (i < n) {
     const char c = s[i];
-    if (c == '\n') {
+    if (c == '\n' || c == '\r') {
       line_start = true;
       ++i;
       continue;
@@ -35,7 +49,7 @@ std::vector<Token> tokenize(const std::string& s) {
       continue;
     }
     if (c == '/' && i + 1 < n && s[i + 1] == '/') {
-      while (i < n && s[i] != '\n') i += (s[i] == '\\' && i + 1 < n) ? 2 : 1;
+      while (i < n && s[i] != '\n' && s[i] != '\r') i += std::max<std::size_t>(1, continuation(s, i));
       continue;
     }
     if (c == '/' && i + 1 < n && s[i + 1] == '*') {
@@ -44,16 +58,14 @@ std::vector<Token> tokenize(const std::string& s) {
       continue;
     }
     if (c == '#' && line_start) {  // a directive, with its continuation lines
-      while (i < n && s[i] != '\n') {
-        if (s[i] == '\\' && i + 1 < n && s[i + 1] == '\n') ++i;
-        ++i;
-      }
+      while (i < n && s[i] != '\n' && s[i] != '\r') i += std::max<std::size_t>(1, continuation(s, i));
       continue;
     }
     line_start = false;
     if (c == '"' || c == '\'') {
       ++i;
-      while (i < n && s[i] != c && s[i] != '\n') i += (s[i] == '\\' && i + 1 < n) ? 2 : 1;
+      while (i < n && s[i] != c && s[i] != '\n' && s[i] != '\r')
+        i += continuation(s, i) ? continuation(s, i) : (s[i] == '\\' && i + 1 < n) ? 2 : 1;
       if (i < n && s[i] == c) ++i;
       continue;
     }
@@ -102,14 +114,28 @@ bool is_qualifier(const std::string& w) {
   return false;
 }
 
-std::size_t skip_group(const std::vector<Token>& t, std::size_t i) {  // t[i] is '('
-  int depth = 0;
-  for (; i < t.size(); ++i) {
+// For each opening token, the index of the token that closes it (t.size() when none does), in one
+// pass with a stack: `parens_only` matches ( with ), otherwise any of ( [ { with any of ) ] }. The
+// scan looks an opening's end up here instead of walking forward from it, which made a text of many
+// unclosed kernel heads quadratic (40,000 heads took 9 s).
+std::vector<std::size_t> closing(const std::vector<Token>& t, bool parens_only) {
+  std::vector<std::size_t> out(t.size(), t.size());
+  std::vector<std::size_t> open;
+  for (std::size_t i = 0; i < t.size(); ++i) {
     if (t[i].kind != Token::Kind::punct) continue;
-    if (t[i].c == '(') ++depth;
-    if (t[i].c == ')' && --depth == 0) return i + 1;
+    const char c = t[i].c;
+    if (c == '(' || (!parens_only && (c == '[' || c == '{'))) {
+      open.push_back(i);
+    } else if ((c == ')' || (!parens_only && (c == ']' || c == '}'))) && !open.empty()) {
+      out[open.back()] = i;
+      open.pop_back();
+    }
   }
-  return t.size();
+  return out;
+}
+
+std::size_t skip_group(const std::vector<std::size_t>& paren_close, std::size_t i) {  // t[i] is '('
+  return paren_close[i] == paren_close.size() ? paren_close.size() : paren_close[i] + 1;
 }
 
 ParamDecl make_param(const std::string& s, const std::vector<Token>& t, std::size_t b, std::size_t e) {
@@ -185,6 +211,7 @@ bool ParamDecl::has_word(const char* w) const {
 std::vector<KernelDecl> scan_kernels(const std::string& source, std::initializer_list<const char*> keywords) {
   std::vector<KernelDecl> out;
   const std::vector<Token> t = tokenize(source);
+  const std::vector<std::size_t> paren_close = closing(t, true), bracket_close = closing(t, false);
   auto word = [&](std::size_t i) { return source.substr(t[i].begin, t[i].end - t[i].begin); };
   auto punct = [&](std::size_t i, char c) { return i < t.size() && t[i].kind == Token::Kind::punct && t[i].c == c; };
   for (std::size_t i = 0; i < t.size(); ++i) {
@@ -198,7 +225,7 @@ std::vector<KernelDecl> scan_kernels(const std::string& source, std::initializer
       if (t[j].kind == Token::Kind::identifier && is_keyword(source, t[j], keywords)) break;
       if (t[j].kind == Token::Kind::identifier && punct(j + 1, '(')) {
         if (is_attribute_word(word(j))) {
-          j = skip_group(t, j + 1);
+          j = skip_group(paren_close, j + 1);
           continue;
         }
         name = j;
@@ -210,6 +237,7 @@ std::vector<KernelDecl> scan_kernels(const std::string& source, std::initializer
     KernelDecl k;
     k.name = word(name);
     // The parameter list, split at top-level commas.
+    if (bracket_close[name + 1] == t.size()) continue;  // unbalanced: not a signature this can read
     std::size_t p = name + 2, start = p;
     int depth = 1;
     for (; p < t.size(); ++p) {
@@ -231,7 +259,7 @@ std::vector<KernelDecl> scan_kernels(const std::string& source, std::initializer
     k.params_end = t[p].begin;
     std::size_t q = p + 1;
     while (q < t.size() && t[q].kind == Token::Kind::identifier && is_attribute_word(word(q)) && punct(q + 1, '('))
-      q = skip_group(t, q + 1);
+      q = skip_group(paren_close, q + 1);
     if (punct(q, '{')) k.body = t[q].end;
     out.push_back(std::move(k));
     i = p;

@@ -35,6 +35,15 @@ Program Device::build(const ProgramSource& source, const BuildOptions& options) 
                 ErrorDetails{d->props.backend, 0, {}, "Device::build", d->description, {}, {}});
   if (source.text.empty())
     detail::invalid("the program source '" + source.name + "' is empty", "Device::build", d);
+  // NVRTC reads a source up to its first NUL and OpenCL compilers skip NULs: the same text would
+  // build differently on each backend, or silently lose what follows the NUL.
+  if (const std::size_t nul = source.text.find('\0');
+      nul != std::string::npos && source.language != SourceLanguage::ptx && source.language != SourceLanguage::cubin)
+    detail::invalid("the program source '" + source.name + "' contains a NUL byte on line " +
+                        std::to_string(1 + std::count(source.text.begin(), source.text.begin() + static_cast<long>(nul), '\n')) +
+                        " (byte " + std::to_string(nul) + "); compilers disagree on what follows a NUL "
+                        "(NVRTC stops reading there), so remove it from the source",
+                    "Device::build", d);
   // Defines go ahead of the source as #define lines, never into the option string, so a value
   // cannot become another option; the name is escaped before it reaches any #line directive.
   const bool text_source = source.language != SourceLanguage::ptx && source.language != SourceLanguage::cubin;
@@ -64,6 +73,10 @@ Program Device::build(const ProgramSource& source, const BuildOptions& options) 
   p->device = d;
   p->language = source.language;
   p->signatures = detail::kernel_signatures(source.text, source.language);
+  if (source.language == SourceLanguage::portable) {
+    const std::string why = detail::unportable_parameters(p->signatures);
+    if (!why.empty()) detail::invalid("in the portable program '" + source.name + "', " + why, "Device::build", d);
+  }
 
   BuildInfo& info = p->build_info;
   const std::string key = detail::cache_key(*d, ps, flags, info.note);
@@ -136,9 +149,8 @@ Kernel Program::kernel(const std::string& name) const {
   }
   k->info = k->impl->info();
   if (k->info.name.empty()) k->info.name = name;  // a plugin without kernel_info (or no name in it)
-  const auto sig = p->signatures.find(name);
-  const plugin::KernelDecl* decl = sig == p->signatures.end() ? nullptr : &sig->second;
   bridge::KernelInfo& info = k->info;
+  const plugin::KernelDecl* decl = detail::compiled_signature(p->signatures, name, info.params_known, info.params.size());
   if (p->language == SourceLanguage::portable && decl && detail::takes_dynamic_local(*decl) &&
       info.params_known && !info.params.empty()) {
     info.params.back().kind = bridge::ParamKind::local_pointer;

@@ -92,7 +92,7 @@ struct ProgramState {
   DeviceState* device = nullptr;
   std::unique_ptr<bridge::Program> impl;
   SourceLanguage language = SourceLanguage::portable;
-  std::map<std::string, plugin::KernelDecl> signatures;  // kernels as declared in the source
+  std::map<std::string, std::vector<plugin::KernelDecl>> signatures;  // detail::kernel_signatures
   BuildInfo build_info;
 };
 

@@ -184,10 +184,10 @@ TEST_CASE("portable kernels' global pointers take a base and a byte offset, on t
   CHECK(body.find("c__gpurt_base, ulong c__gpurt_off, uint32_t n") != std::string::npos);
   CHECK(body.find("(__constant const uchar*)c__gpurt_base + c__gpurt_off") != std::string::npos);
   REQUIRE(out.view_offsets.count("scale") == 1);
-  CHECK(out.view_offsets.at("scale") == std::vector<bool>{true, false, true, false});
+  CHECK(out.view_offsets.at("scale") == std::vector<std::vector<bool>>{{true, false, true, false}});
   CHECK(out.view_offsets.count("none") == 0);
   REQUIRE(out.view_offsets.count("dyn") == 1);
-  CHECK(out.view_offsets.at("dyn") == std::vector<bool>{true, false});
+  CHECK(out.view_offsets.at("dyn") == std::vector<std::vector<bool>>{{true, false}});
 }
 
 TEST_CASE("kernel signatures are read without recursion from hostile sources") {
