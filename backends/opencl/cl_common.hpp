@@ -222,6 +222,9 @@ class ClQueue final : public plugin::Queue {
   std::vector<void*> pending_;
   std::size_t pending_bytes_ = 0;
   void free_pending() noexcept;  // pending_mutex_ held, the queue finished
+  // A fill whose offset is not a multiple of the pattern size (cl_queue.cpp).
+  Status fill_by_copies(plugin::Buffer& dst, std::size_t offset, std::size_t bytes, const void* pattern,
+                        std::size_t pattern_size) noexcept;
 };
 
 
