@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "fixture.hpp"
+#include "gpurt/graph.hpp"
 #include "mock_control.hpp"
 
 using namespace gpurt;
@@ -43,6 +44,8 @@ TEST_CASE("buffer.hpp: as<U>() of a view starting inside a U-sized element fills
       const Buffer<Pair> pairs = floats.view(skip, 2 * k).as<Pair>();
       REQUIRE(pairs.size() == k);
       REQUIRE(pairs.offset_bytes() == skip * sizeof(float));
+      // offset(): "rounded down where as<U>() started the view inside an element".
+      CHECK(pairs.offset() == skip * sizeof(float) / sizeof(Pair));
       const Pair value{1.5f, -2.25f};
       f.q.fill(pairs, value);
       for (std::size_t i = 0; i < k; ++i) {
@@ -70,6 +73,38 @@ TEST_CASE("buffer.hpp: as<U>() of a view starting inside a U-sized element fills
       for (std::size_t i = 0; i < quads; ++i) std::copy(q4.v, q4.v + 4, wide_host.begin() + static_cast<std::ptrdiff_t>(skip + 4 * i));
       CHECK(f.q.read(wide) == wide_host);
     }
+  }
+}
+
+TEST_CASE("api-guide.md: a recorded fill of an as<U>() view starting inside an element replays like Queue::fill") {
+  // api-guide.md: a Recording "takes the calls a Queue takes - launch, copy, fill, wait(event)";
+  // graph.hpp: fill "Sets every element of `dst` to `value`; sizeof(T) as for Queue::fill". The
+  // view of the case above (8-byte pairs from byte 4) recorded once and replayed twice.
+  test::Fixture f;
+  for (const std::size_t k : {std::size_t(1), std::size_t(5003)}) {
+    INFO(k << " pairs");
+    const std::size_t n = 2 * k + 3;
+    std::vector<float> host = test::random_vector<float>(n);
+    auto floats = f.dev.alloc<float>(n);
+    f.q.copy(host, floats);
+    const Pair value{-0.5f, 8.0f};
+    Recording rec(f.dev, "unaligned fill");
+    rec.fill(floats.view(1, 2 * k).as<Pair>(), value);
+    const Graph g = rec.finish();
+    f.q.replay(g);
+    for (std::size_t i = 0; i < k; ++i) {
+      host[1 + 2 * i] = value.a;
+      host[2 + 2 * i] = value.b;
+    }
+    CHECK(f.q.read(floats) == host);
+    f.q.fill(floats, 0.0f);
+    f.q.replay(g);
+    std::vector<float> again(n, 0.0f);
+    for (std::size_t i = 0; i < k; ++i) {
+      again[1 + 2 * i] = value.a;
+      again[2 + 2 * i] = value.b;
+    }
+    CHECK(f.q.read(floats) == again);
   }
 }
 
