@@ -187,6 +187,12 @@ TEST_CASE("device.hpp: alloc and alloc_host of more elements than size_t bytes c
   GPURT_REQUIRE_ERROR(f.dev.alloc_host<float>(size_max / 2), ErrorCategory::invalid_argument, "Device::alloc_host");
   // The largest count that does not overflow asks for more than any device has: out of memory.
   GPURT_REQUIRE_ERROR(f.dev.alloc<std::uint8_t>(size_max), ErrorCategory::out_of_device_memory, "cannot allocate");
+  // errors.md: "A pinned host allocation (Device::alloc_host) that fails is out_of_host_memory on
+  // every backend, never out_of_device_memory" - also when no host could ever hold it (4 EiB).
+  GPURT_REQUIRE_ERROR(f.dev.alloc_host<std::uint8_t>(std::size_t(1) << 62), ErrorCategory::out_of_host_memory,
+                      "out_of_host_memory");
+  HostBuffer<double> pinned = f.dev.alloc_host<double>(7);
+  CHECK(pinned.size() == 7);
   const MemoryUsage after = f.dev.memory_usage();
   CHECK(after.gpurt_bytes == before.gpurt_bytes);
   CHECK(after.gpurt_buffers == before.gpurt_buffers);
@@ -327,6 +333,21 @@ TEST_CASE("api-guide.md: an empty HostBuffer is valid and copies to and from emp
   HostBuffer<float> moved = std::move(three);
   CHECK(!three.valid());  // NOLINT(bugprone-use-after-move): the promise is about moved-from handles
   GPURT_REQUIRE_ERROR(three.view(0, 0), ErrorCategory::invalid_argument, "HostBuffer");
+  // "every call throws": a copy from or into the moved-from handle must not reach the memory it
+  // gave away (nor a default-constructed one an empty view), whatever its stale size says.
+  f.q.copy(x.view(0, 3), moved);
+  f.q.finish();
+  const std::vector<float> seen(moved.begin(), moved.end());
+  GPURT_REQUIRE_ERROR(f.q.copy(three, x.view(6, three.size())), ErrorCategory::invalid_argument, "HostBuffer");
+  GPURT_REQUIRE_ERROR(f.q.copy(x.view(3, three.size()), three), ErrorCategory::invalid_argument, "HostBuffer");
+  GPURT_REQUIRE_ERROR(f.q.read(x.view(3, three.size()), three), ErrorCategory::invalid_argument, "HostBuffer");
+  const HostBuffer<float> never;
+  GPURT_REQUIRE_ERROR(f.q.copy(never, x.view(2, 0)), ErrorCategory::invalid_argument, "HostBuffer");
+  GPURT_REQUIRE_ERROR(f.q.copy(x.view(2, 0), never), ErrorCategory::invalid_argument, "HostBuffer");
+  f.q.finish();
+  CHECK(std::vector<float>(moved.begin(), moved.end()) == seen);
+  CHECK(f.q.read(x) == data);
+  std::fill(moved.begin(), moved.end(), 42.0f);
   f.q.copy(moved, x.view(6, 3));
   f.q.finish();
   CHECK(f.q.read(x.view(6, 3)) == std::vector<float>(3, 42.0f));

@@ -148,6 +148,11 @@ class HostBuffer {
   friend struct detail::Access;
   HostBuffer(std::shared_ptr<detail::HostAllocationState> s, T* data, std::size_t count)
       : state_(std::move(s)), data_(data), count_(count) {}
+  // data() for a copy: a moved-from handle keeps its old pointer and size, which must not reach a copy.
+  T* checked_data(const char* call) const {
+    if (!state_) detail::throw_empty_handle("HostBuffer", call);
+    return data_;
+  }
 
   std::shared_ptr<detail::HostAllocationState> state_;
   T* data_ = nullptr;
