@@ -444,8 +444,19 @@ TEST_CASE("queue.hpp: keep_until_finished is not released by a finish that fails
     CHECK(!e.call().empty());
   }
   CHECK(!watch.expired());
-  f.q.finish();
+  // "or finish with a timeout that does not time out": one that fails (its marker event cannot be
+  // recorded) does not release either.
+  REQUIRE(m.fail(GPURT_MOCK_OP_RECORD, 0, 1) == 0);
+  GPURT_REQUIRE_ERROR(f.q.finish(std::chrono::seconds(10)), ErrorCategory::internal, "record");
+  CHECK(!watch.expired());
+  f.q.finish(std::chrono::seconds(10));
   CHECK(watch.expired());
+  // A failed record is a typed error too, and the next record gives a usable event.
+  REQUIRE(m.fail(GPURT_MOCK_OP_RECORD, 0, 1) == 0);
+  GPURT_REQUIRE_ERROR(f.q.record(), ErrorCategory::internal, "record");
+  const Event e = f.q.record();
+  e.wait();
+  CHECK(e.complete());
   m.reset();
 }
 
