@@ -303,7 +303,7 @@ TEST_CASE("queue.hpp: pinned memory may be reused once an event recorded after i
   }
 }
 
-TEST_CASE("api-guide.md: an empty HostBuffer is valid and copies to and from empty views; its sizes are checked") {
+TEST_CASE("api-guide.md: an empty HostBuffer is valid and copies to and from empty views, and its sizes are checked") {
   // api-guide.md: "n == 0 is a valid empty buffer"; "empty() means zero elements ... and exists
   // only on Buffer and HostBuffer"; HostBuffer "size must equal the buffer view's" else
   // invalid_argument ("size mismatch") and nothing is copied.
@@ -380,7 +380,7 @@ TEST_CASE("event.hpp: an event outlives its queue: wait, complete, device and el
   CHECK(f.q.read(x) == want);
 }
 
-TEST_CASE("event.hpp: the longest timeouts wait like the untimed forms; the most negative is invalid_argument") {
+TEST_CASE("event.hpp: the longest timeouts wait like the untimed forms, and the most negative is invalid_argument") {
   // event.hpp: "a timeout too long" is not a documented error: wait(timeout) "Blocks the calling
   // thread until the event has completed or `timeout` has passed"; "A zero timeout only checks; a
   // negative one is invalid_argument". nanoseconds::max() must not overflow into the past.
