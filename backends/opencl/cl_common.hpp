@@ -54,6 +54,15 @@ Status fail_wait(cl_device_id device, cl_int code, const char* call, const std::
 Status fail_on(cl_device_id device, cl_int code, const char* call, const std::string& what = {});
 Status fail_enqueue(cl_command_queue queue, cl_device_id device, cl_int code, const char* call,
                     const std::string& what = {});
+
+// Fills whose offset is not a multiple of the pattern size (clEnqueueFillBuffer refuses them;
+// cl_queue.cpp): the pattern repeated over the first min(bytes, fill_block_bytes) bytes of `block`
+// (returned), and the copies that double such a filled start over the rest of [offset, offset + bytes).
+constexpr std::size_t fill_block_bytes = 4096;
+std::size_t repeat_pattern(unsigned char (&block)[fill_block_bytes], std::size_t bytes, const void* pattern,
+                           std::size_t pattern_size) noexcept;
+cl_int fill_by_doubling(cl_command_queue queue, cl_mem mem, std::size_t offset, std::size_t filled,
+                        std::size_t bytes) noexcept;
 cl_device_id device_of(cl_event event) noexcept;
 
 void log(plugin::LogLevel level, const std::string& message) noexcept;
@@ -231,6 +240,9 @@ class ClQueue final : public plugin::Queue {
   std::vector<void*> pending_;
   std::size_t pending_bytes_ = 0;
   void free_pending() noexcept;  // pending_mutex_ held, the queue finished
+  // A fill whose offset is not a multiple of the pattern size (cl_queue.cpp).
+  Status fill_by_copies(plugin::Buffer& dst, std::size_t offset, std::size_t bytes, const void* pattern,
+                        std::size_t pattern_size) noexcept;
 };
 
 

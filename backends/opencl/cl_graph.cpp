@@ -80,6 +80,14 @@ Status pack(ClDevice& device, const plugin::Command& c, ClGraph::Step& st) {
       st.bytes = c.bytes;
       std::memcpy(st.pattern, c.pattern, c.pattern_size);
       st.pattern_size = c.pattern_size;
+      if (st.dst_offset % st.pattern_size != 0) {  // as ClQueue::fill: copies from a seed
+        unsigned char block[fill_block_bytes] = {};
+        const std::size_t first = repeat_pattern(block, st.bytes, st.pattern, st.pattern_size);
+        cl_int err = CL_SUCCESS;
+        st.seed = cl::Buffer(device.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, first, block, &err);
+        if (err != CL_SUCCESS) return fail(err, "clCreateBuffer", "the pattern of an unaligned fill");
+        return Status::success();
+      }
       return fill_as_kernel(device, st);
     case Kind::wait:
       st.event = cl::Event(static_cast<const ClEvent*>(c.event)->handle(), true);  // retains it
@@ -198,6 +206,13 @@ Status ClQueue::replay(plugin::Graph& graph) noexcept {
           err = clEnqueueNDRangeKernel(q, st.kernel(), 1, nullptr, st.range.global, st.range.local, 0, nullptr,
                                        nullptr);
           call = "clEnqueueNDRangeKernel";
+          break;
+        }
+        if (st.seed()) {
+          const std::size_t first = std::min(st.bytes, fill_block_bytes);
+          err = clEnqueueCopyBuffer(q, st.seed(), st.dst, 0, st.dst_offset, first, 0, nullptr, nullptr);
+          if (err == CL_SUCCESS) err = fill_by_doubling(q, st.dst, st.dst_offset, first, st.bytes);
+          call = "clEnqueueCopyBuffer";
           break;
         }
         err = clEnqueueFillBuffer(q, st.dst, st.pattern, st.pattern_size, st.dst_offset, st.bytes, 0, nullptr,

@@ -43,6 +43,7 @@ class ClGraph final : public plugin::Graph {
     void* host = nullptr;  // pinned (mapped CL_MEM_ALLOC_HOST_PTR) memory
     unsigned char pattern[128] = {};
     std::size_t pattern_size = 0;
+    cl::Buffer seed;  // a fill at an offset its pattern size does not divide: the pattern repeated
     // wait
     cl::Event event;
   };

@@ -1,4 +1,5 @@
 // ClQueue and ClEvent: copies, fills, launches and synchronisation on a cl_command_queue.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -91,9 +92,43 @@ Status ClQueue::fill(plugin::Buffer& dst, std::size_t offset, std::size_t bytes,
   Status through_kernel;
   if (device_.fill_with_kernel(queue_, buf(dst).handle(), offset, bytes, pattern, pattern_size, through_kernel))
     return through_kernel;
+  if (offset % pattern_size != 0) return fill_by_copies(dst, offset, bytes, pattern, pattern_size);
   const cl_int err = clEnqueueFillBuffer(queue_(), buf(dst).handle(), pattern, pattern_size, offset,
                                          bytes, 0, nullptr, nullptr);
   return err == CL_SUCCESS ? Status::success() : fail_enqueue(queue_(), device_.native()(), err, "clEnqueueFillBuffer");
+}
+
+// clEnqueueFillBuffer takes only an offset that is a multiple of the pattern's size, which a view
+// seen through Buffer::as<U>() need not have (8-byte elements at byte 4). Such a fill writes the
+// pattern repeated over its first 4 KiB (a multiple of every pattern size), then copies the filled
+// part after itself, doubling it each time: the regions never overlap, and the queue keeps them in
+// order. Graph replays do the same from a device copy of the block (cl_graph.cpp).
+std::size_t repeat_pattern(unsigned char (&block)[fill_block_bytes], std::size_t bytes, const void* pattern,
+                           std::size_t pattern_size) noexcept {
+  const std::size_t first = std::min(bytes, sizeof block);
+  for (std::size_t i = 0; i < first; i += pattern_size) std::memcpy(block + i, pattern, pattern_size);
+  return first;
+}
+
+cl_int fill_by_doubling(cl_command_queue queue, cl_mem mem, std::size_t offset, std::size_t filled,
+                        std::size_t bytes) noexcept {
+  for (std::size_t done = filled; done < bytes;) {
+    const std::size_t n = std::min(done, bytes - done);
+    const cl_int err = clEnqueueCopyBuffer(queue, mem, mem, offset, offset + done, n, 0, nullptr, nullptr);
+    if (err != CL_SUCCESS) return err;
+    done += n;
+  }
+  return CL_SUCCESS;
+}
+
+Status ClQueue::fill_by_copies(plugin::Buffer& dst, std::size_t offset, std::size_t bytes, const void* pattern,
+                               std::size_t pattern_size) noexcept {
+  unsigned char block[fill_block_bytes] = {};
+  const std::size_t first = repeat_pattern(block, bytes, pattern, pattern_size);
+  Status s = copy_from_host(block, dst, offset, first, true);
+  if (!s.ok()) return s;
+  const cl_int err = fill_by_doubling(queue_(), buf(dst).handle(), offset, first, bytes);
+  return err == CL_SUCCESS ? Status::success() : fail_enqueue(queue_(), device_.native()(), err, "clEnqueueCopyBuffer");
 }
 
 Status set_kernel_args(const ClKernel& k, cl_kernel target, const plugin::KernelArg* args, std::size_t count,

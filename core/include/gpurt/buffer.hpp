@@ -50,7 +50,9 @@ class Buffer {
   std::size_t size_bytes() const { return count_ * sizeof(T); }
   // Zero elements, as for std containers (a valid buffer may be empty).
   bool empty() const { return count_ == 0; }
-  // Start of this view, in elements of T from the start of its allocation.
+  // Start of this view, in elements of T from the start of its allocation: rounded down where
+  // as<U>() started the view inside an element (8-byte elements at byte 4 start at element 0);
+  // offset_bytes() is exact.
   std::size_t offset() const { return offset_bytes_ / sizeof(T); }
   std::size_t offset_bytes() const { return offset_bytes_; }
 
@@ -146,6 +148,11 @@ class HostBuffer {
   friend struct detail::Access;
   HostBuffer(std::shared_ptr<detail::HostAllocationState> s, T* data, std::size_t count)
       : state_(std::move(s)), data_(data), count_(count) {}
+  // data() for a copy: a moved-from handle keeps its old pointer and size, which must not reach a copy.
+  T* checked_data(const char* call) const {
+    if (!state_) detail::throw_empty_handle("HostBuffer", call);
+    return data_;
+  }
 
   std::shared_ptr<detail::HostAllocationState> state_;
   T* data_ = nullptr;

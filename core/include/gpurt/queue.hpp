@@ -164,8 +164,8 @@ class Queue {
   }
   template <class T>
   void copy(const HostBuffer<T>& src, const Buffer<T>& dst) {
-    copy_from_host(src.data(), detail::Access::allocation(dst, "Queue::copy"), dst.offset_bytes(), dst.size_bytes(),
-                   src.size_bytes(), true);
+    copy_from_host(detail::Access::host_data(src, "Queue::copy"), detail::Access::allocation(dst, "Queue::copy"),
+                   dst.offset_bytes(), dst.size_bytes(), src.size_bytes(), true);
   }
 
   // ---- device -> host (asynchronous; blocking for pageable memory, see above) ----
@@ -190,8 +190,8 @@ class Queue {
   }
   template <class T>
   void copy(const Buffer<T>& src, const HostBuffer<T>& dst) {
-    copy_to_host(detail::Access::allocation(src, "Queue::copy"), src.offset_bytes(), src.size_bytes(), dst.data(),
-                 dst.size_bytes(), true);
+    copy_to_host(detail::Access::allocation(src, "Queue::copy"), src.offset_bytes(), src.size_bytes(),
+                 detail::Access::host_data(dst, "Queue::copy"), dst.size_bytes(), true);
   }
 
   // ---- device -> device; same size; views of one allocation may overlap only if equal ----

@@ -40,6 +40,11 @@ struct Access {
   static const auto& shared_state(const H& h) {
     return h.state_;
   }
+  // A HostBuffer's memory; throws invalid_argument naming `call` when the handle is empty.
+  template <class H>
+  static auto host_data(const H& h, const char* call) {
+    return h.checked_data(call);
+  }
   // A HostBuffer's shared pinned memory (null for an empty one).
   template <class H>
   static const auto& shared_host(const H& h) {
