@@ -382,19 +382,29 @@ TEST_CASE("kernel-language.md: a kernel defined in a #define continued over CRLF
   GPURT_REQUIRE_ERROR(p.kernel("hidden"), ErrorCategory::invalid_argument, "no kernel named 'hidden'");
 }
 
-TEST_CASE("kernel-language.md: parameter and kernel names with non-ASCII letters are read whole") {
-  // kernel-language.md: the dialect is "the C subset both compilers share", and C (C99 and later)
-  // takes universal characters in identifiers, as clang and NVRTC do for UTF-8 source. The scanner
-  // that rewrites GPURT_GLOBAL parameters (kernel-language.md, "Host side") must take a name like
-  // "größe" whole, not cut it at the first non-ASCII byte.
+TEST_CASE("kernel-language.md: parameter names with non-ASCII letters are read whole") {
+  // kernel-language.md: "names may hold non-ASCII letters", which the scan that rewrites
+  // GPURT_GLOBAL parameters reads whole (it cut "größe" at the first non-ASCII byte); "whether the
+  // device's compiler takes them is its own rule". Where the compiler builds the source (PoCL's
+  // clang), the kernel must take its three arguments, check their types and compute the right
+  // values on a view at an odd offset; where it refuses the names, the refusal is build_failed.
+  // The kernel's own name stays ASCII: PTX (CUDA, NVIDIA's OpenCL) names are ASCII only.
   test::Fixture f;
   GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   const std::string src =
-      "GPURT_KERNEL void sk\xC3\xA4la(GPURT_GLOBAL const float* gr\xC3\xB6\xC3\x9F" "e, GPURT_GLOBAL float* \xCE\xB1us, uint32_t n) {\n"
+      "GPURT_KERNEL void skala(GPURT_GLOBAL const float* gr\xC3\xB6\xC3\x9F" "e, GPURT_GLOBAL float* \xCE\xB1us, uint32_t n) {\n"
       "  const size_t i = gpurt_global_id(0);\n"
       "  if (i < n) \xCE\xB1us[i] = gr\xC3\xB6\xC3\x9F" "e[i] + 1.0f;\n}\n";
-  Program p = portable(f.dev, src, "unicode.gpurt");
-  Kernel k = p.kernel("sk\xC3\xA4la");
+  Program p;
+  try {
+    p = portable(f.dev, src, "unicode.gpurt");
+  } catch (const Error& e) {
+    INFO(e.what() << "\n" << e.build_log());
+    CHECK(e.category() == ErrorCategory::build_failed);
+    WARN(f.dev.description() + "'s compiler does not take non-ASCII names");
+    return;
+  }
+  Kernel k = p.kernel("skala");
   CHECK(k.arg_count() == 3);
   const std::size_t n = 53;
   const auto x = test::random_vector<float>(n + 1);
@@ -552,7 +562,8 @@ TEST_CASE("kernel-language.md: a very long line and a huge define build, and the
     CHECK(e.category() == ErrorCategory::build_failed);
     const std::string log = e.build_log();
     INFO(log);
-    CHECK(log.find("long_broken.gpurt:3:") != std::string::npos);
+    // clang-based compilers write "name:3:", NVRTC "name(3)" (as test_dialect.cpp's line check).
+    CHECK((log.find("long_broken.gpurt:3:") != std::string::npos || log.find("long_broken.gpurt(3)") != std::string::npos));
   }
 }
 
