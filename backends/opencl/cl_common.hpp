@@ -27,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -240,9 +241,18 @@ class ClQueue final : public plugin::Queue {
   std::vector<void*> pending_;
   std::size_t pending_bytes_ = 0;
   void free_pending() noexcept;  // pending_mutex_ held, the queue finished
-  // A fill whose offset is not a multiple of the pattern size (cl_queue.cpp).
+  // A fill whose offset is not a multiple of the pattern size (cl_queue.cpp); order_mutex_ held
+  // exclusively.
   Status fill_by_copies(plugin::Buffer& dst, std::size_t offset, std::size_t bytes, const void* pattern,
                         std::size_t pattern_size) noexcept;
+  Status write_locked(const void* src, plugin::Buffer& dst, std::size_t dst_offset, std::size_t bytes,
+                      bool blocking) noexcept;  // copy_from_host with order_mutex_ held
+  // Keeps a call that is several OpenCL commands - a fill by copies, a graph replay - contiguous on
+  // the queue: those hold it exclusively, every other enqueue shared (enqueues on one
+  // cl_command_queue are thread-safe and otherwise run side by side). api-guide, "Threads": a queue
+  // runs each command whole, in the order the calls were made.
+  std::shared_mutex order_mutex_;
+  std::shared_lock<std::shared_mutex> ordered() { return std::shared_lock<std::shared_mutex>(order_mutex_); }
 };
 
 
@@ -334,9 +344,13 @@ constexpr int portable_source_scheme = 3;  // 3: CRLF continuations, non-ASCII n
 // What the compiler sees: portable sources get the dialect's prelude, a #line directive, and
 // global pointer parameters that take a base and an offset.
 CompiledSource full_source(const plugin::ProgramSource& source);
-// Compilers that ignore #line (NVIDIA's reports "<kernel>:56:10") count the prelude's lines; this
-// moves such line numbers back onto the user's source `name`.
-std::string remap_prelude_lines(const std::string& log, const std::string& name);
+// Compilers that ignore #line (NVIDIA's reports "<kernel>:56:10") count the prelude's lines and
+// the core's define header (define_header_lines); this moves such line numbers back onto the user's
+// source `name`.
+std::string remap_prelude_lines(const std::string& log, const std::string& name, long header_lines = 0);
+// The lines the core puts ahead of a source built with defines ("#define NAME VALUE" lines, then
+// "#line 1 \"name\"", core/src/services/build_text.cpp); 0 when the text does not start so.
+long define_header_lines(const std::string& text) noexcept;
 // Every location a build log gives in the compiler's name for the source ("<kernel>:3:28", PoCL's
 // ".../tempfile_XXXX.cl:3:28") moved onto the user's `name`, less `prelude_lines` (0 for OpenCL C
 // sources, which get no prelude). A linear scan; anything else is left as it is.

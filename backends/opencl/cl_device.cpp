@@ -238,8 +238,10 @@ Status ClDevice::build(const plugin::ProgramSource& source, const std::vector<st
       }
     }
     // Every log (warnings of a good build too) names the user's file and lines.
-    log = source.language == SourceLanguage::portable ? remap_prelude_lines(log, source.name)
-                                                       : map_log_locations(log, source.name, 0);
+    // (NVIDIA's compiler ignores #line: its numbers count the prelude and the define header too.)
+    const long header = define_header_lines(source.text);
+    log = source.language == SourceLanguage::portable ? remap_prelude_lines(log, source.name, header)
+                                                       : map_log_locations(log, source.name, header);
     if (err != CL_SUCCESS) {
       Status s = fail(err, "clBuildProgram", "building program '" + source.name + "' failed");
       if (err == CL_BUILD_PROGRAM_FAILURE || err == CL_INVALID_BUILD_OPTIONS) s.category = ErrorCategory::build_failed;

@@ -100,10 +100,22 @@ CompiledSource full_source(const plugin::ProgramSource& source) {
 
 // Compilers that ignore #line (NVIDIA's reports "<kernel>:56:10") count the prelude's lines; move
 // such line numbers back onto the user's source.
-std::string remap_prelude_lines(const std::string& log, const std::string& name) {
+std::string remap_prelude_lines(const std::string& log, const std::string& name, long header_lines) {
   const long prelude_lines =
       static_cast<long>(std::count(portable_prelude, portable_prelude + std::strlen(portable_prelude), '\n')) + 1;
-  return map_log_locations(log, name, prelude_lines);
+  return map_log_locations(log, name, prelude_lines + header_lines);
+}
+
+long define_header_lines(const std::string& text) noexcept {
+  long lines = 0;
+  std::size_t at = 0;
+  while (text.compare(at, 8, "#define ") == 0) {
+    const std::size_t nl = text.find('\n', at);
+    if (nl == std::string::npos) return 0;
+    ++lines;
+    at = nl + 1;
+  }
+  return lines > 0 && text.compare(at, 9, "#line 1 \"") == 0 ? lines + 1 : 0;
 }
 
 namespace {

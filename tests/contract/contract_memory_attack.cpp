@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <limits>
+#include <thread>
 
 #include "fixture.hpp"
 #include "gpurt/graph.hpp"
@@ -106,6 +107,54 @@ TEST_CASE("api-guide.md: a recorded fill of an as<U>() view starting inside an e
     }
     CHECK(f.q.read(floats) == again);
   }
+}
+
+TEST_CASE("api-guide.md: a fill of an as<U>() view starting inside an element runs whole while another thread copies on the queue") {
+  // api-guide.md, "Threads": "a queue takes commands from any number of threads and runs each
+  // whole, in the order they were enqueued". On OpenCL such a fill is several commands (the pattern
+  // written once, then doubled by copies); another thread's copy of the same bytes on the same
+  // queue must see the fill before it or after it, never half of it. One thread fills 64 Ki pairs
+  // (from byte 4) with two patterns in turn; the other copies the view and reads the copy: every
+  // snapshot holds one pattern throughout.
+  test::Fixture f;
+  constexpr std::size_t k = 64 * 1024;
+  constexpr int rounds = 100;
+  auto floats = f.dev.alloc<float>(2 * k + 2);
+  const Buffer<Pair> pairs = floats.view(1, 2 * k).as<Pair>();
+  const Pair p1{1.0f, 2.0f}, p2{-3.0f, -4.0f};
+  f.q.fill(pairs, p1);
+  f.q.finish();
+  std::string torn;  // the first snapshot that mixed the patterns, described
+  // The filler waits for each fill (a one-element read), so both threads keep enqueueing while the
+  // device works, and the copies fall at every point of the fills' enqueueing.
+  std::thread filler([&] {
+    const Buffer<float> probe = floats.view(0, 1);
+    for (int r = 0; r < 4 * rounds; ++r) {
+      f.q.fill(pairs, r % 2 ? p1 : p2);
+      (void)f.q.read(probe);
+    }
+  });
+  try {
+    auto snapshot = f.dev.alloc<Pair>(k);
+    for (int r = 0; r < rounds && torn.empty(); ++r) {
+      f.q.copy(pairs, snapshot);
+      const std::vector<Pair> got = f.q.read(snapshot);
+      const Pair first = got[0];
+      std::size_t other = 0;
+      for (const Pair& x : got) other += std::memcmp(&x, &first, sizeof x) != 0;
+      const bool known = std::memcmp(&first, &p1, sizeof first) == 0 || std::memcmp(&first, &p2, sizeof first) == 0;
+      if (other != 0 || !known)
+        torn = "round " + std::to_string(r) + ": " + std::to_string(other) + " of " + std::to_string(k) +
+               " pairs differ from the first (" + std::to_string(first.a) + ", " + std::to_string(first.b) + ")";
+    }
+  } catch (...) {
+    filler.join();
+    throw;
+  }
+  filler.join();
+  f.q.finish();
+  INFO(torn);
+  CHECK(torn.empty());
 }
 
 TEST_CASE("buffer.hpp: view() of an as<U>() view counts elements of U from where the reinterpreted view starts") {

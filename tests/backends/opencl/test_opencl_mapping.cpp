@@ -155,6 +155,26 @@ TEST_CASE("OpenCL compiler line numbers are mapped back past the portable prelud
   CHECK(full.find("#line 1 \"mine.gpurt\"") != std::string::npos);
 }
 
+TEST_CASE("OpenCL compiler line numbers are mapped back past the define header too") {
+  // kernel-language.md: "compiler messages point at the line of your own source"; device.hpp:
+  // defines are "#define NAME VALUE" lines ahead of the source. NVIDIA's OpenCL compiler ignores
+  // #line, so its numbers count the core's define lines and their #line directive (seen on the
+  // H200: an error on line 3 of a source built with two defines was reported on line 6).
+  const std::string header = "#define A 1\n#define B (2 + 3)\n#line 1 \"mine.gpurt\"\n";
+  CHECK(gpurt::opencl::define_header_lines(header + "kernel text\n") == 3);
+  CHECK(gpurt::opencl::define_header_lines("kernel text\n") == 0);
+  CHECK(gpurt::opencl::define_header_lines("#define A 1\nno directive\n") == 0);
+  CHECK(gpurt::opencl::define_header_lines("#define A 1") == 0);
+  gpurt::plugin::ProgramSource src{gpurt::SourceLanguage::portable, header + "x\n", "mine.gpurt"};
+  const std::string full = gpurt::opencl::full_source(src).text;
+  const long before_user = static_cast<long>(std::count(full.begin(), full.end(), '\n')) - 1;
+  const std::string log = "<kernel>:" + std::to_string(before_user + 3) + ":10: error: undeclared\n";
+  const std::string mapped = gpurt::opencl::remap_prelude_lines(log, "mine.gpurt", 3);
+  CHECK(mapped.find("mine.gpurt:3:10: error") != std::string::npos);
+  // OpenCL C sources get no prelude: the header alone.
+  CHECK(gpurt::opencl::map_log_locations("<kernel>:5:2: error: x", "k.cl", 3) == "k.cl:2:2: error: x");
+}
+
 TEST_CASE("OpenCL parsers survive what the fuzzer found") {
   // A vector width of many digits once threw out of a noexcept function (std::terminate).
   CHECK(gpurt::opencl::scalar_type_size("float99999999999999999999", 64) == 0);
