@@ -51,8 +51,8 @@ lib::Options options_of(lib::Implementation i) {
   return o;
 }
 
-// The buffers of one precision and shape, filled with 2^-7 (as the raw side fills its own), and
-// one call of the precision's lib::matmul on them.
+// The buffers of one precision and shape, holding gemm_input() (the values the raw side
+// multiplies), and one call of the precision's lib::matmul on them.
 struct Operands {
   Precision precision;
   Shape s;
@@ -61,18 +61,19 @@ struct Operands {
   Buffer<double> a64, b64, c64;
 
   Operands(const Device& d, Queue& q, Precision p, const Shape& shape) : precision(p), s(shape) {
+    const RawBaseline::GemmPrecision raw = raw_precision(p);
     if (p == Precision::fp64) {
       a64 = d.alloc<double>(s.m * s.k), b64 = d.alloc<double>(s.k * s.n), c64 = d.alloc<double>(s.m * s.n);
-      q.fill(a64, 0.0078125);
-      q.fill(b64, 0.0078125);
+      q.copy(gemm_input(raw, s.m * s.k, 1), a64.as<unsigned char>());
+      q.copy(gemm_input(raw, s.k * s.n, 2), b64.as<unsigned char>());
     } else if (p == Precision::bf16) {
       a16 = d.alloc<std::uint16_t>(s.m * s.k), b16 = d.alloc<std::uint16_t>(s.k * s.n), c = d.alloc<float>(s.m * s.n);
-      q.fill(a16, lib::to_bf16(0.0078125f));
-      q.fill(b16, lib::to_bf16(0.0078125f));
+      q.copy(gemm_input(raw, s.m * s.k, 1), a16.as<unsigned char>());
+      q.copy(gemm_input(raw, s.k * s.n, 2), b16.as<unsigned char>());
     } else {
       a = d.alloc<float>(s.m * s.k), b = d.alloc<float>(s.k * s.n), c = d.alloc<float>(s.m * s.n);
-      q.fill(a, 0.0078125f);
-      q.fill(b, 0.0078125f);
+      q.copy(gemm_input(raw, s.m * s.k, 1), a.as<unsigned char>());
+      q.copy(gemm_input(raw, s.k * s.n, 2), b.as<unsigned char>());
     }
     q.finish();
   }

@@ -3,6 +3,8 @@
 
 #include <dlfcn.h>
 
+#include <cstring>
+
 #include "raw/common.hpp"
 
 namespace gpurt::bench {
@@ -40,6 +42,32 @@ void* symbol(void* library, const char* name, const std::string& backend, const 
 }
 
 }  // namespace raw
+
+std::vector<unsigned char> gemm_input(RawBaseline::GemmPrecision precision, std::size_t elements, std::uint64_t seed) {
+  const std::size_t size = precision == RawBaseline::GemmPrecision::fp64   ? 8
+                           : precision == RawBaseline::GemmPrecision::bf16 ? 2
+                                                                           : 4;
+  std::vector<unsigned char> out(elements * size);
+  std::uint64_t x = seed | 1u;
+  for (std::size_t i = 0; i < elements; ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    const double v = static_cast<double>(x >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+    if (size == 8) {
+      std::memcpy(&out[i * 8], &v, 8);
+      continue;
+    }
+    const float f = static_cast<float>(v);
+    if (size == 4) {
+      std::memcpy(&out[i * 4], &f, 4);
+      continue;
+    }
+    std::uint32_t u = 0;  // bf16: the upper half, rounded to nearest even (no NaN or infinity here)
+    std::memcpy(&u, &f, 4);
+    const auto h = static_cast<std::uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+    std::memcpy(&out[i * 2], &h, 2);
+  }
+  return out;
+}
 
 double RawBaseline::gemm_on_gpurt_gflops(Queue&, std::size_t, std::size_t) {
   throw Error(ErrorCategory::unsupported, "the " + api() + " baseline runs no vendor BLAS on gpurt memory");

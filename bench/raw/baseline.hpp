@@ -9,8 +9,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gpurt/gpurt.hpp"
 
@@ -52,7 +54,7 @@ class RawBaseline {
   // row-major as gpurt's lib::matmul takes them: fp32 inputs, output and accumulation; TF32 (fp32
   // in memory, tensor cores; cuBLAS only); bf16 inputs with fp32 output and accumulation (cuBLAS
   // only); or fp64 throughout. `reps` calls back to back after one untimed call, host wall time to
-  // the queue's end, on constant inputs (2^-7) in buffers of the baseline's own. Throws unsupported
+  // the queue's end, on gemm_input() in buffers of the baseline's own. Throws unsupported
   // without the library, or when it does not cover `precision` on this device (CLBlast: no TF32 or
   // bf16; no fp64 on a device without it).
   virtual double gemm_gflops(GemmPrecision precision, std::size_t m, std::size_t n, std::size_t k,
@@ -68,6 +70,13 @@ class RawBaseline {
   // stream, peer access enabled where the devices allow it) and one wait, after one untimed copy.
   virtual double peer_copy_seconds(const Device& peer, std::size_t bytes, std::size_t reps);
 };
+
+// The GEMM rows' inputs, the same for gpurt's calls and the raw baseline's: `elements` values in
+// [-1, 1) from a fixed xorshift sequence started at `seed`, stored in the precision's format (fp32
+// for fp32 and TF32, bf16 rounded to nearest even, fp64), as bytes. Not constant: tensor-core GEMMs
+// draw less power on constant data and run faster than on any real data (cuBLAS TF32 at 4096^3 ran
+// 10 % faster on 2^-7 everywhere than on random inputs on the H200, docs/bench/approaches.md).
+std::vector<unsigned char> gemm_input(RawBaseline::GemmPrecision precision, std::size_t elements, std::uint64_t seed);
 
 // The baseline for `device`, on the same physical device: CUDA matches the driver's device by
 // uuid, else PCI bus id, else ordinal; OpenCL by platform name and device name, the n-th such

@@ -340,25 +340,17 @@ class CudaBaseline final : public RawBaseline {
   double gemm_gflops(GemmPrecision precision, std::size_t m, std::size_t n, std::size_t k, std::size_t reps) override {
     const Cublas& blas = Cublas::get();
     ctx_.make_current();
-    // Every input element 2^-7 in the precision's own format (bf16: 0x3c00, two to a word).
-    const std::size_t size = precision == GemmPrecision::fp64 ? 8 : precision == GemmPrecision::bf16 ? 2 : 4;
-    auto input = [&](std::size_t elements) {
+    // gemm_input(): the same values gpurt's side multiplies.
+    auto input = [&](std::size_t elements, std::uint64_t seed) {
+      const std::vector<unsigned char> host = gemm_input(precision, elements, seed);
       CUdeviceptr p = 0;
-      GPURT_RAW_CHECK(cu_.cuMemAlloc(&p, elements * size));
+      GPURT_RAW_CHECK(cu_.cuMemAlloc(&p, host.size()));
       auto owner = own(p, cu_.cuMemFree);
-      std::vector<unsigned char> host(elements * size);
-      const double d = 0.0078125;
-      const float f = 0.0078125f;
-      const unsigned short h = 0x3c00;
-      for (std::size_t i = 0; i < elements; ++i)
-        std::memcpy(&host[i * size], size == 8 ? static_cast<const void*>(&d) : size == 4 ? static_cast<const void*>(&f)
-                                                                                          : static_cast<const void*>(&h),
-                    size);
       GPURT_RAW_CHECK(cu_.cuMemcpyHtoDAsync(p, host.data(), host.size(), stream_.get()));
       GPURT_RAW_CHECK(cu_.cuStreamSynchronize(stream_.get()));
       return owner;
     };
-    const auto a = input(m * k), b = input(k * n);
+    const auto a = input(m * k, 1), b = input(k * n, 2);
     CUdeviceptr c = 0;  // fp32 output, fp64 for fp64
     GPURT_RAW_CHECK(cu_.cuMemAlloc(&c, m * n * (precision == GemmPrecision::fp64 ? 8 : 4)));
     const auto oc = own(c, cu_.cuMemFree);
@@ -371,8 +363,8 @@ class CudaBaseline final : public RawBaseline {
     const Cublas& blas = Cublas::get();
     const Device device = queue.device();
     auto a = device.alloc<float>(n * n), b = device.alloc<float>(n * n), c = device.alloc<float>(n * n);
-    queue.fill(a, 0.0078125f);
-    queue.fill(b, 0.0078125f);
+    queue.copy(gemm_input(GemmPrecision::fp32, n * n, 1), a.as<unsigned char>());
+    queue.copy(gemm_input(GemmPrecision::fp32, n * n, 2), b.as<unsigned char>());
     ctx_.make_current();
     const double gflops = time_gemm(blas, GemmPrecision::fp32, gpurt::cuda::stream(queue), gpurt::cuda::pointer(a),
                                     gpurt::cuda::pointer(b), gpurt::cuda::pointer(c), n, n, n, reps);

@@ -309,18 +309,14 @@ class OpenclBaseline final : public RawBaseline {
     const std::size_t size = fp64 ? sizeof(double) : sizeof(float);
     const cl_command_queue queue = queue_.get();
     cl_int err = CL_SUCCESS;
-    auto buffer = [&](std::size_t elements) {  // every element 2^-7
+    auto buffer = [&](std::size_t elements, std::uint64_t seed) {  // gemm_input(), as gpurt's side; c: seed 0
       Mem mem = own(cl_.clCreateBuffer(ctx_.get(), CL_MEM_READ_WRITE, elements * size, nullptr, &err), cl_.clReleaseMemObject);
       GPURT_RAW_CHECK(err);
-      std::vector<unsigned char> host(elements * size);
-      const double d = 0.0078125;
-      const float f = 0.0078125f;
-      for (std::size_t i = 0; i < elements; ++i)
-        std::memcpy(&host[i * size], fp64 ? static_cast<const void*>(&d) : static_cast<const void*>(&f), size);
+      const std::vector<unsigned char> host = gemm_input(precision, elements, seed);
       GPURT_RAW_CHECK(cl_.clEnqueueWriteBuffer(queue, mem.get(), CL_TRUE, 0, host.size(), host.data(), 0, nullptr, nullptr));
       return mem;
     };
-    const Mem a = buffer(m * k), b = buffer(k * n), c = buffer(m * n);
+    const Mem a = buffer(m * k, 1), b = buffer(k * n, 2), c = buffer(m * n, 3);
     cl_command_queue q = queue;
     auto run = [&] {
       return fp64 ? blas.dgemm(clblast_row_major, clblast_no_transpose, clblast_no_transpose, m, n, k, 1.0, a.get(), 0,
