@@ -48,6 +48,12 @@ class RawBaseline {
   // Milliseconds to compile and load three tiny kernels natively (cold, no cache of gpurt's).
   virtual double build_tiny_ms() = 0;
   enum class GemmPrecision { fp32 = 0, tf32 = 1, bf16 = 2, fp64 = 3 };
+  // A GEMM's precision and shape (what a baseline keeps its operands for between calls).
+  struct GemmKey {
+    GemmPrecision precision;
+    std::size_t m, n, k;
+    bool operator!=(const GemmKey& o) const { return precision != o.precision || m != o.m || n != o.n || k != o.k; }
+  };
   // The vendor BLAS that gemm_gflops runs ("cuBLAS", "CLBlast"), or empty when the baseline has none.
   virtual std::string gemm_library() const = 0;
   // GFLOP/s (2 m n k per call) of the vendor BLAS GEMM, c (m x n) = a (m x k) * b (k x n), all
