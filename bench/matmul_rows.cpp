@@ -293,7 +293,8 @@ nlohmann::json measure_matmul_rows(const MatmulBench& b) {
   }
   nlohmann::json j{{"rows", rows},
                    {"timing", "host wall time of reps_per_trial calls back to back after one untimed call, to the "
-                              "queue's end, on both sides; gpurt and the raw library alternate trial by trial"},
+                              "queue's end, on both sides; gpurt and the raw library alternate trial by trial; inputs: the same "
+                              "random values in [-1, 1) on both sides"},
                    {"fp64", props.fp64}};
   add_legacy_keys(j);
   return j;
