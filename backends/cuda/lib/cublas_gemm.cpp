@@ -10,7 +10,11 @@
 //    contract of library.hpp). Whether this is measurably slower than cublasSgemm (default math) on
 //    the H200 is for `gpurt bench` to show (lib::matmul vs cuBLAS SGEMM); if it is, this is the place
 //    to say so and the header with it.
-//  - tf32: cublasGemmEx, fp32 A/B/C, CUBLAS_COMPUTE_32F_FAST_TF32 (TF32 tensor cores, fp32 sums).
+//  - tf32: cublasSgemm with the handle's math mode CUBLAS_TF32_TENSOR_OP_MATH for the call (TF32
+//    tensor cores, fp32 sums; the mode goes back to the default after it) - the call cuBLAS's own
+//    users make; cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32 cost more per call on the H200 at
+//    256^3 (0.931 x the Sgemm form in `gpurt bench`). Beyond int dimensions, cublasGemmEx_64 with
+//    CUBLAS_COMPUTE_32F_FAST_TF32.
 //  - bf16: cublasGemmEx, A/B CUDA_R_16BF, C CUDA_R_32F, CUBLAS_COMPUTE_32F (fp32 sums).
 //  - fp64: cublasDgemm.
 // Dimensions: the int API while m, n and k fit in int; the _64 API (cuBLAS 12 and later) beyond
@@ -68,6 +72,8 @@ struct Library {
   decltype(&cublasGetProperty) get_property = nullptr;
   GemmExFn gemm_ex = nullptr;
   decltype(&cublasDgemm_v2) dgemm = nullptr;
+  decltype(&cublasSgemm_v2) sgemm = nullptr;
+  decltype(&cublasSetMathMode) set_math = nullptr;
   GemmEx64Fn gemm_ex_64 = nullptr;                // cuBLAS 12 and later; null before
   decltype(&cublasDgemm_v2_64) dgemm_64 = nullptr;  // likewise
   decltype(&cuCtxGetCurrent) get_current = nullptr;
@@ -102,6 +108,8 @@ Library load() {
   find(opened.handle, "cublasGetProperty", lib.get_property, missing);
   find(opened.handle, "cublasGemmEx", lib.gemm_ex, missing);
   find(opened.handle, "cublasDgemm_v2", lib.dgemm, missing);
+  find(opened.handle, "cublasSgemm_v2", lib.sgemm, missing);
+  find(opened.handle, "cublasSetMathMode", lib.set_math, missing);
   std::string optional;  // the 64-bit API is used only for dimensions beyond int
   find(opened.handle, "cublasGemmEx_64", lib.gemm_ex_64, optional);
   find(opened.handle, "cublasDgemm_v2_64", lib.dgemm_64, optional);
@@ -310,6 +318,16 @@ void gemm(Queue& queue, const GemmArgs& g) {
                                       : g.precision == Precision::bf16 ? CUBLAS_COMPUTE_32F
                                                                        : CUBLAS_COMPUTE_32F_PEDANTIC;
   const float one = 1.0f, zero = 0.0f;
+  if (g.precision == Precision::tf32 && !wide) {
+    check(lib.set_math(h->handle, CUBLAS_TF32_TENSOR_OP_MATH), "cublasSetMathMode", g, device);
+    const cublasStatus_t status =
+        lib.sgemm(h->handle, N, N, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), &one,
+                  static_cast<const float*>(a), static_cast<int>(lda), static_cast<const float*>(b),
+                  static_cast<int>(ldb), &zero, static_cast<float*>(c), static_cast<int>(ldc));
+    (void)lib.set_math(h->handle, CUBLAS_DEFAULT_MATH);  // the handle's other calls fix their own precision
+    check(status, "cublasSgemm_v2", g, device);
+    return;
+  }
   if (wide)
     check(lib.gemm_ex_64(h->handle, N, N, m, n, k, &one, a, in, lda, b, in, ldb, &zero, c, CUDA_R_32F, ldc, compute,
                          CUBLAS_GEMM_DEFAULT),
