@@ -68,8 +68,7 @@ struct GraphState {
       const std::shared_ptr<QueueState> q = w.lock();
       if (!q) continue;
       try {
-        std::lock_guard<std::mutex> lock(q->kept_mutex);
-        q->retained.push_back(object);
+        q->retain(object);
       } catch (...) {
         (void)q->impl->finish();
       }

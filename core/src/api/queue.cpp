@@ -236,31 +236,67 @@ void Queue::wait(const Event& event) {
   detail::check(s, q->device);
 }
 
+void detail::QueueState::retain(std::shared_ptr<const void> object) {
+  std::lock_guard<std::mutex> lock(kept_mutex);
+  retained.emplace_back(next_retained, std::move(object));
+  ++next_retained;
+}
+
+std::uint64_t detail::QueueState::retained_mark() {
+  std::lock_guard<std::mutex> lock(kept_mutex);
+  return next_retained;
+}
+
+void detail::QueueState::release_retained(std::uint64_t mark) noexcept {
+  std::vector<std::pair<std::uint64_t, std::shared_ptr<const void>>> done;  // released when it goes
+  {
+    std::lock_guard<std::mutex> lock(kept_mutex);
+    done.swap(retained);
+  }
+  const auto later = std::find_if(done.begin(), done.end(), [mark](const auto& e) { return e.first >= mark; });
+  if (later == done.end()) return;
+  // Some were handed over while the finish waited, with work it may not have waited for: they
+  // stay, ahead of any handed over since the swap above.
+  done.erase(done.begin(), later);  // releases the earlier ones, outside the lock
+  std::lock_guard<std::mutex> lock(kept_mutex);
+  try {
+    done.insert(done.end(), std::make_move_iterator(retained.begin()), std::make_move_iterator(retained.end()));
+    retained.swap(done);
+    done.clear();
+  } catch (...) {
+    // No host memory to keep them: wait for all of the queue's work, after which they may go.
+    (void)impl->finish();
+  }
+}
+
 void Queue::finish() {
   detail::QueueState* q = checked("Queue::finish");
+  const std::uint64_t mark = q->retained_mark();
   {
     detail::Traced trace("finish", nullptr, 0, nullptr, q->device);
     detail::check(q->impl->finish(), q->device);
   }
   detail::trace_collect();
-  std::vector<std::shared_ptr<const void>> done;
-  {
-    std::lock_guard<std::mutex> lock(q->kept_mutex);
-    done.swap(q->retained);
-  }
+  q->release_retained(mark);
 }
 
+// Waits for a marker event only, never with the backend's finish: that would also wait for work
+// other threads enqueue after the marker, unbounded. (What the backend frees at its own finish, such
+// as the OpenCL plugin's copies of small pageable uploads, waits for the next finish() or its budget.)
 void Queue::finish(std::chrono::nanoseconds timeout) {
   constexpr const char* call = "Queue::finish (with a timeout)";
   detail::QueueState* q = checked(call);
   const Clock::time_point deadline = deadline_after(timeout, call, q->device);
+  const std::uint64_t mark = q->retained_mark();
   {
     detail::Traced trace("finish with timeout", nullptr, 0, nullptr, q->device);
     std::unique_ptr<bridge::Event> marker;
     detail::check(q->impl->record(false, marker), q->device);
     poll_until(*marker, deadline, timeout, call, "the work enqueued on the queue", q->device);
+    detail::check(marker->wait(), q->device);  // complete: reports a failure of the work before it
   }
-  finish();  // returns at once now; reports what failed and releases the queue's temporaries
+  detail::trace_collect();
+  q->release_retained(mark);
 }
 
 std::uint64_t Queue::id() const { return checked("Queue::id")->id; }
@@ -268,8 +304,7 @@ std::uint64_t Queue::id() const { return checked("Queue::id")->id; }
 void Queue::keep_until_finished(std::shared_ptr<const void> object) {
   detail::QueueState* q = checked("Queue::keep_until_finished");
   if (!object) return;
-  std::lock_guard<std::mutex> lock(q->kept_mutex);
-  q->retained.push_back(std::move(object));
+  q->retain(std::move(object));
 }
 
 void Queue::keep_until_destroyed(std::shared_ptr<const void> object) {
