@@ -555,3 +555,54 @@ TEST_CASE("graph.hpp: empty copies and fills keep the numbering of Steps, and ar
   want_y[n - 1] = 0u;
   CHECK(f.q.read(y) == want_y);
 }
+
+TEST_CASE("errors.md: an empty Buffer or Kernel given to a launch is refused in the name of the call that takes it") {
+  // errors.md: "use of a moved-from or empty handle | invalid_argument | names the handle type and
+  // the call"; "a bad call on a Recording (launch ...) | as the same Queue call | the Queue call's
+  // message, with the call Recording::launch ...; the call is not recorded (size() unchanged) and
+  // the recording stays usable"; "Graph::set_arg / set_args with a bad value | as Queue::launch |
+  // the launch's message ..., call Graph::set_arg; the graph keeps its old argument (all of them for
+  // set_args)".
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_dialect);
+  const test::GraphKernels k = test::graph_kernels(f.dev);
+  const std::size_t n = 19;
+  auto x = f.dev.alloc<std::uint32_t>(n);
+  const Buffer<std::uint32_t> none;
+  Buffer<std::uint32_t> moved = f.dev.alloc<std::uint32_t>(n);
+  const Buffer<std::uint32_t> taken = std::move(moved);
+  const Kernel no_kernel;
+  auto refused = [](const char* what, const char* call, const char* handle, const auto& attempt) {
+    INFO(what);
+    try {
+      attempt();
+      FAIL("not refused");
+    } catch (const Error& e) {
+      INFO(e.what());
+      CHECK(e.category() == ErrorCategory::invalid_argument);
+      CHECK(e.call() == call);
+      CHECK(e.message().find(handle) != std::string::npos);
+    }
+  };
+  refused("Queue::launch, empty buffer", "Queue::launch", "Buffer is empty",
+          [&] { f.q.launch(k.fill, over(k.fill, n), none, 1u, std::uint64_t{n}); });
+  Recording rec(f.dev, "empty handles");
+  refused("Recording::launch, empty buffer", "Recording::launch", "Buffer is empty",
+          [&] { rec.launch(k.fill, over(k.fill, n), none, 1u, std::uint64_t{n}); });
+  refused("Recording::launch, moved-from buffer", "Recording::launch", "Buffer is empty",
+          [&] { rec.launch(k.fill, over(k.fill, n), moved, 1u, std::uint64_t{n}); });  // NOLINT(bugprone-use-after-move)
+  refused("Recording::launch, empty kernel", "Recording::launch", "Kernel",
+          [&] { rec.launch(no_kernel, LaunchConfig(Dim3(1), Dim3(1)), x, 1u, std::uint64_t{n}); });
+  CHECK(rec.size() == 0);
+  const Step s = rec.launch(k.fill, over(k.fill, n), x, 1u, std::uint64_t{n});
+  Graph g = rec.finish();
+  refused("Graph::set_arg, empty buffer", "Graph::set_arg", "Buffer is empty", [&] { g.set_arg(s, 0, none); });
+  refused("Graph::set_args, empty buffer", "Graph::set_args", "Buffer is empty",
+          [&] { g.set_args(s, none, 2u, std::uint64_t{n}); });
+  // The graph kept every old argument; the moved-to handle and the queue work.
+  f.q.fill(x, 0u);
+  f.q.replay(g);
+  CHECK(f.q.read(x) == std::vector<std::uint32_t>(n, 1u));
+  f.q.launch(k.fill, over(k.fill, n), taken, 4u, std::uint64_t{n});
+  CHECK(f.q.read(taken) == std::vector<std::uint32_t>(n, 4u));
+}

@@ -49,11 +49,13 @@ struct Arg {
 constexpr std::size_t max_scalar_arg_bytes = sizeof(Arg::value);
 constexpr std::size_t max_kernel_args = 64;
 
+// An empty Buffer gives a null allocation, which the call that takes the argument refuses in its
+// own name (Queue::launch, Recording::launch, Graph::set_arg, Graph::set_args).
 template <class T>
 Arg to_arg(const Buffer<T>& b) {
   Arg a;
   a.kind = Arg::Kind::buffer;
-  a.allocation = Access::allocation(b, "Queue::launch (buffer argument)");
+  a.allocation = Access::shared_allocation(b).get();
   a.offset = b.offset_bytes();
   a.size = b.size_bytes();
   a.element_size = sizeof(T);
