@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <thread>
 
 #include "api/format.hpp"
@@ -248,24 +249,28 @@ std::uint64_t detail::QueueState::retained_mark() {
 }
 
 void detail::QueueState::release_retained(std::uint64_t mark) noexcept {
-  std::vector<std::pair<std::uint64_t, std::shared_ptr<const void>>> done;  // released when it goes
-  {
-    std::lock_guard<std::mutex> lock(kept_mutex);
-    done.swap(retained);
-  }
-  const auto later = std::find_if(done.begin(), done.end(), [mark](const auto& e) { return e.first >= mark; });
-  if (later == done.end()) return;
-  // Some were handed over while the finish waited, with work it may not have waited for: they
-  // stay, ahead of any handed over since the swap above.
-  done.erase(done.begin(), later);  // releases the earlier ones, outside the lock
-  std::lock_guard<std::mutex> lock(kept_mutex);
-  try {
-    done.insert(done.end(), std::make_move_iterator(retained.begin()), std::make_move_iterator(retained.end()));
-    retained.swap(done);
-    done.clear();
-  } catch (...) {
-    // No host memory to keep them: wait for all of the queue's work, after which they may go.
-    (void)impl->finish();
+  // `retained` is in the order handed over (only appended to, only its front removed), so the
+  // objects before the mark are its first `count`. They are moved out under the lock into memory
+  // reserved outside it, and released after it (their destructors may call into gpurt); another
+  // thread's finish may take some meanwhile, hence the loop.
+  std::vector<std::pair<std::uint64_t, std::shared_ptr<const void>>> done;
+  for (;;) {
+    std::size_t count = 0;
+    {
+      std::lock_guard<std::mutex> lock(kept_mutex);
+      const auto end = std::find_if(retained.begin(), retained.end(), [mark](const auto& e) { return e.first >= mark; });
+      count = static_cast<std::size_t>(end - retained.begin());
+      if (count <= done.capacity()) {
+        std::move(retained.begin(), end, std::back_inserter(done));
+        retained.erase(retained.begin(), end);
+        return;  // `done` goes after the lock
+      }
+    }
+    try {
+      done.reserve(count);
+    } catch (...) {
+      return;  // no host memory to move them out: they stay for a later finish, or the queue's end
+    }
   }
 }
 

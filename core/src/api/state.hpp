@@ -84,7 +84,8 @@ struct QueueState {
   // Taken by a finish before it waits: it may release the objects handed over before this mark.
   std::uint64_t retained_mark();
   // After a successful finish that took `mark`: releases (outside the lock) the objects handed over
-  // before it; the ones handed over since - for work the finish did not wait for - stay. Never throws.
+  // before it; the ones handed over since - for work the finish may not have waited for - stay.
+  // Never throws.
   void release_retained(std::uint64_t mark) noexcept;
   // Waits for the queue's work before the kept objects and the native queue go (never throws);
   // the members are destroyed in reverse order, so `kept` and `retained` go before `impl`.
