@@ -8,15 +8,17 @@
 // run every command at once, so there is nothing in flight to race with.
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "graph_support.hpp"
-#include "spinner.hpp"
 #include "contract_support.hpp"
+#include "graph_support.hpp"
+#include "mock_control.hpp"
+#include "spinner.hpp"
 
 using namespace gpurt;
 using test::over;
@@ -606,3 +608,117 @@ TEST_CASE("errors.md: an empty Buffer or Kernel given to a launch is refused in 
   f.q.launch(k.fill, over(k.fill, n), taken, 4u, std::uint64_t{n});
   CHECK(f.q.read(taken) == std::vector<std::uint32_t>(n, 4u));
 }
+
+TEST_CASE("queue.hpp: objects kept from several threads while others finish are all released, and every finish returns") {
+  // queue.hpp: keep_until_finished "is released at the next successful finish() (or finish with a
+  // timeout that does not time out) that began after this call ... Thread-safe."; api-guide.md,
+  // Threads: "All of the above may be called from several threads at once; ... a queue takes
+  // commands from any number of threads". Three threads enqueue fills and hand over an object
+  // each time while two others finish the queue, bounded and not, as fast as they can.
+  test::Fixture f;
+  auto x = f.dev.alloc<float>(4099);
+  constexpr int keepers = 3, rounds = 150;
+  std::vector<std::vector<std::weak_ptr<int>>> watched(keepers);
+  std::atomic<int> keeping{keepers};
+  std::vector<std::string> failures(keepers + 2);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < keepers; ++t)
+    threads.emplace_back([&, t] {
+      const auto me = static_cast<std::size_t>(t);
+      try {
+        for (int i = 0; i < rounds; ++i) {
+          f.q.fill(x.view(me * 1000 + static_cast<std::size_t>(i % 900), 17), static_cast<float>(i));
+          auto o = std::make_shared<int>(i);
+          watched[me].push_back(o);
+          f.q.keep_until_finished(std::move(o));
+        }
+      } catch (const std::exception& e) {
+        failures[me] = e.what();
+      }
+      --keeping;
+    });
+  for (int t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      try {
+        while (keeping.load() > 0) {
+          if (t == 0)
+            f.q.finish();
+          else
+            f.q.finish(std::chrono::seconds(60));
+        }
+      } catch (const std::exception& e) {
+        failures[static_cast<std::size_t>(keepers + t)] = e.what();
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  for (const std::string& failure : failures) CHECK(failure.empty());
+  f.q.finish(std::chrono::seconds(60));  // began after every hand-over: releases every object
+  std::size_t alive = 0, total = 0;
+  for (const auto& list : watched)
+    for (const std::weak_ptr<int>& w : list) {
+      alive += !w.expired();
+      ++total;
+    }
+  CHECK(total == static_cast<std::size_t>(keepers * rounds));
+  CHECK(alive == 0);
+}
+
+#ifdef GPURT_MOCK_PLUGIN
+TEST_CASE("errors.md: while the device is lost every event and wait call is device_lost, and all work once it is back") {
+  // errors.md: "Injected through the mock backend ...: a lost device (`device_lost` from every call
+  // until it is back, destructors silent)"; "After a fault nothing on that device works ... (every
+  // call is `device_lost`) ... The category is the same on every backend, so a program handles a
+  // fault once." Events recorded before the loss, and the queue and graph calls that wait.
+  test::Fixture f;
+  if (f.dev.properties().backend != "mock") GPURT_SKIP("the device is lost by the mock backend");
+  const test::MockControl m = test::MockControl::get();
+  REQUIRE(m);
+  Queue q2 = f.dev.create_queue();
+  auto x = f.dev.alloc<float>(33);
+  const Event a = f.q.record(), b = f.q.record();
+  Recording rec(f.dev, "lost");
+  rec.wait(a);
+  rec.fill(x, 1.0f);
+  const Graph g = rec.finish();
+  m.lose(1);
+  auto lost = [](const char* what, const auto& call) {
+    INFO(what);
+    try {
+      call();
+      FAIL("succeeded while the device is lost");
+    } catch (const Error& e) {
+      INFO(e.what());
+      CHECK(e.category() == ErrorCategory::device_lost);
+    }
+  };
+  lost("Event::complete", [&] { (void)a.complete(); });
+  lost("Event::wait", [&] { a.wait(); });
+  lost("Event::wait(1 s)", [&] { a.wait(std::chrono::seconds(1)); });
+  lost("Event::wait(0)", [&] { a.wait(std::chrono::nanoseconds(0)); });
+  lost("elapsed_ms", [&] { (void)elapsed_ms(a, b); });
+  lost("Queue::wait", [&] { q2.wait(a); });
+  lost("Queue::record", [&] { (void)q2.record(); });
+  lost("Queue::finish", [&] { q2.finish(); });
+  lost("Queue::finish(1 s)", [&] { q2.finish(std::chrono::seconds(1)); });
+  lost("Queue::replay", [&] { q2.replay(g); });
+  m.lose(0);
+  m.reset();
+  a.wait();
+  CHECK(a.complete());
+  a.wait(std::chrono::seconds(1));
+  CHECK(std::isfinite(elapsed_ms(a, b)));
+  q2.wait(a);
+  q2.replay(g);
+  q2.finish(std::chrono::seconds(1));
+  CHECK(q2.read(x) == std::vector<float>(33, 1.0f));
+  // Events and a queue dropped while the device is lost: their destructors stay silent.
+  {
+    Queue q3 = f.dev.create_queue();
+    Event d = q3.record();
+    q3.keep_until_destroyed(std::make_shared<int>(1));
+    m.lose(1);
+  }
+  m.lose(0);
+  m.reset();
+}
+#endif
