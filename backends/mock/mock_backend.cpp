@@ -58,12 +58,18 @@ const char* op_name(int op) {
   return names[op];
 }
 
-// Device lost first, then any injected failure for `op`.
-Status gate(int op, ErrorCategory category, const char* call) {
-  ++g_calls;
+// The lost device only, for calls no injection counts (an event's query and its times).
+Status lost_gate(const char* call) {
   if (g_lost.load())
     return Status::failure(ErrorCategory::device_lost, "the mock device was lost (injected by the test)", call, -999,
                            "MOCK_DEVICE_LOST");
+  return Status::success();
+}
+
+// Device lost first, then any injected failure for `op`.
+Status gate(int op, ErrorCategory category, const char* call) {
+  ++g_calls;
+  if (Status lost = lost_gate(call); !lost.ok()) return lost;
   std::lock_guard<std::mutex> lock(g_inject_mutex);
   Injection& in = g_inject[op];
   if (in.count == 0) return Status::success();
@@ -211,9 +217,10 @@ class MockEvent final : public plugin::Event, Counted<GPURT_MOCK_EVENT> {
   Status wait() noexcept override { return gate(GPURT_MOCK_OP_FINISH, ErrorCategory::internal, "mockEventWait"); }
   Status query(bool& complete) noexcept override {
     complete = true;
-    return Status::success();
+    return lost_gate("mockEventQuery");
   }
   Status elapsed_ms(plugin::Event& end, double& ms) noexcept override {
+    if (Status lost = lost_gate("mockElapsed"); !lost.ok()) return lost;
     auto* e = dynamic_cast<MockEvent*>(&end);
     if (!core_->timing || !e || !e->core_->timing)
       return Status::failure(ErrorCategory::invalid_argument, "an event was recorded without timing", "mockElapsed");

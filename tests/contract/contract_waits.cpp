@@ -5,59 +5,13 @@
 
 #include "child.hpp"
 #include "fixture.hpp"
+#include "spinner.hpp"
 
 using namespace gpurt;
 
 namespace {
 
-// One work-item adds 1 to a volatile global counter `iterations` times: every step is a load and
-// a store the compiler must keep, so the kernel runs for a time proportional to `iterations` and
-// then ends on its own. (Never a kernel that spins forever: on PoCL it would block the process.)
-const char* spin_source = R"(
-GPURT_KERNEL void spin(GPURT_GLOBAL volatile uint64_t* counter, uint64_t iterations) {
-  if (gpurt_global_id(0) != 0) return;
-  for (uint64_t i = 0; i < iterations; ++i) counter[0] = counter[0] + 1;
-}
-)";
-
-struct Spinner {
-  Device dev;
-  Kernel kernel;
-  Buffer<std::uint64_t> counter;
-  std::uint64_t long_run = 0;  // iterations that take about a second on this device
-
-  explicit Spinner(const Device& d)
-      : dev(d),
-        kernel(d.build({SourceLanguage::portable, spin_source, "spin.gpurt"}).kernel("spin")),
-        counter(d.alloc<std::uint64_t>(1)) {
-    // Calibration (a measurement, not an assertion): after a first run (which may compile the
-    // kernel for its shape), double the count until one run takes 50 ms, then scale to about one
-    // second, so that the long run ends on its own on every device.
-    Queue q = d.create_queue();
-    start(q, 1);
-    q.finish();
-    using clock = std::chrono::steady_clock;
-    std::uint64_t n = 1 << 12;
-    double seconds = 0;
-    for (;;) {
-      const auto t0 = clock::now();
-      start(q, n);
-      q.finish();
-      seconds = std::chrono::duration<double>(clock::now() - t0).count();
-      if (seconds >= 0.05 || n >= (std::uint64_t(1) << 40)) break;
-      n *= 2;
-    }
-    long_run = static_cast<std::uint64_t>(static_cast<double>(n) * (1.0 / seconds));
-    if (long_run < n) long_run = n;
-  }
-
-  // Zeroes the counter and enqueues a run of `n` iterations.
-  void start(Queue& q, std::uint64_t n) {
-    q.fill(counter, std::uint64_t(0));
-    q.launch(kernel, LaunchConfig::cover(Dim3(1), Dim3(1)), counter, n);
-  }
-  std::uint64_t count(Queue& q) { return q.read(counter)[0]; }
-};
+using test::Spinner;
 
 // The queue still copies and returns the right data.
 void check_queue_usable(const Device& dev, Queue& q) {
@@ -74,6 +28,7 @@ TEST_CASE("event.hpp: Event::wait(timeout) throws timeout while a long kernel ru
   // comes first. Throws Error(timeout) when the time ran out: the work goes on (nothing is
   // cancelled), the event stays valid and may be waited for again."
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);  // a kernel that runs for a second
   Spinner s(f.dev);
   s.start(f.q, s.long_run);
   const Event e = f.q.record();
@@ -97,6 +52,7 @@ TEST_CASE("queue.hpp: Queue::finish(timeout) throws timeout while a long kernel 
   // "As finish(), but waits at most `timeout` ... Throws Error(timeout) when the time ran out; the
   // queued work goes on and the queue stays usable (call finish again later)."
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);  // a kernel that runs for a second
   Spinner s(f.dev);
   s.start(f.q, s.long_run);
   GPURT_REQUIRE_ERROR(f.q.finish(std::chrono::milliseconds(1)), ErrorCategory::timeout, "Queue::finish");

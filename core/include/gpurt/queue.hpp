@@ -49,11 +49,13 @@ struct Arg {
 constexpr std::size_t max_scalar_arg_bytes = sizeof(Arg::value);
 constexpr std::size_t max_kernel_args = 64;
 
+// An empty Buffer gives a null allocation, which the call that takes the argument refuses in its
+// own name (Queue::launch, Recording::launch, Graph::set_arg, Graph::set_args).
 template <class T>
 Arg to_arg(const Buffer<T>& b) {
   Arg a;
   a.kind = Arg::Kind::buffer;
-  a.allocation = Access::allocation(b, "Queue::launch (buffer argument)");
+  a.allocation = Access::shared_allocation(b).get();
   a.offset = b.offset_bytes();
   a.size = b.size_bytes();
   a.element_size = sizeof(T);
@@ -242,7 +244,7 @@ class Queue {
   // wait forever; use the bounded form below where that matters.
   void finish();
   // As finish(), but waits at most `timeout` (see Event::wait(timeout)): records an event and
-  // waits for it. Throws Error(timeout) when the time ran out; the queued work goes on and the
+  // waits for it, so work that other threads enqueue meanwhile does not prolong the wait. Throws Error(timeout) when the time ran out; the queued work goes on and the
   // queue stays usable (call finish again later). A zero timeout only checks once, so it may
   // report timeout even for an idle queue (the event it records has not been processed yet).
   void finish(std::chrono::nanoseconds timeout);
@@ -254,8 +256,9 @@ class Queue {
   // a queue that is not valid().
   std::uint64_t id() const;
   // Keeps `object` alive until the work enqueued so far can no longer use it: it is released at the
-  // next successful finish() (or finish with a timeout that does not time out), or when the queue
-  // is destroyed, after its work has completed - whichever comes first. For temporaries of
+  // next successful finish() (or finish with a timeout that does not time out) that began after
+  // this call - a finish another thread began earlier may not have waited for that work - or when
+  // the queue is destroyed, after its work has completed - whichever comes first. For temporaries of
   // enqueued work (a buffer replaced by a larger one while kernels may still read it). Never
   // blocks; a null object is ignored. Thread-safe.
   void keep_until_finished(std::shared_ptr<const void> object);

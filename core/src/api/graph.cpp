@@ -68,8 +68,7 @@ struct GraphState {
       const std::shared_ptr<QueueState> q = w.lock();
       if (!q) continue;
       try {
-        std::lock_guard<std::mutex> lock(q->kept_mutex);
-        q->retained.push_back(object);
+        q->retain(object);
       } catch (...) {
         (void)q->impl->finish();
       }
@@ -420,9 +419,18 @@ void Queue::replay(const Graph& graph) {
                     call, q->device);
   std::lock_guard<std::mutex> lock(g->mutex);
   if (g->last_queue != q->id) {  // a queue not seen last time: remember it (for what updates replace)
-    const bool known = std::any_of(g->replayed_on.begin(), g->replayed_on.end(),
-                                   [q](const std::weak_ptr<detail::QueueState>& w) { return w.lock().get() == q; });
-    if (!known) g->replayed_on.push_back(state_);
+    // Queues that have gone are forgotten on the way (a weak_ptr keeps a QueueState's memory), so
+    // that a graph replayed on a new queue each time neither grows nor slows down with them.
+    bool known = false;
+    auto& on = g->replayed_on;
+    on.erase(std::remove_if(on.begin(), on.end(),
+                            [q, &known](const std::weak_ptr<detail::QueueState>& w) {
+                              if (w.expired()) return true;
+                              if (w.lock().get() == q) known = true;
+                              return false;
+                            }),
+             on.end());
+    if (!known) on.push_back(state_);
     g->last_queue = q->id;
   }
   detail::Traced trace("replay", g->name.c_str(), 0, q, q->device);

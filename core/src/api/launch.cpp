@@ -248,6 +248,11 @@ void detail::prepare_launch(DeviceState* d, KernelState* k, const LaunchConfig& 
     bridge::KernelArg& n = native[i];
     switch (a.kind) {
       case detail::Arg::Kind::buffer:
+        if (!a.allocation)
+          detail::invalid("argument " + std::to_string(i) + ": this Buffer is empty (default-constructed or "
+                              "moved-from); pass a buffer allocated with Device::alloc (dev.alloc<T>(0) makes a "
+                              "valid, empty one)",
+                          call, d);
         if (a.allocation->device != d)
           detail::invalid("argument " + std::to_string(i) + " is a buffer on " +
                               a.allocation->device->description + ", not on the queue's device " +

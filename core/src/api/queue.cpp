@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <thread>
 
 #include "api/format.hpp"
@@ -236,31 +237,71 @@ void Queue::wait(const Event& event) {
   detail::check(s, q->device);
 }
 
+void detail::QueueState::retain(std::shared_ptr<const void> object) {
+  std::lock_guard<std::mutex> lock(kept_mutex);
+  retained.emplace_back(next_retained, std::move(object));
+  ++next_retained;
+}
+
+std::uint64_t detail::QueueState::retained_mark() {
+  std::lock_guard<std::mutex> lock(kept_mutex);
+  return next_retained;
+}
+
+void detail::QueueState::release_retained(std::uint64_t mark) noexcept {
+  // `retained` is in the order handed over (only appended to, only its front removed), so the
+  // objects before the mark are its first `count`. They are moved out under the lock into memory
+  // reserved outside it, and released after it (their destructors may call into gpurt); another
+  // thread's finish may take some meanwhile, hence the loop.
+  std::vector<std::pair<std::uint64_t, std::shared_ptr<const void>>> done;
+  for (;;) {
+    std::size_t count = 0;
+    {
+      std::lock_guard<std::mutex> lock(kept_mutex);
+      const auto end = std::find_if(retained.begin(), retained.end(), [mark](const auto& e) { return e.first >= mark; });
+      count = static_cast<std::size_t>(end - retained.begin());
+      if (count <= done.capacity()) {
+        std::move(retained.begin(), end, std::back_inserter(done));
+        retained.erase(retained.begin(), end);
+        return;  // `done` goes after the lock
+      }
+    }
+    try {
+      done.reserve(count);
+    } catch (...) {
+      return;  // no host memory to move them out: they stay for a later finish, or the queue's end
+    }
+  }
+}
+
 void Queue::finish() {
   detail::QueueState* q = checked("Queue::finish");
+  const std::uint64_t mark = q->retained_mark();
   {
     detail::Traced trace("finish", nullptr, 0, nullptr, q->device);
     detail::check(q->impl->finish(), q->device);
   }
   detail::trace_collect();
-  std::vector<std::shared_ptr<const void>> done;
-  {
-    std::lock_guard<std::mutex> lock(q->kept_mutex);
-    done.swap(q->retained);
-  }
+  q->release_retained(mark);
 }
 
+// Waits for a marker event only, never with the backend's finish: that would also wait for work
+// other threads enqueue after the marker, unbounded. (What the backend frees at its own finish, such
+// as the OpenCL plugin's copies of small pageable uploads, waits for the next finish() or its budget.)
 void Queue::finish(std::chrono::nanoseconds timeout) {
   constexpr const char* call = "Queue::finish (with a timeout)";
   detail::QueueState* q = checked(call);
   const Clock::time_point deadline = deadline_after(timeout, call, q->device);
+  const std::uint64_t mark = q->retained_mark();
   {
     detail::Traced trace("finish with timeout", nullptr, 0, nullptr, q->device);
     std::unique_ptr<bridge::Event> marker;
     detail::check(q->impl->record(false, marker), q->device);
     poll_until(*marker, deadline, timeout, call, "the work enqueued on the queue", q->device);
+    detail::check(marker->wait(), q->device);  // complete: reports a failure of the work before it
   }
-  finish();  // returns at once now; reports what failed and releases the queue's temporaries
+  detail::trace_collect();
+  q->release_retained(mark);
 }
 
 std::uint64_t Queue::id() const { return checked("Queue::id")->id; }
@@ -268,8 +309,7 @@ std::uint64_t Queue::id() const { return checked("Queue::id")->id; }
 void Queue::keep_until_finished(std::shared_ptr<const void> object) {
   detail::QueueState* q = checked("Queue::keep_until_finished");
   if (!object) return;
-  std::lock_guard<std::mutex> lock(q->kept_mutex);
-  q->retained.push_back(std::move(object));
+  q->retain(std::move(object));
 }
 
 void Queue::keep_until_destroyed(std::shared_ptr<const void> object) {

@@ -3,12 +3,14 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <vector>
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "gpurt/cache.hpp"
 #include "gpurt/device.hpp"
@@ -71,10 +73,20 @@ struct QueueState {
   std::uint64_t trace_id = 0;  // its track in a trace (0: none yet)
   std::uint64_t id = 0;        // Queue::id(): numbered from 1 in creation order, never reused
   // Objects kept for the application (Queue::keep_until_finished, keep_until_destroyed), under
-  // kept_mutex: `retained` goes at the next successful finish(), `kept` with the queue.
+  // kept_mutex: `retained` goes at the next successful finish() that began after it was handed
+  // over (each is numbered in the order handed over), `kept` with the queue.
   std::mutex kept_mutex;
-  std::vector<std::shared_ptr<const void>> retained;
+  std::vector<std::pair<std::uint64_t, std::shared_ptr<const void>>> retained;
+  std::uint64_t next_retained = 0;
   std::vector<std::shared_ptr<const void>> kept;
+  // Appends `object` to `retained` (throws std::bad_alloc).
+  void retain(std::shared_ptr<const void> object);
+  // Taken by a finish before it waits: it may release the objects handed over before this mark.
+  std::uint64_t retained_mark();
+  // After a successful finish that took `mark`: releases (outside the lock) the objects handed over
+  // before it; the ones handed over since - for work the finish may not have waited for - stay.
+  // Never throws.
+  void release_retained(std::uint64_t mark) noexcept;
   // Waits for the queue's work before the kept objects and the native queue go (never throws);
   // the members are destroyed in reverse order, so `kept` and `retained` go before `impl`.
   ~QueueState() {
