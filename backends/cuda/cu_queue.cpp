@@ -199,6 +199,8 @@ Status CuEvent::elapsed_ms(plugin::Event& end_event, double& ms) noexcept {
   CuEvent& end = static_cast<CuEvent&>(end_event);
   Status s = end.wait();
   if (!s.ok()) return s;
+  s = wait();  // a start recorded on another, busier queue: cuEventElapsedTime would say CUDA_ERROR_NOT_READY
+  if (!s.ok()) return s;
   float t = 0;
   const CUresult r = cuEventElapsedTime(&t, handle_, end.handle_);
   if (r != CUDA_SUCCESS) return fail(r, "cuEventElapsedTime");

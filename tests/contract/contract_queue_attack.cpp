@@ -753,3 +753,26 @@ TEST_CASE("graph.hpp: a graph replayed on a new queue each time costs as much at
   f.q.replay(g);
   CHECK(f.q.read(x) == std::vector<float>(16, 1.0f));
 }
+
+TEST_CASE("event.hpp: elapsed_ms waits for both events, also a start recorded on a busier queue") {
+  // event.hpp: elapsed_ms is "Device time in milliseconds from `start` to `end`, both recorded on
+  // timed queues of the same device (negative when `end` ran first). Blocks until both have
+  // completed." Here `start` follows a long kernel on one queue and `end` is recorded on an idle
+  // queue, so `end` completes first: the call must wait for `start` (CUDA's cuEventElapsedTime says
+  // CUDA_ERROR_NOT_READY for an event still pending) and give a negative time.
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  const std::unique_ptr<Spinner> spin = spinner_if_any(f.dev);
+  REQUIRE(spin);
+  Queue busy = f.dev.create_queue();
+  Queue idle = f.dev.create_queue();
+  spin->start(busy, spin->part(0.3));
+  const Event start = busy.record();
+  const Event end = idle.record();
+  end.wait();
+  double ms = 0;
+  REQUIRE_NOTHROW(ms = elapsed_ms(start, end));
+  CHECK(start.complete());
+  CHECK(ms <= 0.0);
+  CHECK(spin->count(busy) == spin->part(0.3));
+}

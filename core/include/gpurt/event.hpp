@@ -45,7 +45,7 @@ class Event {
 };
 
 // Device time in milliseconds from `start` to `end`, both recorded on timed queues of the same
-// device. Blocks until `end` has completed.
+// device (negative when `end` ran first). Blocks until both have completed.
 double elapsed_ms(const Event& start, const Event& end);
 
 }  // namespace gpurt
