@@ -44,10 +44,11 @@ void set_staging(Staging mode);
 Staging staging();
 
 // Host threads that copy between pageable memory and the staging buffers (the calling thread is
-// one of them), for both directions. 0 restores the defaults: uploads min(16, cores), downloads
-// min(8, cores / 2) - a download also needs a core for the DMA's completions, and on the H200
-// machine (16 cores) 8 threads moved 45 GB/s down where 16 moved 22. GPURT_STAGING_THREADS sets
-// it at start. Takes effect for the next staged copy.
+// one of them), for both directions: 1 to 256. 0 restores the defaults: uploads min(16, cores),
+// downloads min(8, cores / 2), at least 1 - a download also needs a core for the DMA's completions,
+// and on the H200 machine (16 cores) 8 threads moved 45 GB/s down where 16 moved 22. More than 256
+// throws Error(invalid_argument) and changes nothing (GPURT_STAGING_THREADS takes the same range).
+// GPURT_STAGING_THREADS sets it at start. Takes effect for the next staged copy.
 void set_staging_threads(unsigned threads);
 // The threads a staged copy in `direction` (host_to_device or device_to_host) uses.
 unsigned staging_threads(CopyDirection direction);
