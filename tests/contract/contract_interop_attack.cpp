@@ -734,3 +734,63 @@ TEST_CASE("types.hpp: BackendInfo, DeviceProperties, to_string and Dim3 tell the
   CHECK(to_string(Dim3(2, 3, 4)).find('3') != std::string::npos);
 }
 
+#ifdef GPURT_CONTRACT_OPENCL
+TEST_CASE("interop.md: a cl_mem whose flags forbid host access imports, works on the device, and refuses those host copies") {
+  // interop.md, Import: what the OpenCL plugin checks is the context, the size and that it is a
+  // buffer - a cl_mem made with CL_MEM_HOST_NO_ACCESS (or HOST_READ_ONLY / HOST_WRITE_ONLY) passes,
+  // and "Imported objects are checked like gpurt's own"; then "A host copy the cl_mem's flags forbid
+  // is Error(invalid_argument) naming the flag". Every copy path (direct, through the transfer
+  // engine's staging buffers, pinned) must say so, and leave the queue and the engine usable.
+  test::Fixture f;
+  if (!is_backend(f.dev, "opencl")) GPURT_SKIP("makes cl_mem objects with host-access flags (" + f.dev.description() + ")");
+  StagingGuard guard;
+  const std::size_t n = (9u << 20) / sizeof(float) + 3;  // more than one staging chunk
+  const std::vector<float> in = test::random_vector<float>(n);
+  auto pinned = f.dev.alloc_host<float>(n);
+  auto plain = f.dev.alloc<float>(n);
+  struct Flag {
+    cl_mem_flags flag;
+    const char* name;
+    bool write, read;  // what the host may do
+  };
+  for (const Flag& fl : {Flag{CL_MEM_HOST_NO_ACCESS, "CL_MEM_HOST_NO_ACCESS", false, false},
+                         Flag{CL_MEM_HOST_READ_ONLY, "CL_MEM_HOST_READ_ONLY", false, true},
+                         Flag{CL_MEM_HOST_WRITE_ONLY, "CL_MEM_HOST_WRITE_ONLY", true, false}}) {
+    INFO(fl.name);
+    cl_int err = CL_SUCCESS;
+    cl_mem mem = clCreateBuffer(gpurt::opencl::context(f.dev), CL_MEM_READ_WRITE | fl.flag, n * sizeof(float), nullptr,
+                                &err);
+    REQUIRE(err == CL_SUCCESS);
+    auto b = gpurt::opencl::import_buffer<float>(f.dev, mem, n, Ownership::adopt);
+    // The device side works: a fill, a device copy out of it and into it.
+    f.q.fill(b, 2.0f);
+    f.q.copy(b, plain);
+    CHECK(f.q.read(plain.view(n - 1, 1))[0] == 2.0f);
+    for (Staging mode : {Staging::never, Staging::always}) {
+      INFO("staging " << static_cast<int>(mode));
+      set_staging(mode);
+      if (!fl.write) {
+        GPURT_REQUIRE_ERROR(f.q.copy(in, b), ErrorCategory::invalid_argument, fl.name);
+        GPURT_REQUIRE_ERROR(f.q.write(std::vector<float>(1, 1.0f), b.view(5, 1)), ErrorCategory::invalid_argument,
+                            fl.name);
+        GPURT_REQUIRE_ERROR((f.q.copy(pinned, b), f.q.finish()), ErrorCategory::invalid_argument, fl.name);
+      } else {
+        f.q.copy(in, b);
+      }
+      if (!fl.read) {
+        std::vector<float> out(n);
+        GPURT_REQUIRE_ERROR(f.q.copy(b, out), ErrorCategory::invalid_argument, fl.name);
+        GPURT_REQUIRE_ERROR(f.q.read(b.view(3, 1)), ErrorCategory::invalid_argument, fl.name);
+        GPURT_REQUIRE_ERROR((f.q.copy(b, pinned), f.q.finish()), ErrorCategory::invalid_argument, fl.name);
+      } else {
+        CHECK(f.q.read(b.view(n - 1, 1))[0] == (fl.write ? in[n - 1] : 2.0f));
+      }
+      // The queue and the transfer engine work on.
+      f.q.copy(in, plain);
+      std::vector<float> back(n);
+      f.q.copy(plain, back);
+      CHECK(mismatches(back, in) == 0);
+    }
+  }
+}
+#endif
