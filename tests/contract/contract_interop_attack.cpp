@@ -8,12 +8,14 @@
 #include <cctype>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "child.hpp"
 #include "fixture.hpp"
 #include "gpurt/native.hpp"
 #include "gpurt/runtime.hpp"
@@ -794,3 +796,60 @@ TEST_CASE("interop.md: a cl_mem whose flags forbid host access imports, works on
   }
 }
 #endif
+
+TEST_CASE("runtime.hpp: device(selector) says why - no match, an unavailable backend, an unknown one, a malformed one, and GPURT_DEVICE") {
+  // runtime.hpp device(): "The first device matching `selector`; throws invalid_argument listing what
+  // exists otherwise"; api-guide.md: "`device(\"cuda\")` on a machine without the NVIDIA driver throws
+  // Error(backend_unavailable)"; errors.md: "'cuda:0' names the cuda backend, which is unavailable
+  // (...): <reason>"; selector_matches: "Throws invalid_argument when `selector` is malformed";
+  // README: "NAME is a case-insensitive substring of the device name, vendor or platform";
+  // GPURT_DEVICE: "one that matches nothing is reported when the default device is asked for".
+  test::Fixture f;
+  const DeviceProperties& p = f.dev.properties();
+  GPURT_REQUIRE_ERROR(device(p.backend + ":99999"), ErrorCategory::invalid_argument, f.dev.selector());
+  GPURT_REQUIRE_ERROR(device("no_such_backend:0"), ErrorCategory::invalid_argument, "no_such_backend");
+  for (const char* bad : {"", ":0", "opencl:", "opencl:0:0", "Open CL:0"}) {
+    INFO("selector '" << bad << "'");
+    GPURT_REQUIRE_ERROR(device(bad), ErrorCategory::invalid_argument, "malformed");
+    GPURT_REQUIRE_ERROR(selector_matches(bad, p), ErrorCategory::invalid_argument, "malformed");
+  }
+  // Every backend that cannot be used says why, by its own reason.
+  for (const BackendInfo& b : backends()) {
+    if (b.available()) continue;
+    INFO("backend " << b.name);
+    GPURT_REQUIRE_ERROR(device(b.name), ErrorCategory::backend_unavailable, b.reason);
+    GPURT_REQUIRE_ERROR(device(b.name + ":0"), ErrorCategory::backend_unavailable, b.reason);
+  }
+  // NAME: a part of the vendor or the platform, in another case.
+  auto upper = [](std::string t) {
+    for (char& c : t) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return t;
+  };
+  for (const std::string* field : {&p.vendor, &p.platform}) {
+    const std::string word = field->substr(0, field->find(' '));
+    if (word.empty() || word.find(':') != std::string::npos) continue;
+    INFO("name '" << word << "'");
+    CHECK(selector_matches(p.backend + ":" + upper(word), p));
+    CHECK(device(p.backend + ":" + upper(word)).backend() == p.backend);
+  }
+  // GPURT_DEVICE in a fresh process: a selector that matches nothing, and this device's in upper case.
+  for (const std::string& wanted : {p.backend + ":99999", upper(f.dev.selector())}) {
+    INFO("GPURT_DEVICE=" << wanted);
+    CHECK(test::run_case_with_gpurt_env("contract: the default device under GPURT_DEVICE",
+                                        {"GPURT_ENABLE_MOCK=1", "GPURT_DEVICE=" + wanted,
+                                         "GPURT_CONTRACT_EXPECT=" + f.dev.selector()}) == 0);
+  }
+}
+
+TEST_CASE("contract: the default device under GPURT_DEVICE", "[.]") {
+  const char* wanted = std::getenv("GPURT_DEVICE");
+  const char* expect = std::getenv("GPURT_CONTRACT_EXPECT");
+  REQUIRE(wanted);
+  REQUIRE(expect);
+  CHECK_FALSE(devices().empty());  // the variable is well-formed: everything but the default works
+  CHECK(device(expect).selector() == expect);
+  if (std::string(wanted).find("99999") != std::string::npos)
+    GPURT_REQUIRE_ERROR(default_device(), ErrorCategory::invalid_argument, "no device matches");
+  else
+    CHECK(default_device() == device(expect));
+}
