@@ -853,3 +853,41 @@ TEST_CASE("contract: the default device under GPURT_DEVICE", "[.]") {
   else
     CHECK(default_device() == device(expect));
 }
+
+TEST_CASE("transfer.hpp: GPURT_STAGING=on or off skips the measurement of where staging pays - auto takes it") {
+  // transfer.hpp: "Where there is no stored measurement - ..., GPURT_CACHE=off, ... - copies use the
+  // defaults at once ... while a background thread measures on a private queue"; "GPURT_STAGING=on
+  // or off, or set_staging, skips the decision altogether"; TransferStatistics::measurements_taken:
+  // "measurements taken (in the background) in this process". Each mode in a fresh process with the
+  // cache off (nothing to load): auto must take its measurement (the control), on and off none.
+  test::Fixture f;
+  for (const char* mode : {"auto", "ON", "off"}) {
+    INFO("GPURT_STAGING=" << mode);
+    CHECK(test::run_case_with_gpurt_env("contract: staging measurement under GPURT_STAGING",
+                                        {"GPURT_ENABLE_MOCK=1", "GPURT_CACHE=off", std::string("GPURT_STAGING=") + mode,
+                                         "GPURT_CONTRACT_SELECTOR=" + f.dev.selector()}) == 0);
+  }
+}
+
+TEST_CASE("contract: staging measurement under GPURT_STAGING", "[.]") {
+  const char* selector = std::getenv("GPURT_CONTRACT_SELECTOR");
+  const char* mode = std::getenv("GPURT_STAGING");
+  REQUIRE(selector);
+  REQUIRE(mode);
+  const bool automatic = std::string(mode) == "auto";
+  const Device d = device(selector);
+  CHECK(staging() == (automatic ? Staging::automatic : std::string(mode) == "off" ? Staging::never : Staging::always));
+  Queue q = d.create_queue();
+  const std::size_t n = (12u << 20) / sizeof(float);
+  auto b = d.alloc<float>(n);  // "a buffer of 1 MiB or more": the engine sets itself up
+  const std::vector<float> in = test::random_vector<float>(n);
+  q.write(in, b);
+  CHECK(mismatches(q.read(b), in) == 0);
+  // The measurement runs in the background once no copy is staging: give it its time.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (transfer_statistics().measurements_taken == 0 && std::chrono::steady_clock::now() < deadline &&
+         (automatic || std::chrono::steady_clock::now() < deadline - std::chrono::seconds(50)))
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(transfer_statistics().measurements_loaded == 0);  // GPURT_CACHE=off
+  CHECK(transfer_statistics().measurements_taken == (automatic ? 1u : 0u));
+}

@@ -12,7 +12,7 @@
 // that measurement. When a buffer of 1 MiB or more is first allocated on a device (or at its
 // first such copy, whichever comes first), a thread of gpurt's sets up the engine while the
 // program goes on: it starts the copy threads, allocates the pinned staging buffers (3 of 8 MiB)
-// and reads the device's stored measurement from the compile cache (GPURT_CACHE_DIR, see
+// and, under automatic staging, reads the device's stored measurement from the compile cache (GPURT_CACHE_DIR, see
 // gpurt/cache.hpp: a small entry, "gpurt transfer measurement 1" and three lines, under the same
 // trust rules as compiled programs). A copy that comes while that set-up runs waits for it (it
 // would otherwise do the same work itself). Where there is no stored measurement - the first
