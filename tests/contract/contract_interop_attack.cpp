@@ -3,6 +3,9 @@
 // the value types (device.hpp, runtime.hpp, types.hpp). Each case quotes the promise it tries to
 // break and runs on every device; a case about one backend's native API says so and is skipped,
 // with the reason, on the others (the CUDA ones run where a CUDA device is present).
+#include <dirent.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -10,6 +13,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <utility>
@@ -844,8 +850,7 @@ TEST_CASE("runtime.hpp: device(selector) says why - no match, an unavailable bac
 TEST_CASE("contract: the default device under GPURT_DEVICE", "[.]") {
   const char* wanted = std::getenv("GPURT_DEVICE");
   const char* expect = std::getenv("GPURT_CONTRACT_EXPECT");
-  REQUIRE(wanted);
-  REQUIRE(expect);
+  if (!wanted || !expect) GPURT_SKIP("a child of 'runtime.hpp: device(selector) says why ...', which sets its environment");
   CHECK_FALSE(devices().empty());  // the variable is well-formed: everything but the default works
   CHECK(device(expect).selector() == expect);
   if (std::string(wanted).find("99999") != std::string::npos)
@@ -869,17 +874,70 @@ TEST_CASE("transfer.hpp: GPURT_STAGING=on or off skips the measurement of where 
   }
 }
 
+TEST_CASE("transfer.hpp: a process that exits while it measures stores nothing, and the next one measures and stores") {
+  // transfer.hpp: "A process that exits first stores nothing: the measurement stops at exit after at
+  // most one batch of probes, and the next process measures again"; "then switches to the result
+  // and stores it (unless the cache is off)". A child that exits right after its first large copy
+  // must end promptly and leave no measurement in its cache directory; a child that waits for the
+  // measurement leaves exactly one.
+  test::Fixture f;
+  const std::string dir = test::temp_dir("contract-interop-exit");
+  auto entries = [&] {
+    std::size_t found = 0;
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return found;
+    while (const dirent* e = ::readdir(d)) {
+      const std::string path = dir + "/" + e->d_name;
+      struct stat st {};
+      if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      std::ifstream in(path, std::ios::binary);
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      found += text.find("gpurt transfer measurement 1\n") != std::string::npos;  // after the cache's header
+    }
+    ::closedir(d);
+    return found;
+  };
+  const std::vector<std::string> env = {"GPURT_ENABLE_MOCK=1", "GPURT_STAGING=auto", "GPURT_CACHE_DIR=" + dir,
+                                        "GPURT_CONTRACT_SELECTOR=" + f.dev.selector()};
+  std::vector<std::string> at_once = env;
+  at_once.push_back("GPURT_CONTRACT_EXIT_AT_ONCE=1");
+  int exited_first = 0;
+  for (int round = 0; round < 3; ++round) {
+    INFO("round " << round);
+    const auto t0 = std::chrono::steady_clock::now();
+    const int rc = test::run_case_with_gpurt_env("contract: staging measurement under GPURT_STAGING", at_once);
+    CHECK((rc == 0 || rc == 77));
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60));
+    if (rc == 0) {
+      ++exited_first;
+      CHECK(entries() == 0);
+    } else {
+      std::filesystem::remove_all(dir);  // measured before it exited: start the next round afresh
+      std::filesystem::create_directory(dir);
+      std::filesystem::permissions(dir, std::filesystem::perms::owner_all);
+    }
+  }
+  CHECK(exited_first > 0);
+  CHECK(test::run_case_with_gpurt_env("contract: staging measurement under GPURT_STAGING", env) == 0);
+  CHECK(entries() == 1);
+}
+
 TEST_CASE("contract: staging measurement under GPURT_STAGING", "[.]") {
   const char* selector = std::getenv("GPURT_CONTRACT_SELECTOR");
   const char* mode = std::getenv("GPURT_STAGING");
-  REQUIRE(selector);
-  REQUIRE(mode);
+  if (!selector || !mode) GPURT_SKIP("a child of the GPURT_STAGING cases, which set its environment");
   const bool automatic = std::string(mode) == "auto";
   const Device d = device(selector);
   CHECK(staging() == (automatic ? Staging::automatic : std::string(mode) == "off" ? Staging::never : Staging::always));
   Queue q = d.create_queue();
   const std::size_t n = (12u << 20) / sizeof(float);
   auto b = d.alloc<float>(n);  // "a buffer of 1 MiB or more": the engine sets itself up
+  if (std::getenv("GPURT_CONTRACT_EXIT_AT_ONCE")) {
+    // Exits while the measurement runs - unless it was done already (then 77: this process did not
+    // exit first, and may have stored it).
+    if (transfer_statistics().measurements_taken != 0) std::_Exit(77);
+    return;
+  }
   const std::vector<float> in = test::random_vector<float>(n);
   q.write(in, b);
   CHECK(mismatches(q.read(b), in) == 0);
@@ -888,6 +946,6 @@ TEST_CASE("contract: staging measurement under GPURT_STAGING", "[.]") {
   while (transfer_statistics().measurements_taken == 0 && std::chrono::steady_clock::now() < deadline &&
          (automatic || std::chrono::steady_clock::now() < deadline - std::chrono::seconds(50)))
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  CHECK(transfer_statistics().measurements_loaded == 0);  // GPURT_CACHE=off
+  CHECK(transfer_statistics().measurements_loaded == 0);  // GPURT_CACHE=off, or a directory without one
   CHECK(transfer_statistics().measurements_taken == (automatic ? 1u : 0u));
 }
