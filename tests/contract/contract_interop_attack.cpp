@@ -949,3 +949,70 @@ TEST_CASE("contract: staging measurement under GPURT_STAGING", "[.]") {
   CHECK(transfer_statistics().measurements_loaded == 0);  // GPURT_CACHE=off, or a directory without one
   CHECK(transfer_statistics().measurements_taken == (automatic ? 1u : 0u));
 }
+
+TEST_CASE("device.hpp: a Device imported over a listed device's native device shares its memory count and limit") {
+  // device.hpp alloc: "Throws out_of_device_memory when ... it would take the bytes gpurt holds on the
+  // device (memory_usage().gpurt_bytes) past the device's memory, on every backend (drivers that
+  // over-commit, like PoCL's, would accept it)"; interop.md, Import: an imported context's Device
+  // "has the selector of the listed device it runs on". Two gpurt Devices over one native device
+  // are one memory: what gpurt holds through either counts for both, and together they may not
+  // allocate past it. The limit is tried in a child whose device memory is small (PoCL's
+  // POCL_MEMORY_LIMIT=1, 1 GiB); a device with more memory than the test may fill is skipped there.
+  test::Fixture f;
+  Device other;
+  try {
+    other = import_device(f.dev.properties().backend, native_handle(f.dev, NativeKind::context).handle,
+                          native_handle(f.dev, NativeKind::device).handle, Ownership::borrow);
+  } catch (const Error& e) {
+    if (e.category() != ErrorCategory::unsupported) throw;
+    GPURT_SKIP(f.dev.description() + " imports no native context: " + e.what());
+  }
+  REQUIRE(other != f.dev);
+  CHECK(other.selector() == f.dev.selector());
+  const std::uint64_t before = other.memory_usage().gpurt_bytes;
+  CHECK(f.dev.memory_usage().gpurt_bytes == before);
+  {
+    auto here = f.dev.alloc<std::uint8_t>(3u << 20);
+    auto there = other.alloc<std::uint8_t>(1u << 20);
+    CHECK(other.memory_usage().gpurt_bytes == before + (4u << 20));
+    CHECK(f.dev.memory_usage().gpurt_bytes == before + (4u << 20));
+    CHECK(f.dev.memory_usage().gpurt_buffers == other.memory_usage().gpurt_buffers);
+  }
+  CHECK(other.memory_usage().gpurt_bytes == before);
+  const int rc = test::run_case_with_gpurt_env("contract: two Devices over one native device fill its memory",
+                                               {"GPURT_ENABLE_MOCK=1", "POCL_MEMORY_LIMIT=1",
+                                                "GPURT_CONTRACT_SELECTOR=" + f.dev.selector()});
+  if (rc == 77) GPURT_SKIP(f.dev.description() + " has more memory than the test may fill (POCL_MEMORY_LIMIT is PoCL's)");
+  CHECK(rc == 0);
+}
+
+TEST_CASE("contract: two Devices over one native device fill its memory", "[.]") {
+  const char* selector = std::getenv("GPURT_CONTRACT_SELECTOR");
+  if (!selector) GPURT_SKIP("a child of the imported-device memory case, which sets its environment");
+  const Device listed = device(selector);
+  const DeviceProperties& p = listed.properties();
+  if (p.global_memory > (std::uint64_t(2) << 30)) std::_Exit(77);
+  const Device mine = import_device(p.backend, native_handle(listed, NativeKind::context).handle,
+                                    native_handle(listed, NativeKind::device).handle, Ownership::borrow);
+  const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(p.max_allocation, p.global_memory / 8));
+  std::vector<Buffer<std::uint8_t>> held;
+  // Five eighths through the listed device ...
+  for (int i = 0; i < 5; ++i) held.push_back(listed.alloc<std::uint8_t>(chunk));
+  // ... then the imported one may take at most the rest.
+  bool refused = false;
+  for (int i = 0; i < 8 && !refused; ++i) {
+    try {
+      held.push_back(mine.alloc<std::uint8_t>(chunk));
+    } catch (const Error& e) {
+      INFO(e.what());
+      CHECK(e.category() == ErrorCategory::out_of_device_memory);
+      refused = true;
+    }
+  }
+  CHECK(refused);
+  CHECK(listed.memory_usage().gpurt_bytes <= p.global_memory);
+  held.clear();
+  CHECK(mine.memory_usage().gpurt_bytes == 0);
+  auto again = mine.alloc<std::uint8_t>(chunk);  // room again once the buffers are gone
+  CHECK(again.size() == chunk);
+}

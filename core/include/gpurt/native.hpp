@@ -148,7 +148,9 @@ inline Event import_event(const Device& device, std::uint64_t native, Ownership 
 // on the given native device (CUdevice; cl_device_id: may be 0 when the context has one device).
 // Everything made on it (buffers, queues, programs) lives in that context. Not listed by
 // gpurt::devices(); its selector() is that of the listed device it runs on, and its description()
-// says "application context". It lives for the process, like every Device.
+// says "application context". It shares that listed device's memory count: memory_usage().gpurt_bytes
+// and the limit Device::alloc keeps to cover buffers made through either. It lives for the process,
+// like every Device.
 inline Device import_device(const std::string& backend, std::uint64_t context, std::uint64_t device,
                             Ownership ownership) {
   return detail::import_device(backend, context, device, ownership, "gpurt::import_device");
