@@ -12,7 +12,7 @@
 // that measurement. When a buffer of 1 MiB or more is first allocated on a device (or at its
 // first such copy, whichever comes first), a thread of gpurt's sets up the engine while the
 // program goes on: it starts the copy threads, allocates the pinned staging buffers (3 of 8 MiB)
-// and, under automatic staging, reads the device's stored measurement from the compile cache (GPURT_CACHE_DIR, see
+// and reads the device's stored measurement from the compile cache (GPURT_CACHE_DIR, see
 // gpurt/cache.hpp: a small entry, "gpurt transfer measurement 1" and three lines, under the same
 // trust rules as compiled programs). A copy that comes while that set-up runs waits for it (it
 // would otherwise do the same work itself). Where there is no stored measurement - the first
@@ -22,8 +22,11 @@
 // a private queue, timing only while no user copy is staging, then switches to the result and
 // stores it (unless the cache is off). A process that exits first stores nothing: the
 // measurement stops at exit after at most one batch of probes, and the next process measures
-// again. Removing the cache directory's files (or GPURT_CACHE=off) measures again; GPURT_STAGING=on
-// or off, or set_staging, skips the decision altogether. GPURT_LOG=debug shows what was loaded,
+// again. Removing the cache directory's files (or GPURT_CACHE=off) measures again. GPURT_STAGING=on
+// or off, or set_staging, skips the decision where staging starts to pay: on stages every pageable
+// copy (its downloads still land in pieces where the measurement says they pay, so under on the
+// measurement is still loaded or taken, in the background as above), off stages none (nothing is
+// set up or measured). GPURT_LOG=debug shows what was loaded,
 // measured and stored, and what the staging buffers and threads cost to set up.
 #pragma once
 

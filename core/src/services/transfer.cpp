@@ -662,10 +662,7 @@ void TransferEngine::prepare() noexcept {
       preparer_ = std::thread([this] {
         const auto t0 = std::chrono::steady_clock::now();
         try {
-          // Only automatic staging decides by the measurement (loaded or taken): GPURT_STAGING=on or
-          // off, or set_staging, skips it (transfer.hpp); a later switch to automatic measures at
-          // its first large copy (worth_staging).
-          if (!stop_ && staging() == Staging::automatic) std::call_once(measuring_, [&] { start_measuring(); });
+          if (!stop_) std::call_once(measuring_, [&] { start_measuring(); });
           const std::size_t never = std::numeric_limits<std::size_t>::max();
           if (staging() == Staging::automatic && cutover_[0] == never && cutover_[1] == never) {
             log(detail::LogLevel::debug, "transfer", device_->selector + ": staging never pays here; nothing to prepare");
