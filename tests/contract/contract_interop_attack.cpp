@@ -960,7 +960,7 @@ TEST_CASE("device.hpp: a Device imported over a listed device's native device sh
   // over-commit, like PoCL's, would accept it)"; interop.md, Import: an imported context's Device
   // "has the selector of the listed device it runs on". Two gpurt Devices over one native device
   // are one memory: what gpurt holds through either counts for both, and together they may not
-  // allocate past it. The limit is tried in a child whose device memory is small (PoCL's
+  // allocate past it; and each reaches the other's memory (peer_access). The limit is tried in a child whose device memory is small (PoCL's
   // POCL_MEMORY_LIMIT=1, 1 GiB); a device with more memory than the test may fill is skipped there.
   test::Fixture f;
   Device other;
@@ -973,6 +973,10 @@ TEST_CASE("device.hpp: a Device imported over a listed device's native device sh
   }
   REQUIRE(other != f.dev);
   CHECK(other.selector() == f.dev.selector());
+  // native.hpp peer_access: "A device always reaches its own memory" - also through a second
+  // Device over its own native context and device.
+  CHECK(peer_access(f.dev, other));
+  CHECK(peer_access(other, f.dev));
   const std::uint64_t before = other.memory_usage().gpurt_bytes;
   CHECK(f.dev.memory_usage().gpurt_bytes == before);
   {

@@ -157,8 +157,9 @@ inline Device import_device(const std::string& backend, std::uint64_t context, s
 }
 
 // true when `a`'s kernels and copies reach `b`'s memory directly (CUDA peer access between two GPUs;
-// gpurt enables it on first use). A device always reaches its own memory. Never throws for valid
-// devices; false across backends.
+// gpurt enables it on first use). A device always reaches its own memory, also through a Device
+// imported over its own native context (import_device). Never throws for valid devices; false
+// across backends.
 bool peer_access(const Device& a, const Device& b);
 
 }  // namespace gpurt
