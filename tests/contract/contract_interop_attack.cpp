@@ -961,7 +961,8 @@ TEST_CASE("device.hpp: a Device imported over a listed device's native device sh
   // "has the selector of the listed device it runs on". Two gpurt Devices over one native device
   // are one memory: what gpurt holds through either counts for both, and together they may not
   // allocate past it; and each reaches the other's memory (peer_access). The limit is tried in a child whose device memory is small (PoCL's
-  // POCL_MEMORY_LIMIT=1, 1 GiB); a device with more memory than the test may fill is skipped there.
+  // POCL_MEMORY_LIMIT=1, 1 GiB), with max_allocation's edge; a device with more memory than the
+  // test may fill is skipped there.
   test::Fixture f;
   Device other;
   try {
@@ -1023,4 +1024,12 @@ TEST_CASE("contract: two Devices over one native device fill its memory", "[.]")
   CHECK(mine.memory_usage().gpurt_bytes == 0);
   auto again = mine.alloc<std::uint8_t>(chunk);  // room again once the buffers are gone
   CHECK(again.size() == chunk);
+  again = Buffer<std::uint8_t>();
+  // types.hpp DeviceProperties::max_allocation: "largest single buffer, bytes" - exactly that much
+  // is one buffer, one byte more is out_of_device_memory, through either Device.
+  const std::size_t largest = static_cast<std::size_t>(p.max_allocation);
+  CHECK(listed.alloc<std::uint8_t>(largest).size() == largest);
+  GPURT_REQUIRE_ERROR(listed.alloc<std::uint8_t>(largest + 1), ErrorCategory::out_of_device_memory, "largest");
+  GPURT_REQUIRE_ERROR(mine.alloc<std::uint8_t>(largest + 1), ErrorCategory::out_of_device_memory, "largest");
+  CHECK(mine.memory_usage().gpurt_bytes == 0);
 }
