@@ -10,12 +10,14 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -23,6 +25,7 @@
 
 #include "child.hpp"
 #include "fixture.hpp"
+#include "gpurt/graph.hpp"
 #include "gpurt/native.hpp"
 #include "gpurt/runtime.hpp"
 #include "gpurt/transfer.hpp"
@@ -1033,3 +1036,67 @@ TEST_CASE("contract: two Devices over one native device fill its memory", "[.]")
   GPURT_REQUIRE_ERROR(mine.alloc<std::uint8_t>(largest + 1), ErrorCategory::out_of_device_memory, "largest");
   CHECK(mine.memory_usage().gpurt_bytes == 0);
 }
+
+#ifdef GPURT_CONTRACT_OPENCL
+TEST_CASE("interop.md: a Graph keeps a borrowed cl_mem it recorded until the queue's finish after the Graph goes") {
+  // interop.md, Ownership: "On OpenCL gpurt also takes a reference of its own ... and drops only that
+  // one, when the last gpurt handle is gone (a view is a handle, and so is a Graph that recorded work
+  // on the object; what a replayed Graph used is let go at the queue's next finish() after the Graph
+  // goes)"; "once the last gpurt handle is gone, the application's own clRelease* is the last
+  // release the object needs". The application drops its own reference first: the cl_mem must live
+  // through the replays and the Graph's end, and be destroyed once the queue finished after that.
+  test::Fixture f;
+  if (!is_backend(f.dev, "opencl")) GPURT_SKIP("watches a cl_mem's destructor callback (" + f.dev.description() + ")");
+  struct Destroyed {
+    std::mutex m;
+    std::condition_variable cv;
+    bool done = false;
+  };
+  auto* destroyed = new Destroyed;  // deleted once the callback ran (kept past a failed wait: it may still run)
+  const std::size_t n = 1031;
+  cl_int err = CL_SUCCESS;
+  cl_mem mem = clCreateBuffer(gpurt::opencl::context(f.dev), CL_MEM_READ_WRITE, n * sizeof(float), nullptr, &err);
+  REQUIRE(err == CL_SUCCESS);
+  REQUIRE(clSetMemObjectDestructorCallback(
+              mem,
+              [](cl_mem, void* p) {
+                auto* d = static_cast<Destroyed*>(p);
+                std::lock_guard<std::mutex> lock(d->m);
+                d->done = true;
+                d->cv.notify_all();
+              },
+              destroyed) == CL_SUCCESS);
+  auto gone = [&] {
+    std::lock_guard<std::mutex> lock(destroyed->m);
+    return destroyed->done;
+  };
+  auto copy = f.dev.alloc<float>(n);
+  {
+    Graph g;
+    {
+      auto b = gpurt::opencl::import_buffer<float>(f.dev, mem, n, Ownership::borrow);
+      Recording rec(f.dev, "interop fill");
+      rec.fill(b.view(1, n - 2), 4.0f);
+      rec.copy(b, copy);
+      g = rec.finish();
+    }
+    clReleaseMemObject(mem);  // the application's reference: only gpurt's (the Graph's) is left
+    for (int i = 0; i < 3; ++i) f.q.replay(g);
+    f.q.finish();
+    CHECK_FALSE(gone());
+    const std::vector<float> got = f.q.read(copy);
+    CHECK(got[1] == 4.0f);
+    CHECK(got[n - 2] == 4.0f);
+    f.q.replay(g);  // the Graph goes while this replay may still run
+  }
+  CHECK_FALSE(gone());  // held for the replay until the queue's next finish
+  f.q.finish();
+  bool released = false;
+  {
+    std::unique_lock<std::mutex> lock(destroyed->m);
+    released = destroyed->cv.wait_for(lock, std::chrono::seconds(60), [&] { return destroyed->done; });
+  }
+  CHECK(released);
+  if (released) delete destroyed;
+}
+#endif
