@@ -10,20 +10,19 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "child.hpp"
+#include "contract_support.hpp"
 #include "fixture.hpp"
 #include "gpurt/graph.hpp"
 #include "gpurt/native.hpp"
@@ -1047,29 +1046,13 @@ TEST_CASE("interop.md: a Graph keeps a borrowed cl_mem it recorded until the que
   // through the replays and the Graph's end, and be destroyed once the queue finished after that.
   test::Fixture f;
   if (!is_backend(f.dev, "opencl")) GPURT_SKIP("watches a cl_mem's destructor callback (" + f.dev.description() + ")");
-  struct Destroyed {
-    std::mutex m;
-    std::condition_variable cv;
-    bool done = false;
-  };
-  auto* destroyed = new Destroyed;  // deleted once the callback ran (kept past a failed wait: it may still run)
   const std::size_t n = 1031;
   cl_int err = CL_SUCCESS;
   cl_mem mem = clCreateBuffer(gpurt::opencl::context(f.dev), CL_MEM_READ_WRITE, n * sizeof(float), nullptr, &err);
   REQUIRE(err == CL_SUCCESS);
-  REQUIRE(clSetMemObjectDestructorCallback(
-              mem,
-              [](cl_mem, void* p) {
-                auto* d = static_cast<Destroyed*>(p);
-                std::lock_guard<std::mutex> lock(d->m);
-                d->done = true;
-                d->cv.notify_all();
-              },
-              destroyed) == CL_SUCCESS);
-  auto gone = [&] {
-    std::lock_guard<std::mutex> lock(destroyed->m);
-    return destroyed->done;
-  };
+  test::MemDestroyed* destroyed = test::MemDestroyed::watch(mem);
+  REQUIRE(destroyed);
+  auto gone = [&] { return destroyed->done(); };
   auto copy = f.dev.alloc<float>(n);
   {
     Graph g;
@@ -1091,12 +1074,6 @@ TEST_CASE("interop.md: a Graph keeps a borrowed cl_mem it recorded until the que
   }
   CHECK_FALSE(gone());  // held for the replay until the queue's next finish
   f.q.finish();
-  bool released = false;
-  {
-    std::unique_lock<std::mutex> lock(destroyed->m);
-    released = destroyed->cv.wait_for(lock, std::chrono::seconds(60), [&] { return destroyed->done; });
-  }
-  CHECK(released);
-  if (released) delete destroyed;
+  CHECK(destroyed->wait_and_delete(std::chrono::seconds(60)));
 }
 #endif
