@@ -547,6 +547,25 @@ TEST_CASE("transfer.hpp: set_staging_threads takes effect for the next staged co
     CHECK(after.staged_bytes == before.staged_bytes + 2 * bytes);
     CHECK(mismatches(out, in) == 0);
   }
+  // README: "Copies from and to ordinary (pageable) host memory of 1 MiB and more go through a
+  // transfer engine ... HostBuffer memory (... and its views ...) is already pinned and always goes
+  // direct": under automatic staging a copy one element short of 1 MiB is never staged, and a
+  // HostBuffer view never is, not even under Staging::always.
+  {
+    set_staging(Staging::automatic);
+    const std::size_t below = (1u << 20) - 1;
+    const TransferStatistics before = transfer_statistics();
+    f.q.copy(std::vector<std::uint8_t>(in.begin(), in.begin() + static_cast<long>(below)), d.view(1, below));
+    std::vector<std::uint8_t> out(below);
+    f.q.copy(d.view(1, below), out);
+    CHECK(transfer_statistics().staged_copies == before.staged_copies);
+    set_staging(Staging::always);
+    auto pinned = f.dev.alloc_host<std::uint8_t>(bytes);
+    f.q.copy(pinned.view(5, bytes - 5), d.view(0, bytes - 5));
+    f.q.copy(d.view(2, bytes - 5), pinned.view(0, bytes - 5));
+    f.q.finish();
+    CHECK(transfer_statistics().staged_copies == before.staged_copies);
+  }
   // More than the 256 the environment accepts is refused the same way, and changes nothing.
   set_staging_threads(3);
   GPURT_REQUIRE_ERROR(set_staging_threads(257), ErrorCategory::invalid_argument, "256");
