@@ -274,6 +274,7 @@ class ClDevice final : public plugin::Device {
   // Interop (cl_interop.cpp): the cl_platform_id, cl_device_id and cl_context the device works in,
   // and the application's cl_mem, cl_command_queue and cl_event checked against them.
   Status native(plugin::NativeKind kind, plugin::Native& out) noexcept override;
+  Status peer_access(plugin::Device& other, bool& possible) noexcept override;
   Status import_buffer(std::uint64_t native, std::size_t bytes, plugin::Ownership ownership,
                        std::unique_ptr<plugin::Buffer>& out) noexcept override;
   Status import_queue(std::uint64_t native, plugin::Ownership ownership, bool& timing,

@@ -87,6 +87,15 @@ Status ClDevice::native(plugin::NativeKind kind, plugin::Native& out) noexcept {
 
 // ---- copies between devices of one context ----
 
+// A Device over the same cl_device_id in the same cl_context (a listed device and one imported over
+// its own context) is the same memory: its kernels and copies reach it directly, as CUDA's do within
+// one context. Other pairs - other devices, other contexts - are not reported as direct.
+Status ClDevice::peer_access(plugin::Device& other, bool& possible) noexcept {
+  const ClDevice& o = static_cast<const ClDevice&>(other);
+  possible = o.context_() == context_() && o.device_() == device_();
+  return Status::success();
+}
+
 Status ClQueue::copy_peer(plugin::Buffer& src, std::size_t src_offset, plugin::Buffer& dst, std::size_t dst_offset,
                           std::size_t bytes) noexcept {
   cl_mem from = static_cast<ClBuffer&>(src).handle(), to = static_cast<ClBuffer&>(dst).handle();

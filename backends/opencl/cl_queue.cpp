@@ -39,6 +39,34 @@ ClQueue::~ClQueue() {
   }
 }
 
+namespace {
+// A failed host copy of `mem`. A cl_mem the application made with CL_MEM_HOST_NO_ACCESS,
+// CL_MEM_HOST_READ_ONLY or CL_MEM_HOST_WRITE_ONLY (an imported buffer: gpurt makes none) refuses
+// the host copies its flags forbid with CL_INVALID_OPERATION: that is the caller's buffer, so
+// invalid_argument naming the flag and what to do, not the bare code.
+Status host_copy_failed(cl_command_queue queue, cl_device_id device, cl_mem mem, bool write, cl_int err,
+                        const char* call) noexcept {
+  cl_mem_flags flags = 0;
+  if (err == CL_INVALID_OPERATION &&
+      clGetMemObjectInfo(mem, CL_MEM_FLAGS, sizeof flags, &flags, nullptr) == CL_SUCCESS) {
+    const char* flag = (flags & CL_MEM_HOST_NO_ACCESS)                      ? "CL_MEM_HOST_NO_ACCESS"
+                       : write && (flags & CL_MEM_HOST_READ_ONLY) != 0      ? "CL_MEM_HOST_READ_ONLY"
+                       : !write && (flags & CL_MEM_HOST_WRITE_ONLY) != 0    ? "CL_MEM_HOST_WRITE_ONLY"
+                                                                             : nullptr;
+    if (flag)
+      return guarded(call, [&] {
+        return Status::failure(ErrorCategory::invalid_argument,
+                               std::string("the buffer's cl_mem was made with ") + flag + ", so the host cannot " +
+                                   (write ? "write" : "read") +
+                                   " it; copy through another buffer of the device (Queue::copy between buffers), "
+                                   "or make the cl_mem without that flag before importing it",
+                               call, err, name_of(err));
+      });
+  }
+  return fail_enqueue(queue, device, err, call);
+}
+}  // namespace
+
 // Blocking copies (pageable host memory) return once the source may be reused: small ones through
 // a private copy (above), larger ones with the driver's blocking form.
 Status ClQueue::copy_from_host(const void* src, plugin::Buffer& dst, std::size_t dst_offset,
@@ -71,12 +99,15 @@ Status ClQueue::write_locked(const void* src, plugin::Buffer& dst, std::size_t d
       const cl_int err = clEnqueueWriteBuffer(queue_(), buf(dst).handle(), CL_FALSE, dst_offset, bytes, copy, 0,
                                               nullptr, nullptr);
       return err == CL_SUCCESS ? Status::success()
-                               : fail_enqueue(queue_(), device_.native()(), err, "clEnqueueWriteBuffer");
+                               : host_copy_failed(queue_(), device_.native()(), buf(dst).handle(), true, err,
+                                                  "clEnqueueWriteBuffer");
     }
   }
   const cl_int err = clEnqueueWriteBuffer(queue_(), buf(dst).handle(), blocking ? CL_TRUE : CL_FALSE, dst_offset, bytes,
                                           src, 0, nullptr, nullptr);
-  return err == CL_SUCCESS ? Status::success() : fail_enqueue(queue_(), device_.native()(), err, "clEnqueueWriteBuffer");
+  return err == CL_SUCCESS ? Status::success()
+                           : host_copy_failed(queue_(), device_.native()(), buf(dst).handle(), true, err,
+                                              "clEnqueueWriteBuffer");
 }
 
 Status ClQueue::copy_to_host(plugin::Buffer& src, std::size_t src_offset, void* dst,
@@ -84,7 +115,9 @@ Status ClQueue::copy_to_host(plugin::Buffer& src, std::size_t src_offset, void* 
   auto order = ordered();
   const cl_int err = clEnqueueReadBuffer(queue_(), buf(src).handle(), blocking ? CL_TRUE : CL_FALSE, src_offset, bytes,
                                          dst, 0, nullptr, nullptr);
-  return err == CL_SUCCESS ? Status::success() : fail_enqueue(queue_(), device_.native()(), err, "clEnqueueReadBuffer");
+  return err == CL_SUCCESS ? Status::success()
+                           : host_copy_failed(queue_(), device_.native()(), buf(src).handle(), false, err,
+                                              "clEnqueueReadBuffer");
 }
 
 Status ClQueue::copy(plugin::Buffer& src, std::size_t src_offset, plugin::Buffer& dst,

@@ -648,29 +648,10 @@ TEST_CASE("native.hpp: typed OpenCL accessors check the backend and give the rea
     std::fill(want.begin() + 5, want.begin() + 16, 2.0f);
     CHECK(f.q.read(owned) == want);
   }
-  struct Destroyed {
-    std::mutex m;
-    std::condition_variable cv;
-    bool done = false;
-  };
-  auto* destroyed = new Destroyed;  // deleted once the callback ran (kept past a failed wait: it may still run)
-  REQUIRE(clSetMemObjectDestructorCallback(
-              mem,
-              [](cl_mem, void* p) {
-                auto* d = static_cast<Destroyed*>(p);
-                std::lock_guard<std::mutex> lock(d->m);
-                d->done = true;
-                d->cv.notify_all();
-              },
-              destroyed) == CL_SUCCESS);
+  test::MemDestroyed* destroyed = test::MemDestroyed::watch(mem);
+  REQUIRE(destroyed);
   clReleaseMemObject(mem);  // the application's: the last reference
-  bool gone = false;
-  {
-    std::unique_lock<std::mutex> lock(destroyed->m);
-    gone = destroyed->cv.wait_for(lock, std::chrono::seconds(60), [&] { return destroyed->done; });
-  }
-  CHECK(gone);
-  if (gone) delete destroyed;
+  CHECK(destroyed->wait_and_delete(std::chrono::seconds(60)));
   // interop.md: "On OpenCL gpurt also takes a reference of its own": a borrowed buffer and queue stay
   // usable after the application dropped its own reference (as the user-event example below does).
   cl_mem lent = clCreateBuffer(gpurt::opencl::context(f.dev), CL_MEM_READ_WRITE, 7 * sizeof(float), nullptr, &err);

@@ -2,12 +2,59 @@
 // contract_matmul_attack.cpp).
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
 #include "gpurt/gpurt.hpp"
 #ifdef GPURT_CONTRACT_OPENCL
 #include "gpurt/opencl.hpp"
 #endif
 
 namespace gpurt::test {
+
+#ifdef GPURT_CONTRACT_OPENCL
+// Whether a cl_mem has been destroyed (its destructor callback ran): what the application can see
+// of the last release, where CL_MEM_REFERENCE_COUNT is "immediately stale" (interop.md, Ownership).
+// Made with new and never deleted before the callback ran (a failed wait leaves it to the callback).
+class MemDestroyed {
+ public:
+  // Watches `mem`; false when the driver refused the callback.
+  static MemDestroyed* watch(cl_mem mem) {
+    auto* w = new MemDestroyed;
+    if (clSetMemObjectDestructorCallback(mem, &MemDestroyed::callback, w) != CL_SUCCESS) {
+      delete w;
+      return nullptr;
+    }
+    return w;
+  }
+  bool done() {
+    std::lock_guard<std::mutex> lock(m_);
+    return done_;
+  }
+  // Waits up to `timeout` for the callback; true (and this is deleted) once it ran.
+  bool wait_and_delete(std::chrono::seconds timeout) {
+    bool gone = false;
+    {
+      std::unique_lock<std::mutex> lock(m_);
+      gone = cv_.wait_for(lock, timeout, [&] { return done_; });
+    }
+    if (gone) delete this;
+    return gone;
+  }
+
+ private:
+  static void CL_CALLBACK callback(cl_mem, void* p) {
+    auto* w = static_cast<MemDestroyed*>(p);
+    std::lock_guard<std::mutex> lock(w->m_);
+    w->done_ = true;
+    w->cv_.notify_all();
+  }
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool done_ = false;
+};
+#endif
 
 // Another listed device than `d` (the first); else, for an OpenCL device, a Device in a second
 // cl_context of its own on the same native device (gpurt::opencl::import_context: copies to it are

@@ -56,7 +56,8 @@ struct MemoryUsage {
   std::uint64_t free_bytes = 0;   // as the driver reports it; 0 when free_known is false
   std::uint64_t total_bytes = 0;
   bool free_known = true;         // false where the backend cannot tell (OpenCL)
-  std::uint64_t gpurt_bytes = 0;  // device memory this process holds in gpurt buffers now
+  std::uint64_t gpurt_bytes = 0;  // device memory this process holds in gpurt buffers now (through
+                                  // this Device and any Device imported over the same native device)
   std::uint64_t gpurt_buffers = 0;
 };
 

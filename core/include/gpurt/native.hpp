@@ -68,8 +68,9 @@ struct NativeHandle {
   std::uint64_t handle = 0;  // the handle's bits (a pointer, CUdeviceptr or CUdevice), zero-extended
   std::string type_name;     // as the vendor spells it: "CUstream", "cl_mem"
   // buffer: where the view starts in its allocation, in bytes (the native pointer of the view's first
-  // element is handle + offset_bytes on CUDA; OpenCL calls take the cl_mem and this offset). An empty
-  // buffer (zero elements) has no allocation: handle 0.
+  // element is handle + offset_bytes on CUDA; OpenCL calls take the cl_mem and this offset). A buffer
+  // allocated or imported with zero elements has no allocation: handle 0. An empty view of a larger
+  // buffer (b.view(k, 0)) gives that buffer's allocation handle and its own offset_bytes.
   std::size_t offset_bytes = 0;
   std::size_t size_bytes = 0;  // buffer: the view's bytes
 };
@@ -124,7 +125,7 @@ inline NativeHandle native_handle(const Kernel& kernel) {
 // ---- import: a gpurt object over a native one (typed forms in the backend headers) ----
 // `count` elements of T of the native buffer `native` (CUdeviceptr, cl_mem) of `device`, from its
 // start. count == 0 gives an empty buffer (the native object is then not used: with adopt it is
-// released at once).
+// checked like any import and released at once).
 template <class T>
 Buffer<T> import_buffer(const Device& device, std::uint64_t native, std::size_t count, Ownership ownership) {
   return detail::Access::make<Buffer<T>>(
@@ -147,15 +148,18 @@ inline Event import_event(const Device& device, std::uint64_t native, Ownership 
 // on the given native device (CUdevice; cl_device_id: may be 0 when the context has one device).
 // Everything made on it (buffers, queues, programs) lives in that context. Not listed by
 // gpurt::devices(); its selector() is that of the listed device it runs on, and its description()
-// says "application context". It lives for the process, like every Device.
+// says "application context". It shares that listed device's memory count: memory_usage().gpurt_bytes
+// and the limit Device::alloc keeps to cover buffers made through either. It lives for the process,
+// like every Device.
 inline Device import_device(const std::string& backend, std::uint64_t context, std::uint64_t device,
                             Ownership ownership) {
   return detail::import_device(backend, context, device, ownership, "gpurt::import_device");
 }
 
 // true when `a`'s kernels and copies reach `b`'s memory directly (CUDA peer access between two GPUs;
-// gpurt enables it on first use). A device always reaches its own memory. Never throws for valid
-// devices; false across backends.
+// gpurt enables it on first use). A device always reaches its own memory, also through a Device
+// imported over its own native context (import_device). Never throws for valid devices; false
+// across backends.
 bool peer_access(const Device& a, const Device& b);
 
 }  // namespace gpurt

@@ -30,7 +30,10 @@ Device default_device();
 // True when `a` and `b` are the same physical device seen through two backends (a CUDA GPU and
 // the NVIDIA OpenCL device for it), by UUID, else PCI bus id; false when neither is known.
 bool same_physical_device(const Device& a, const Device& b);
-// The first device matching `selector`; throws invalid_argument listing what exists otherwise.
+// The first device matching `selector`. Throws invalid_argument, listing what exists, when no device
+// matches; backend_unavailable, with the backend's reason (BackendInfo::reason), when the selector
+// names a backend that cannot be used (docs/errors.md); invalid_argument when it is malformed or
+// names no backend gpurt knows.
 Device device(std::string_view selector);
 // True when `selector` names the device `props` describes, by the rule device() and GPURT_DEVICE use
 // (for tools and test harnesses that hold a device's properties, e.g. read from another process).

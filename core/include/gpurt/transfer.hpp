@@ -22,8 +22,11 @@
 // a private queue, timing only while no user copy is staging, then switches to the result and
 // stores it (unless the cache is off). A process that exits first stores nothing: the
 // measurement stops at exit after at most one batch of probes, and the next process measures
-// again. Removing the cache directory's files (or GPURT_CACHE=off) measures again; GPURT_STAGING=on
-// or off, or set_staging, skips the decision altogether. GPURT_LOG=debug shows what was loaded,
+// again. Removing the cache directory's files (or GPURT_CACHE=off) measures again. GPURT_STAGING=on
+// or off, or set_staging, skips the decision where staging starts to pay: on stages every pageable
+// copy (its downloads still land in pieces where the measurement says they pay, so under on the
+// measurement is still loaded or taken, in the background as above), off stages none (nothing is
+// set up or measured). GPURT_LOG=debug shows what was loaded,
 // measured and stored, and what the staging buffers and threads cost to set up.
 #pragma once
 
@@ -44,10 +47,11 @@ void set_staging(Staging mode);
 Staging staging();
 
 // Host threads that copy between pageable memory and the staging buffers (the calling thread is
-// one of them), for both directions. 0 restores the defaults: uploads min(16, cores), downloads
-// min(8, cores / 2) - a download also needs a core for the DMA's completions, and on the H200
-// machine (16 cores) 8 threads moved 45 GB/s down where 16 moved 22. GPURT_STAGING_THREADS sets
-// it at start. Takes effect for the next staged copy.
+// one of them), for both directions: 1 to 256. 0 restores the defaults: uploads min(16, cores),
+// downloads min(8, cores / 2), at least 1 - a download also needs a core for the DMA's completions,
+// and on the H200 machine (16 cores) 8 threads moved 45 GB/s down where 16 moved 22. More than 256
+// throws Error(invalid_argument) and changes nothing (GPURT_STAGING_THREADS takes the same range).
+// GPURT_STAGING_THREADS sets it at start. Takes effect for the next staged copy.
 void set_staging_threads(unsigned threads);
 // The threads a staged copy in `direction` (host_to_device or device_to_host) uses.
 unsigned staging_threads(CopyDirection direction);

@@ -51,8 +51,8 @@ MemoryUsage Device::memory_usage() const {
   } else {
     detail::check(s, d);
   }
-  m.gpurt_bytes = d->live_bytes;
-  m.gpurt_buffers = d->live_buffers;
+  m.gpurt_bytes = d->memory->live_bytes;
+  m.gpurt_buffers = d->memory->live_buffers;
   return m;
 }
 
@@ -93,16 +93,17 @@ std::shared_ptr<Allocation> allocate(const Device& device, std::size_t count, st
   // over-commit (PoCL hands out more than the host has and the process dies at first touch) are
   // held to the device's size this way; on GPUs the driver would refuse anyway. The bytes are
   // reserved before the native call, so threads allocating at once cannot pass the limit together.
-  const std::uint64_t held = d->live_bytes.fetch_add(bytes);
+  DeviceState* m = d->memory;
+  const std::uint64_t held = m->live_bytes.fetch_add(bytes);
   if (held + bytes > d->props.global_memory) {
-    d->live_bytes -= bytes;
+    m->live_bytes -= bytes;
     ErrorDetails det;
     det.backend = d->props.backend;
     det.device = d->description;
     det.call = "Device::alloc";
     throw Error(ErrorCategory::out_of_device_memory,
                 "cannot allocate " + format_bytes(bytes) + ": gpurt already holds " + format_bytes(held) +
-                    " in " + std::to_string(d->live_buffers.load()) + " buffers on " + d->selector +
+                    " in " + std::to_string(m->live_buffers.load()) + " buffers on " + d->selector +
                     ", whose memory is " + format_bytes(d->props.global_memory) +
                     "; free buffers (drop their last handles) or allocate less",
                 std::move(det));
@@ -110,10 +111,10 @@ std::shared_ptr<Allocation> allocate(const Device& device, std::size_t count, st
   const bridge::Status s = d->impl->allocate(bytes, a->impl);
   if (!s.ok()) {
     a->impl.reset();  // a plugin sets it only on success; the reservation is returned here
-    d->live_bytes -= bytes;
+    m->live_bytes -= bytes;
     raise(s, d);
   }
-  ++d->live_buffers;
+  ++m->live_buffers;
   // A buffer a staged copy could fill: the transfer engine sets itself up in the background now,
   // while the program prepares its data, rather than inside its first copy.
   if (may_stage(bytes)) transfer_engine(d).prepare();

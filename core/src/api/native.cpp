@@ -230,6 +230,7 @@ Device import_device(const std::string& backend, std::uint64_t context, std::uin
     if (known && listed->impl->native(GPURT_NATIVE_DEVICE, theirs).ok() && theirs.handle == mine.handle) {
       d->props.index = listed->props.index;
       d->selector = listed->selector;
+      d->memory = listed->memory;  // one physical memory: one count, one limit (device.hpp alloc)
       break;
     }
   }

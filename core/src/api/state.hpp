@@ -33,9 +33,12 @@ struct DeviceState {
   std::once_flag engine_once;
   std::shared_ptr<TransferEngine> engine;  // staged pageable copies, created on first use
   // Held in Allocations now, plus allocations under way; Device::alloc refuses what would take
-  // it past props.global_memory.
+  // it past props.global_memory. Counted in `memory`: this device's own, or, for a Device imported
+  // over a listed device's native device (import_device), the listed device's - one physical
+  // memory, one count.
   std::atomic<std::uint64_t> live_bytes{0};
   std::atomic<std::uint64_t> live_buffers{0};
+  DeviceState* memory = this;
 };
 
 struct Allocation {
@@ -54,8 +57,8 @@ struct Allocation {
   Allocation& operator=(const Allocation&) = delete;
   ~Allocation() {
     if (impl && device && counted) {
-      device->live_bytes -= bytes;
-      --device->live_buffers;
+      device->memory->live_bytes -= bytes;
+      --device->memory->live_buffers;
     }
   }
 };

@@ -35,7 +35,14 @@ namespace {
 std::atomic<unsigned> g_threads{0};  // 0: default
 }  // namespace
 
-void set_staging_threads(unsigned threads) { g_threads = std::min(threads, 256u); }
+// The same range GPURT_STAGING_THREADS accepts (env.cpp); more is refused, not cut down unseen.
+void set_staging_threads(unsigned threads) {
+  if (threads > 256)
+    detail::invalid("set_staging_threads(" + std::to_string(threads) +
+                        "): a staged copy uses at most 256 host threads; pass 1 to 256, or 0 for the defaults",
+                    "gpurt::set_staging_threads");
+  g_threads = threads;
+}
 
 unsigned staging_threads(CopyDirection direction) {
   if (const unsigned t = g_threads.load()) return t;

@@ -35,7 +35,8 @@ inline CUstream stream(const Queue& q) {
       static_cast<std::uintptr_t>(detail::native_of(q, "cuda", "gpurt::cuda::stream").handle));
 }
 // The device address of the view's first element (its allocation's start plus offset_bytes()).
-// 0 for an empty buffer.
+// 0 for a buffer allocated or imported with zero elements (an empty view of a larger buffer gives
+// its address in that buffer).
 template <class T>
 CUdeviceptr pointer(const Buffer<T>& b) {
   const NativeHandle h = detail::native_of_buffer(detail::Access::allocation(b, "gpurt::cuda::pointer"),

@@ -51,7 +51,8 @@ inline cl_command_queue command_queue(const Queue& q) {
   return detail::as<cl_command_queue>(gpurt::detail::native_of(q, "opencl", "gpurt::opencl::command_queue").handle);
 }
 // The cl_mem of the buffer's allocation: a view starts b.offset_bytes() into it (OpenCL calls take
-// the offset separately). nullptr for an empty buffer.
+// the offset separately). nullptr for a buffer allocated or imported with zero elements (an empty
+// view of a larger buffer gives that buffer's cl_mem).
 template <class T>
 cl_mem memory(const Buffer<T>& b) {
   return detail::as<cl_mem>(gpurt::detail::native_of_buffer(
