@@ -12,8 +12,10 @@
 // header always takes effect. Entries are written atomically to files created exclusively (never
 // through a planted link), and checked when read: an entry is used only when it is a regular file
 // (not a link, FIFO or device: opened without following links and without blocking), yours, not
-// writable by others, at most max_cache_entry_bytes of payload, and passes its SHA-256. A bad
-// entry is rebuilt. A directory that cannot be written means no caching and one warning, never an
+// writable by others, at most max_cache_entry_bytes of payload, and passes its SHA-256 (taken over
+// the entry's key and payload, so an entry copied or renamed to another program's name fails it).
+// A bad entry is rebuilt. The directory itself must be a directory, not a symbolic link (however the
+// path is spelled: "/link/" and "/link/." are the link), yours and not writable by others. A directory that cannot be written means no caching and one warning, never an
 // error.
 //
 // Besides programs, the directory holds one small entry per device (same format, same rules) with

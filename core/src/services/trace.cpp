@@ -2,9 +2,11 @@
 #include "services/trace.hpp"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -220,9 +222,15 @@ void write_replacing(const std::string& path, const std::string& text) {
   for (int attempt = 0; fd < 0 && attempt < 100; ++attempt) {
     const auto noise = static_cast<std::uint64_t>(clock_type::now().time_since_epoch().count()) ^
                        (counter++ * 0x9e3779b97f4a7c15ull);
-    char suffix[24];
-    std::snprintf(suffix, sizeof suffix, "%016llx", static_cast<unsigned long long>(noise));
-    tmp = path + ".tmp." + std::to_string(::getpid()) + "." + suffix;
+    char hex[24];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(noise));
+    // PATH.tmp.<pid>.<noise>, the file name part cut short where the whole would exceed NAME_MAX
+    // (a trace file named with 230 bytes is a valid name; its temporary file must be one too).
+    const std::string suffix = ".tmp." + std::to_string(::getpid()) + "." + hex;
+    const std::size_t slash = path.rfind('/');
+    const std::size_t base = slash == std::string::npos ? 0 : slash + 1;
+    const std::size_t room = NAME_MAX > suffix.size() ? NAME_MAX - suffix.size() : 0;
+    tmp = path.substr(0, base + std::min(path.size() - base, room)) + suffix;
     fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0 && errno != EEXIST) break;
   }
