@@ -611,7 +611,7 @@ void check_outputs(const BenchCommand& cmd, std::size_t runs) {
 
 int run_bench(const BenchCommand& cmd) {
   if (!cmd.render.empty()) {  // re-render saved runs without measuring, several files' runs joined
-    if (!cmd.devices.empty() || cmd.quick || cmd.trials != -1)
+    if (!cmd.devices.empty() || cmd.quick || cmd.trials_given)
       throw UsageError("--render re-renders a saved run; -d, --quick and --trials measure");
     nlohmann::json doc{{"command", ""}, {"runs", nlohmann::json::array()}};
     std::string commands;
@@ -640,19 +640,27 @@ int run_bench(const BenchCommand& cmd) {
     }
     return exit_code::ok;
   }
-  if (cmd.trials != -1 && (cmd.trials < 1 || cmd.trials > 1000))
+  if (cmd.trials_given && (cmd.trials < 1 || cmd.trials > 1000))
     throw UsageError("--trials " + std::to_string(cmd.trials) +
                      " is out of range: give 1 to 1000 trials per row (each row reports their median and min..max)");
   check_outputs(cmd, std::max<std::size_t>(cmd.devices.size(), 1));
   std::vector<Device> devs;
   if (cmd.devices.empty()) devs.push_back(default_device());
   for (const std::string& sel : cmd.devices) devs.push_back(device(sel));
+  // README exit codes: "2 usage error: ... an output file that cannot be created" - said now, not
+  // after minutes of measuring (the measurements would be lost).
+  if (cmd.svg != "-")
+    for (const Device& d : devs)
+      check_output_creatable(per_device_path(cmd.svg, d.selector(), devs.size() > 1), "the SVG chart");
+  check_output_creatable(cmd.json, "the JSON results");
+  check_output_creatable(cmd.csv, "the CSV results");
+  check_output_creatable(cmd.markdown, "the Markdown results");
   const bool tty = ::isatty(2);
   nlohmann::json runs = nlohmann::json::array();
   for (const Device& d : devs) {
     bench::Options opt;
     opt.quick = cmd.quick;
-    opt.trials = std::max(cmd.trials, 0);  // 0: the default
+    opt.trials = cmd.trials_given ? cmd.trials : 0;  // 0: the default
     // Each line starts with the seconds since this device's run began (which section takes how long).
     const auto started = std::chrono::steady_clock::now();
     opt.progress = [&, started](const std::string& what) {

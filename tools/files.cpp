@@ -60,6 +60,25 @@ std::string read_input_file(const std::string& path, const std::string& what) {
   return text;
 }
 
+void check_output_creatable(const std::string& path, const std::string& what) {
+  if (path.empty() || path == "-") return;
+  auto refuse = [&](int err) {
+    throw UsageError("cannot create '" + path + "' for " + what + ": " + std::strerror(err));
+  };
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) refuse(EISDIR);
+    if (::access(path.c_str(), W_OK) != 0) refuse(errno);
+    return;
+  }
+  if (errno != ENOENT) refuse(errno);  // ENOTDIR: a file where a directory should be, ELOOP, ...
+  const std::size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  if (::stat(dir.c_str(), &st) != 0) refuse(errno);
+  if (!S_ISDIR(st.st_mode)) refuse(ENOTDIR);
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) refuse(errno);
+}
+
 void write_output(const std::string& path, const std::string& what, const std::function<void(std::ostream&)>& fill) {
   if (path == "-") {
     fill(std::cout);

@@ -93,7 +93,7 @@ int run(int argc, char** argv) {
   CLI::App* bench = app.add_subcommand("bench", "measure gpurt against the raw vendor API in the same run");
   bench->add_option("-d,--device", bench_cmd.devices, "device selectors (default: the default device)")->delimiter(',');
   bench->add_flag("--quick", bench_cmd.quick, "a short run (fewer sizes and repetitions)");
-  bench->add_option("--trials", bench_cmd.trials,
+  CLI::Option* trials = bench->add_option("--trials", bench_cmd.trials,
                     "trials per row, gpurt and raw alternating; each row reports the median and min..max "
                     "(default 7, 3 with --quick; 1 to 1000)");
   bench->add_option("--json", bench_cmd.json, "write the results as JSON to this file ('-': standard output)");
@@ -128,6 +128,7 @@ int run(int argc, char** argv) {
   if (*info) return guarded("gpurt info", [&] { return run_info(json); });
   if (*build) return guarded("gpurt build", [&] { return run_build(build_cmd); });
   if (*conformance) return guarded("gpurt conformance", [&] { return run_conformance(conf); });
+  bench_cmd.trials_given = trials->count() > 0;
   if (*bench) return guarded("gpurt bench", [&] { return run_bench(bench_cmd); });
   throw UsageError("a subcommand is required: info, build, conformance or bench (or --version, --help)");
 }
