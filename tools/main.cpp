@@ -6,6 +6,8 @@
 // invalid_argument (a selector that matches nothing, a file of an unknown language); any other
 // gpurt::Error, std::exception or unknown exception is an error (3). Each is reported on standard
 // error with the subcommand's name; nothing escapes main.
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <new>
@@ -136,5 +138,18 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return guarded("gpurt", [&] { return run(argc, argv); });
+  const int rc = guarded("gpurt", [&] { return run(argc, argv); });
+  // README exit codes: "3 error while doing the work: ... a failed write" - standard output too
+  // (`gpurt info --json > out.json` on a full disk left a cut-off file and exited 0). Buffered output
+  // fails only when flushed, so flush it here and look.
+  errno = 0;
+  std::cout.flush();
+  const bool failed = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout);
+  if (failed && rc != exit_code::usage) {
+    const int err = errno;
+    std::cerr << "gpurt: error: writing to standard output failed"
+              << (err != 0 ? std::string(" (") + std::strerror(err) + ")" : std::string()) << "\n";
+    return exit_code::error;
+  }
+  return rc;
 }
