@@ -34,12 +34,15 @@ constexpr std::uint64_t max_input_bytes = 64ull << 20;
 std::string read_input_file(const std::string& path, const std::string& what);
 
 // Throws UsageError ("cannot create 'PATH' for WHAT: why") when `path` (not "-") could not be
-// written: its directory is missing or not writable, or it is a directory or a file not writable.
-// Nothing is created. gpurt bench checks its outputs so before measuring for minutes.
+// written: its directory is missing or not writable, or it is a symbolic link, a directory, a socket
+// or a file not writable. Nothing is created. gpurt bench checks its outputs so before measuring.
 void check_output_creatable(const std::string& path, const std::string& what);
 
-// Writes what `fill` prints to `path`, or to standard output when `path` is "-". Throws UsageError
-// when the file cannot be created, std::runtime_error when writing it fails.
+// Writes what `fill` prints to `path`, or to standard output when `path` is "-": a new or regular
+// file through a temporary file beside it and a rename (never through a link, never truncating a
+// file in place), a character device or FIFO directly (a FIFO with no reader is refused). Throws
+// UsageError when the file cannot be created (check_output_creatable), std::runtime_error when
+// writing it fails.
 void write_output(const std::string& path, const std::string& what, const std::function<void(std::ostream&)>& fill);
 
 // `gpurt --version`: gpurt's version, the plugin ABI version and each backend's driver and compiler
