@@ -270,7 +270,8 @@ TEST_CASE("cache.hpp: a cache directory that does not exist is created private, 
 
 TEST_CASE("README: an empty GPURT_CACHE_DIR is the default location, and XDG_CACHE_HOME is used as a directory") {
   // README (GPURT_CACHE_DIR): "absolute directory of the compile cache ... (default
-  // $XDG_CACHE_HOME/gpurt, else ~/.cache/gpurt)"; cache.hpp: "(created private to the user)".
+  // $XDG_CACHE_HOME/gpurt, else ~/.cache/gpurt, each only when absolute; with none of them the cache
+  // is off and BuildInfo::note says why)"; cache.hpp: "(created private to the user)".
   GPURT_KNOWN_FAILURE("opencl:nvidia", nvidia_child);
   test::Fixture f;
   GPURT_NEEDS(f.dev, test::Need::portable_dialect);
@@ -283,12 +284,24 @@ TEST_CASE("README: an empty GPURT_CACHE_DIR is the default location, and XDG_CAC
                   {"GPURT_CACHE_DIR=", "XDG_CACHE_HOME=relative/ignored", "HOME=" + home,
                    "GPURT_CONTRACT_WANT=" + home + "/.cache/gpurt"}) == 0);
   CHECK(entries_in(home + "/.cache/gpurt") == 1);
+  // Neither: no cache, and the note says why (it said "the compile cache is off", which it was not).
+  CHECK(run_child("contract: the cache at the default location", {"XDG_CACHE_HOME", "HOME"},
+                  {"GPURT_CACHE_DIR=", "HOME=relative", "GPURT_CONTRACT_WANT=none"}) == 0);
   CHECK(adds(f, build(f, add_program(), "parent.gpurt")));
 }
 
 TEST_CASE("contract: the cache at the default location", "[.]") {
   const std::string want = env_or_empty("GPURT_CONTRACT_WANT");
   REQUIRE(!want.empty());
+  if (want == "none") {
+    CHECK_FALSE(cache_config().enabled);
+    const Program p = test::device_under_test().build({SourceLanguage::portable, add_program(), "nowhere.gpurt"});
+    INFO(p.build_info().note);
+    CHECK(p.build_info().path == BuildPath::built);
+    CHECK(p.build_info().note.find("has no directory") != std::string::npos);
+    CHECK(p.build_info().note.find("GPURT_CACHE_DIR") != std::string::npos);
+    return;
+  }
   CHECK(cache_config().enabled);
   CHECK(cache_config().directory == want);
   const Program p = test::device_under_test().build({SourceLanguage::portable, add_program(), "default.gpurt"});

@@ -1,7 +1,8 @@
 // The compile cache: built programs are kept on disk and loaded instead of rebuilt.
 //
 // Location: GPURT_CACHE_DIR, else $XDG_CACHE_HOME/gpurt, else ~/.cache/gpurt (created private to
-// the user); GPURT_CACHE=off turns it off. The key covers the program text (with the defines), the
+// the user; XDG_CACHE_HOME and HOME count only when absolute, and with none of the three the cache is
+// off, BuildInfo::note saying so); GPURT_CACHE=off turns it off. The key covers the program text (with the defines), the
 // options, the language, the backend, the device's name and architecture, the driver and compiler
 // versions, gpurt's version and the backend's plugin library file (path, size and modification
 // time, so a rebuilt plugin never loads programs its predecessor built). A program that may read other files is not cached: its source has

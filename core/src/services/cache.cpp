@@ -229,7 +229,10 @@ std::string cache_key(const DeviceState& d, const bridge::ProgramSource& source,
                       const std::vector<std::string>& flags, std::string& why) {
   const CacheConfig cfg = current();
   if (!cfg.enabled) {
-    why = "the compile cache is off";
+    why = cfg.directory.empty() && startup::settings().cache.enabled
+              ? "the compile cache has no directory: neither GPURT_CACHE_DIR nor XDG_CACHE_HOME nor HOME names an "
+                "absolute one; set GPURT_CACHE_DIR"
+              : "the compile cache is off";
     return {};
   }
   if (source.language == SourceLanguage::cubin) {
