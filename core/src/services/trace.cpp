@@ -354,6 +354,14 @@ void trace_collect() noexcept {
   }
 }
 
+// Serialises start_trace and stop_trace as wholes: two threads starting traces at once both saw none
+// running and one trace was dropped unwritten; a start also stops (and writes) the trace it replaces.
+std::mutex& trace_control() {
+  static std::mutex* m = new std::mutex;  // used from an atexit hook
+  return *m;
+}
+std::size_t stop_trace_locked();  // below gpurt::stop_trace
+
 void start_trace_from_environment(const std::string& path) noexcept {
   try {
     gpurt::start_trace(path);
@@ -379,7 +387,8 @@ void start_trace(const std::string& path) {
   bool direct = false;
   const std::string why = detail::trace_target(path, direct);
   if (!why.empty()) detail::trace_refused(path, why, "gpurt::start_trace");
-  if (tracing()) (void)stop_trace();
+  std::lock_guard<std::mutex> control(detail::trace_control());
+  if (tracing()) (void)detail::stop_trace_locked();
   detail::Tracer& t = detail::tracer();
   {
     std::lock_guard<std::mutex> lock(t.mutex);
@@ -401,6 +410,17 @@ void start_trace(const std::string& path) {
 }
 
 std::size_t stop_trace() {
+  std::lock_guard<std::mutex> control(detail::trace_control());
+  return detail::stop_trace_locked();
+}
+
+}  // namespace gpurt
+
+namespace gpurt::detail {
+
+// stop_trace with trace_control() held.
+std::size_t stop_trace_locked() {
+  using namespace gpurt;
   detail::Tracer& t = detail::tracer();
   std::string path, text;
   std::size_t count = 0;
@@ -424,6 +444,10 @@ std::size_t stop_trace() {
   detail::log(detail::LogLevel::info, "trace", "wrote " + std::to_string(count) + " events to " + path);
   return count;
 }
+
+}  // namespace gpurt::detail
+
+namespace gpurt {
 
 // A TraceSpan is a Traced command on the queue whose name is the span's: its timed markers bracket
 // whatever is enqueued on the native queue in between.
