@@ -570,3 +570,51 @@ TEST_CASE("trace.hpp: start_trace from two threads at once writes the trace it r
   CHECK(missing == 0);
   CHECK_FALSE(tracing());
 }
+
+TEST_CASE("errors.md: a directory or a socket at an entry's path neither fails nor blocks a build") {
+  // errors.md: "The compile cache never fails a build, and never blocks one. ... an entry that is
+  // ... not a regular file ... [is] reported ... and counted in cache_statistics()"; cache.hpp: "an
+  // entry is used only when it is a regular file". A directory cannot be replaced by the new entry's
+  // rename: the store fails (counted), the program is built all the same, every time.
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_dialect);
+  CacheIn in(temp_dir());
+  const std::string src = fill_program();
+  const Program first = build(f, src, "odd-entry.gpurt");
+  REQUIRE(first.build_info().path == BuildPath::built_and_cached);
+  const std::string entry = first.build_info().cache_entry;
+  REQUIRE(::unlink(entry.c_str()) == 0);
+  REQUIRE(::mkdir(entry.c_str(), 0700) == 0);
+  for (int round = 0; round < 2; ++round) {
+    const CacheStatistics before = cache_statistics();
+    const Program p = build(f, src, "odd-entry.gpurt");
+    INFO(p.build_info().note);
+    CHECK(p.build_info().path == BuildPath::built);
+    CHECK(cache_statistics().refused == before.refused + 1);
+    CHECK(cache_statistics().write_failures == before.write_failures + 1);
+    CHECK(fills(f, p));
+  }
+  struct stat st {};
+  REQUIRE(::lstat(entry.c_str(), &st) == 0);
+  CHECK(S_ISDIR(st.st_mode));  // left alone
+  REQUIRE(::rmdir(entry.c_str()) == 0);
+  // A socket: refused, then replaced by the new entry.
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_un addr {};
+  addr.sun_family = AF_UNIX;
+  if (entry.size() >= sizeof addr.sun_path) {
+    ::close(fd);
+    GPURT_SKIP("the entry's path is too long for a socket address");
+  }
+  std::strncpy(addr.sun_path, entry.c_str(), sizeof addr.sun_path - 1);
+  const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  REQUIRE(bound);
+  const CacheStatistics before = cache_statistics();
+  const Program p = build(f, src, "odd-entry.gpurt");
+  CHECK(p.build_info().path == BuildPath::built_and_cached);
+  CHECK(cache_statistics().refused == before.refused + 1);
+  CHECK(fills(f, p));
+  CHECK(build(f, src, "odd-entry.gpurt").build_info().path == BuildPath::loaded_from_cache);
+}
