@@ -618,3 +618,51 @@ TEST_CASE("errors.md: a directory or a socket at an entry's path neither fails n
   CHECK(fills(f, p));
   CHECK(build(f, src, "odd-entry.gpurt").build_info().path == BuildPath::loaded_from_cache);
 }
+
+#ifdef GPURT_MOCK_PLUGIN
+TEST_CASE("README: GPURT_ENABLE_MOCK and GPURT_MOCK_INIT take their documented values and report any other") {
+  // README (environment): "GPURT_ENABLE_MOCK, GPURT_MOCK_INIT | tests only: 1 makes test-only
+  // backends ... known - otherwise they are left out as if absent ...; fail / no_device make the
+  // mock fail to start, and any other non-empty value is malformed: the mock reports init_failed
+  // naming it". A misspelt GPURT_MOCK_INIT started the mock as if unset, so a test meant to see a
+  // failed start saw a working backend.
+  test::Fixture f;
+  const std::vector<std::string> drop = {"GPURT_TEST_DEVICE", "GPURT_ENABLE_MOCK", "GPURT_MOCK_INIT"};
+  CHECK(run_child("contract: the mock under the environment", drop,
+                  {"GPURT_ENABLE_MOCK=1", "GPURT_MOCK_INIT=sometimes", "GPURT_CONTRACT_WANT=malformed"}) == 0);
+  CHECK(run_child("contract: the mock under the environment", drop,
+                  {"GPURT_ENABLE_MOCK=1", "GPURT_MOCK_INIT=no_device", "GPURT_CONTRACT_WANT=no_device"}) == 0);
+  CHECK(run_child("contract: the mock under the environment", drop,
+                  {"GPURT_ENABLE_MOCK=yes", "GPURT_CONTRACT_WANT=absent"}) == 0);
+  CHECK(run_child("contract: the mock under the environment", drop,
+                  {"GPURT_ENABLE_MOCK=1", "GPURT_MOCK_INIT=", "GPURT_CONTRACT_WANT=available"}) == 0);
+  auto x = f.dev.alloc<int>(2);  // this process is unaffected
+  f.q.fill(x, 4);
+  CHECK(f.q.read(x) == std::vector<int>(2, 4));
+}
+
+TEST_CASE("contract: the mock under the environment", "[.]") {
+  const std::string want = env_or_empty("GPURT_CONTRACT_WANT");
+  REQUIRE(!want.empty());
+  bool listed = false;
+  for (const BackendInfo& b : backends()) listed = listed || b.name == "mock";
+  if (want == "absent") {
+    CHECK_FALSE(listed);
+    for (const Device& d : devices()) CHECK(d.backend() != "mock");
+    return;
+  }
+  REQUIRE(listed);
+  const BackendInfo b = backend("mock");
+  INFO(to_string(b.status) << ": " << b.reason);
+  if (want == "malformed") {
+    CHECK(b.status == BackendStatus::init_failed);
+    CHECK(b.reason.find("GPURT_MOCK_INIT='sometimes' is malformed: expected fail or no_device") != std::string::npos);
+    GPURT_REQUIRE_ERROR(device("mock:0"), ErrorCategory::backend_unavailable, "GPURT_MOCK_INIT");
+  } else if (want == "no_device") {
+    CHECK(b.status == BackendStatus::no_device);
+  } else {
+    CHECK(b.status == BackendStatus::available);
+    CHECK(device("mock:0").backend() == "mock");
+  }
+}
+#endif
