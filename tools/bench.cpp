@@ -1,8 +1,10 @@
 // `gpurt bench`: gpurt against the raw vendor API on each chosen device, in one run. Prints a
 // table; writes JSON, CSV and an SVG chart of transfer bandwidth against size on request.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -545,10 +547,13 @@ void write_markdown(const nlohmann::json& doc, const GapCauses& causes, std::ost
 std::string approaches_text(const std::string& markdown) {
   const auto slash = markdown.rfind('/');
   const std::string dir = slash == std::string::npos ? std::string(".") : markdown.substr(0, slash);
-  std::ifstream in(dir + "/bench/approaches.md");
-  std::ostringstream text;
-  if (in) text << in.rdbuf();
-  return text.str();
+  // README: "Files the tool reads ... must be regular files ... of at most 64 MiB; they are checked
+  // before they are read" - this one too (a FIFO there blocked the tool, /dev/zero ran it out of
+  // memory). None there: no causes to show.
+  const std::string path = dir + "/bench/approaches.md";
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return {};
+  return read_input_file(path, "the record of approaches (docs/bench/approaches.md) beside the --markdown file");
 }
 
 // Appends the record (what was changed, what it was expected to do, and what it did), less its
