@@ -60,6 +60,19 @@ std::size_t entries_in(const std::string& dir) {
   return n;
 }
 
+// Binds a UNIX socket at `path` (left there when the socket is closed); false when it cannot.
+bool make_socket(const std::string& path) {
+  sockaddr_un addr {};
+  if (path.size() >= sizeof addr.sun_path) return false;
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+  const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return bound;
+}
+
 std::string fresh_tag() { return std::to_string(test::random_vector<std::uint32_t>(1, 1, 1u << 30)[0]); }
 
 // A program of vector_add alone, or of fill_u32 alone, no earlier run has cached.
@@ -75,6 +88,14 @@ GPURT_KERNEL void fill_u32(GPURT_GLOBAL uint32_t* out, uint32_t value, uint64_t 
 
 Program build(test::Fixture& f, const std::string& src, const std::string& name) {
   return f.dev.build({SourceLanguage::portable, src, name});
+}
+
+// Builds `src` into the cache (a fresh program, so it is stored) and returns its entry's path.
+std::string stored_entry(test::Fixture& f, const std::string& src, const std::string& name) {
+  const Program p = build(f, src, name);
+  INFO(p.build_info().note);
+  REQUIRE(p.build_info().path == BuildPath::built_and_cached);
+  return p.build_info().cache_entry;
 }
 
 // Runs the program's vector_add on fresh inputs; true when every sum is right.
@@ -361,9 +382,7 @@ TEST_CASE("cache.hpp: an entry whose header lies about its size, or that is empt
   GPURT_NEEDS(f.dev, test::Need::portable_dialect);
   CacheIn in(temp_dir());
   const std::string src = add_program();
-  const Program first = build(f, src, "sizes.gpurt");
-  REQUIRE(first.build_info().path == BuildPath::built_and_cached);
-  const std::string entry = first.build_info().cache_entry, valid = slurp(entry);
+  const std::string entry = stored_entry(f, src, "sizes.gpurt"), valid = slurp(entry);
   REQUIRE(valid.size() > 48);
   auto with_size = [&](std::uint64_t size) {
     std::string bytes = valid;
@@ -498,14 +517,7 @@ TEST_CASE("trace.hpp: a socket or a block device at the trace path is refused an
   // directory or a socket: ... throw invalid_argument naming the path and what is there".
   test::Fixture f;
   const std::string dir = temp_dir(), sock = dir + "/s";
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_un addr {};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, sock.c_str(), sizeof addr.sun_path - 1);
-  const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  ::close(fd);
-  REQUIRE(bound);
+  REQUIRE(make_socket(sock));
   std::vector<std::string> odd = {sock};
   const std::string block = dir + "/b";
   // A block device of a number no driver has (opening it would fail): root only.
@@ -580,9 +592,7 @@ TEST_CASE("errors.md: a directory or a socket at an entry's path neither fails n
   GPURT_NEEDS(f.dev, test::Need::portable_dialect);
   CacheIn in(temp_dir());
   const std::string src = fill_program();
-  const Program first = build(f, src, "odd-entry.gpurt");
-  REQUIRE(first.build_info().path == BuildPath::built_and_cached);
-  const std::string entry = first.build_info().cache_entry;
+  const std::string entry = stored_entry(f, src, "odd-entry.gpurt");
   REQUIRE(::unlink(entry.c_str()) == 0);
   REQUIRE(::mkdir(entry.c_str(), 0700) == 0);
   for (int round = 0; round < 2; ++round) {
@@ -599,18 +609,7 @@ TEST_CASE("errors.md: a directory or a socket at an entry's path neither fails n
   CHECK(S_ISDIR(st.st_mode));  // left alone
   REQUIRE(::rmdir(entry.c_str()) == 0);
   // A socket: refused, then replaced by the new entry.
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_un addr {};
-  addr.sun_family = AF_UNIX;
-  if (entry.size() >= sizeof addr.sun_path) {
-    ::close(fd);
-    GPURT_SKIP("the entry's path is too long for a socket address");
-  }
-  std::strncpy(addr.sun_path, entry.c_str(), sizeof addr.sun_path - 1);
-  const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  ::close(fd);
-  REQUIRE(bound);
+  if (!make_socket(entry)) GPURT_SKIP("cannot bind a socket at " + entry + " (too long for a socket address?)");
   const CacheStatistics before = cache_statistics();
   const Program p = build(f, src, "odd-entry.gpurt");
   CHECK(p.build_info().path == BuildPath::built_and_cached);
