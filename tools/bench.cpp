@@ -1,8 +1,10 @@
 // `gpurt bench`: gpurt against the raw vendor API on each chosen device, in one run. Prints a
 // table; writes JSON, CSV and an SVG chart of transfer bandwidth against size on request.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -548,10 +550,13 @@ void write_markdown(const nlohmann::json& doc, const GapCauses& causes, std::ost
 std::string approaches_text(const std::string& markdown) {
   const auto slash = markdown.rfind('/');
   const std::string dir = slash == std::string::npos ? std::string(".") : markdown.substr(0, slash);
-  std::ifstream in(dir + "/bench/approaches.md");
-  std::ostringstream text;
-  if (in) text << in.rdbuf();
-  return text.str();
+  // README: "Files the tool reads ... must be regular files ... of at most 64 MiB; they are checked
+  // before they are read" - this one too (a FIFO there blocked the tool, /dev/zero ran it out of
+  // memory). None there: no causes to show.
+  const std::string path = dir + "/bench/approaches.md";
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return {};
+  return read_input_file(path, "the record of approaches (docs/bench/approaches.md) beside the --markdown file");
 }
 
 // Appends the record (what was changed, what it was expected to do, and what it did), less its
@@ -614,7 +619,7 @@ void check_outputs(const BenchCommand& cmd, std::size_t runs) {
 
 int run_bench(const BenchCommand& cmd) {
   if (!cmd.render.empty()) {  // re-render saved runs without measuring, several files' runs joined
-    if (!cmd.devices.empty() || cmd.quick || cmd.trials != -1)
+    if (!cmd.devices.empty() || cmd.quick || cmd.trials_given)
       throw UsageError("--render re-renders a saved run; -d, --quick and --trials measure");
     nlohmann::json doc{{"command", ""}, {"runs", nlohmann::json::array()}};
     std::string commands;
@@ -643,19 +648,27 @@ int run_bench(const BenchCommand& cmd) {
     }
     return exit_code::ok;
   }
-  if (cmd.trials != -1 && (cmd.trials < 1 || cmd.trials > 1000))
+  if (cmd.trials_given && (cmd.trials < 1 || cmd.trials > 1000))
     throw UsageError("--trials " + std::to_string(cmd.trials) +
                      " is out of range: give 1 to 1000 trials per row (each row reports their median and min..max)");
   check_outputs(cmd, std::max<std::size_t>(cmd.devices.size(), 1));
   std::vector<Device> devs;
   if (cmd.devices.empty()) devs.push_back(default_device());
   for (const std::string& sel : cmd.devices) devs.push_back(device(sel));
+  // README exit codes: "2 usage error: ... an output file that cannot be created" - said now, not
+  // after minutes of measuring (the measurements would be lost).
+  if (cmd.svg != "-")
+    for (const Device& d : devs)
+      check_output_creatable(per_device_path(cmd.svg, d.selector(), devs.size() > 1), "the SVG chart");
+  check_output_creatable(cmd.json, "the JSON results");
+  check_output_creatable(cmd.csv, "the CSV results");
+  check_output_creatable(cmd.markdown, "the Markdown results");
   const bool tty = ::isatty(2);
   nlohmann::json runs = nlohmann::json::array();
   for (const Device& d : devs) {
     bench::Options opt;
     opt.quick = cmd.quick;
-    opt.trials = std::max(cmd.trials, 0);  // 0: the default
+    opt.trials = cmd.trials_given ? cmd.trials : 0;  // 0: the default
     // Each line starts with the seconds since this device's run began (which section takes how long).
     const auto started = std::chrono::steady_clock::now();
     opt.progress = [&, started](const std::string& what) {

@@ -33,8 +33,16 @@ constexpr std::uint64_t max_input_bytes = 64ull << 20;
 // reading, so /dev/zero, a FIFO or a directory is refused, not read. Throws UsageError.
 std::string read_input_file(const std::string& path, const std::string& what);
 
-// Writes what `fill` prints to `path`, or to standard output when `path` is "-". Throws UsageError
-// when the file cannot be created, std::runtime_error when writing it fails.
+// Throws UsageError ("cannot create 'PATH' for WHAT: why") when `path` (not "-") could not be
+// written: its directory is missing or not writable, or it is a symbolic link, a directory, a socket
+// or a file not writable. Nothing is created. gpurt bench checks its outputs so before measuring.
+void check_output_creatable(const std::string& path, const std::string& what);
+
+// Writes what `fill` prints to `path`, or to standard output when `path` is "-": a new or regular
+// file through a temporary file beside it and a rename (never through a link, never truncating a
+// file in place), a character device or FIFO directly (a FIFO with no reader is refused). Throws
+// UsageError when the file cannot be created (check_output_creatable), std::runtime_error when
+// writing it fails.
 void write_output(const std::string& path, const std::string& what, const std::function<void(std::ostream&)>& fill);
 
 // `gpurt --version`: gpurt's version, the plugin ABI version and each backend's driver and compiler
@@ -64,7 +72,8 @@ int run_conformance(const ConformanceCommand& cmd);
 struct BenchCommand {
   std::vector<std::string> devices;  // selectors; empty: the default device
   bool quick = false;
-  int trials = -1;                       // --trials: per row, gpurt and raw alternating; -1: not given
+  int trials = 0;                        // --trials: per row, gpurt and raw alternating (when trials_given)
+  bool trials_given = false;             // --trials was on the command line (any value: -1 is out of range)
   std::string json, csv, svg, markdown;  // output files; empty: not written
   std::vector<std::string> render;   // saved --json files to re-render (runs joined) instead of measuring
   std::string command_line;          // recorded in the JSON

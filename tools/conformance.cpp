@@ -5,6 +5,7 @@
 // to this tool in a build tree, under libexec/gpurt in an installed prefix, or given with --suite),
 // exactly as CTest runs it, several at a time.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <map>
@@ -153,19 +155,38 @@ std::string tail_lines(const std::string& s, std::size_t lines) {
 
 int run_conformance(const ConformanceCommand& cmd) {
   const std::string suite = cmd.suite.empty() ? default_suite() : cmd.suite;
-  if (::access(suite.c_str(), X_OK) != 0)
+  struct stat st {};
+  if (::stat(suite.c_str(), &st) != 0)
     throw Error(ErrorCategory::invalid_argument,
                 "the conformance suite " + suite +
                     " is not there; build the tests (GPURT_BUILD_TESTS=ON, cmake --build build --target "
                     "gpurt_conformance) and install again, or pass --suite");
+  // README exit codes: "2 usage error: ... an input file that is ... not a regular file ... or not
+  // what the command reads" - the suite is such an input.
+  if (!S_ISREG(st.st_mode))
+    throw UsageError("the conformance suite " + suite + " is " +
+                     (S_ISDIR(st.st_mode) ? "a directory" : "not a regular file") +
+                     "; --suite names the gpurt_conformance program");
+  if (::access(suite.c_str(), X_OK) != 0)
+    throw UsageError("the conformance suite " + suite + " is not executable (" + std::strerror(errno) +
+                     "); --suite names the gpurt_conformance program");
+  // A program that is not the suite (it cannot list its devices) is a wrong --suite; the suite found
+  // by default failing so is an error while doing the work.
+  auto not_a_suite = [&](const std::string& why) {
+    if (!cmd.suite.empty()) throw UsageError(suite + " is not a gpurt conformance suite: " + why);
+    throw Error(ErrorCategory::internal, why);
+  };
 
   // The devices come from the suite binary itself, as CTest's discovery gets them: this process
   // never initialises a driver, so its children see the machine exactly as CTest's do.
   std::vector<Column> columns;
   {
     std::string out;
-    if (run({suite, "--gpurt-list-devices"}, {}, out) != 0)
-      throw Error(ErrorCategory::internal, suite + " --gpurt-list-devices failed: " + out);
+    const int rc = run({suite, "--gpurt-list-devices"}, {}, out);
+    if (rc != 0)
+      not_a_suite(suite + " --gpurt-list-devices " +
+                  (rc < 0 ? std::string("could not be run or was killed") : "exited with " + std::to_string(rc)) +
+                  (out.empty() ? std::string(" and printed nothing") : ": " + tail_lines(out, 12)));
     std::size_t start = 0;
     while (start < out.size()) {
       std::size_t end = out.find('\n', start);
@@ -220,7 +241,12 @@ int run_conformance(const ConformanceCommand& cmd) {
     columns = chosen;
   }
 
-  std::vector<std::string> cases = list_cases(suite);
+  std::vector<std::string> cases;
+  try {
+    cases = list_cases(suite);
+  } catch (const Error& e) {
+    not_a_suite(e.message());
+  }
   const std::size_t all_cases = cases.size();
   if (!cmd.case_filter.empty()) {
     try {

@@ -6,6 +6,8 @@
 // invalid_argument (a selector that matches nothing, a file of an unknown language); any other
 // gpurt::Error, std::exception or unknown exception is an error (3). Each is reported on standard
 // error with the subcommand's name; nothing escapes main.
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <new>
@@ -93,7 +95,7 @@ int run(int argc, char** argv) {
   CLI::App* bench = app.add_subcommand("bench", "measure gpurt against the raw vendor API in the same run");
   bench->add_option("-d,--device", bench_cmd.devices, "device selectors (default: the default device)")->delimiter(',');
   bench->add_flag("--quick", bench_cmd.quick, "a short run (fewer sizes and repetitions)");
-  bench->add_option("--trials", bench_cmd.trials,
+  CLI::Option* trials = bench->add_option("--trials", bench_cmd.trials,
                     "trials per row, gpurt and raw alternating; each row reports the median and min..max "
                     "(default 7, 3 with --quick; 1 to 1000)");
   bench->add_option("--json", bench_cmd.json, "write the results as JSON to this file ('-': standard output)");
@@ -128,6 +130,7 @@ int run(int argc, char** argv) {
   if (*info) return guarded("gpurt info", [&] { return run_info(json); });
   if (*build) return guarded("gpurt build", [&] { return run_build(build_cmd); });
   if (*conformance) return guarded("gpurt conformance", [&] { return run_conformance(conf); });
+  bench_cmd.trials_given = trials->count() > 0;
   if (*bench) return guarded("gpurt bench", [&] { return run_bench(bench_cmd); });
   throw UsageError("a subcommand is required: info, build, conformance or bench (or --version, --help)");
 }
@@ -135,5 +138,18 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return guarded("gpurt", [&] { return run(argc, argv); });
+  const int rc = guarded("gpurt", [&] { return run(argc, argv); });
+  // README exit codes: "3 error while doing the work: ... a failed write" - standard output too
+  // (`gpurt info --json > out.json` on a full disk left a cut-off file and exited 0). Buffered output
+  // fails only when flushed, so flush it here and look.
+  errno = 0;
+  std::cout.flush();
+  const bool failed = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout);
+  if (failed && rc != exit_code::usage) {
+    const int err = errno;
+    std::cerr << "gpurt: error: writing to standard output failed"
+              << (err != 0 ? std::string(" (") + std::strerror(err) + ")" : std::string()) << "\n";
+    return exit_code::error;
+  }
+  return rc;
 }

@@ -656,6 +656,12 @@ void open(plugin::EntryResult& out) {
     out.reason = "the mock backend was told to offer no device (GPURT_MOCK_INIT=no_device)";
     return;
   }
+  if (!mode.empty()) {  // a value that is neither: said, not started as if unset
+    out.status = BackendStatus::init_failed;
+    out.reason = "GPURT_MOCK_INIT='" + mode + "' is malformed: expected fail or no_device (unset: the mock starts)";
+    out.native_text = "MOCK_INIT_MALFORMED";
+    return;
+  }
   out.backend = std::make_unique<MockBackend>();
   out.version = "gpurt mock backend 1";
   out.status = BackendStatus::available;

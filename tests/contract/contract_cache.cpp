@@ -88,6 +88,7 @@ TEST_CASE("cache.hpp: an include spelled any way the preprocessor allows is neve
   // every time, so a changed header always takes effect."
   // README: "Program::build_info() says whether a build was loaded from it".
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);  // its probe kernels (the mock runs only its own)
   const char* spellings[] = {
       "# include \"h.h\"",
       "#  include \"h.h\"",
@@ -127,6 +128,7 @@ TEST_CASE("cache.hpp: a header that appears between builds is seen by __has_incl
   // "... or a __has_include / __has_embed test ... such a program is built every time, so a changed
   // header always takes effect."
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);  // its probe kernels (the mock runs only its own)
   const std::string headers = private_dir();
   set_cache_config({true, private_dir()});
   BuildOptions include;
@@ -273,6 +275,7 @@ TEST_CASE("cache.hpp: a FIFO at an entry's path neither blocks nor fails a build
   // following links and without blocking) ... A bad entry is rebuilt."
   // errors.md: "The compile cache never fails a build."
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);  // its probe kernels (the mock runs only its own)
   set_cache_config({true, private_dir()});
   const std::uint32_t c = fresh_constant();
   const std::string src = probe_source("", std::to_string(c) + "u");
@@ -302,6 +305,7 @@ TEST_CASE("cache.hpp: a link at an entry's path is neither followed to another p
   // "Entries are written atomically to files created exclusively (never through a planted link),
   // and checked when read: an entry is used only when it is a regular file (not a link ...)"
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);  // its probe kernels (the mock runs only its own)
   set_cache_config({true, private_dir()});
   const std::uint32_t a = fresh_constant(), b = a + 1 + fresh_constant();
   const std::string src_a = probe_source("", std::to_string(a) + "u"), src_b = probe_source("", std::to_string(b) + "u");
@@ -333,6 +337,7 @@ TEST_CASE("cache.hpp: an entry larger than the bound is refused unread and rebui
   // is rebuilt." CacheStatistics::refused counts entries "larger than max_cache_entry_bytes".
   // errors.md: "The compile cache never fails a build."
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);  // its probe kernels (the mock runs only its own)
   set_cache_config({true, private_dir()});
   const std::uint32_t c = fresh_constant();
   const std::string src = probe_source("", std::to_string(c) + "u");
@@ -363,6 +368,7 @@ TEST_CASE("cache.hpp: a rebuilt plugin never loads programs its predecessor buil
   // The plugin's prelude is compiled into it, so a rebuilt plugin may turn the same text into
   // different code; a new modification time stands for a rebuild here.
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);  // its probe kernels (the mock runs only its own)
   set_cache_config({true, private_dir()});
   const std::string plugin = backend(f.dev.backend()).plugin_path;
   struct stat st {};

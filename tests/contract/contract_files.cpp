@@ -182,6 +182,7 @@ TEST_CASE("api-guide.md: a build's BuildInfo says what is wrong with a cache dir
   // warning)"; program.hpp BuildInfo::note says why a build was not cached. A directory of mode
   // 0777 is writable: the note must name the real problem, not "not writable".
   test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);  // its kernel of its own (the mock runs only its own)
   const std::string dir = temp_dir();
   REQUIRE(::chmod(dir.c_str(), 0777) == 0);
   const CacheConfig saved = cache_config();

@@ -42,7 +42,7 @@ void check_define_lines(const std::string& bytes) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string bytes(reinterpret_cast<const char*>(data), size);
   std::string payload;
-  if (gpurt::detail::parse_cache_entry(bytes, payload) &&
+  if (gpurt::detail::parse_cache_entry("fuzz", bytes, payload) &&
       (payload.size() + 48 != bytes.size() || payload.size() > gpurt::max_cache_entry_bytes))
     __builtin_trap();
   (void)gpurt::detail::reads_other_files(bytes);

@@ -2,6 +2,7 @@
 // memory (resident set) or device memory. The short form runs in CI on the mock backend; the long
 // form is the same binary with GPURT_SOAK_ITERATIONS set (scripts/soak.sh runs it per device).
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -19,9 +20,17 @@ std::size_t resident_bytes() {
   return resident * 4096;
 }
 
+// GPURT_SOAK_ITERATIONS, else 20000. A value that is not a positive number fails the case (it read
+// as 0 iterations: a soak that passed having done nothing).
 std::size_t iterations() {
   const char* v = std::getenv("GPURT_SOAK_ITERATIONS");
-  return v ? std::strtoull(v, nullptr, 10) : 20000;
+  if (!v) return 20000;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  INFO("GPURT_SOAK_ITERATIONS='" << v << "': expected a positive number of launches");
+  REQUIRE((end != v && *end == '\0' && errno == 0 && *v != '-' && n > 0));
+  return static_cast<std::size_t>(n);
 }
 
 const char* soak_source = R"(

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cctype>
+#include <cerrno>
 #include <cstring>
 #include <iostream>
 
@@ -115,7 +116,15 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--gpurt-list-devices") == 0) return test::list_devices();
 
   if (const char* s = test::env("GPURT_TEST_SEED")) {
-    test::g_seed = std::strtoull(s, nullptr, 0);
+    // README: "the random seed to replay" - a value that is not one would replay seed 0 unsaid.
+    char* end = nullptr;
+    errno = 0;
+    test::g_seed = std::strtoull(s, &end, 0);
+    if (end == s || *end != '\0' || errno != 0 || *s == '-') {
+      std::cerr << "GPURT_TEST_SEED='" << s << "' is malformed: expected the number a run printed "
+                << "(gpurt test seed: N)\n";
+      return 2;
+    }
   } else {
     test::g_seed = std::random_device{}();
   }

@@ -129,3 +129,18 @@ TEST_CASE("environment: the cache directory, the cache switch and staging") {
   GPURT_REQUIRE_ERROR(parse({{"GPURT_STAGING", "sometimes"}}), ErrorCategory::invalid_argument,
                       "GPURT_STAGING='sometimes' is malformed: expected auto, on or off");
 }
+
+TEST_CASE("environment: plugin and cache directories are taken without trailing '/', '.' or repeated '/'") {
+  // README: a GPURT_PLUGIN_PATH directory or GPURT_CACHE_DIR that is a symbolic link is refused "also
+  // when written /dir/ or /dir/." - the checks that do not follow links look at the last component,
+  // which a trailing '/' or '.' would resolve through the link.
+  const auto env = parse({{"GPURT_PLUGIN_PATH", "/opt/a/:/opt//b/./:/opt/c/.:/"},
+                          {"GPURT_CACHE_DIR", "/var//tmp/./c//"}});
+  CHECK(env.loader.plugin_path == std::vector<std::string>{"/opt/a", "/opt/b", "/opt/c", "/"});
+  CHECK(env.cache.directory == "/var/tmp/c");
+  CHECK(parse({{"XDG_CACHE_HOME", "/x/"}}).cache.directory == "/x/gpurt");
+  CHECK(parse({{"HOME", "/home/u//"}}).cache.directory == "/home/u/.cache/gpurt");
+  CHECK(parse({{"GPURT_CACHE_DIR", "/a/../b/"}}).cache.directory == "/a/../b");  // '..' is kept
+  CHECK(gpurt::detail::plain_directory("/") == "/");
+  CHECK(gpurt::detail::plain_directory("//./") == "/");
+}

@@ -1,7 +1,8 @@
 // The compile cache: built programs are kept on disk and loaded instead of rebuilt.
 //
 // Location: GPURT_CACHE_DIR, else $XDG_CACHE_HOME/gpurt, else ~/.cache/gpurt (created private to
-// the user); GPURT_CACHE=off turns it off. The key covers the program text (with the defines), the
+// the user; XDG_CACHE_HOME and HOME count only when absolute, and with none of the three the cache is
+// off, BuildInfo::note saying so); GPURT_CACHE=off turns it off. The key covers the program text (with the defines), the
 // options, the language, the backend, the device's name and architecture, the driver and compiler
 // versions, gpurt's version and the backend's plugin library file (path, size and modification
 // time, so a rebuilt plugin never loads programs its predecessor built). A program that may read other files is not cached: its source has
@@ -12,8 +13,10 @@
 // header always takes effect. Entries are written atomically to files created exclusively (never
 // through a planted link), and checked when read: an entry is used only when it is a regular file
 // (not a link, FIFO or device: opened without following links and without blocking), yours, not
-// writable by others, at most max_cache_entry_bytes of payload, and passes its SHA-256. A bad
-// entry is rebuilt. A directory that cannot be written means no caching and one warning, never an
+// writable by others, at most max_cache_entry_bytes of payload, and passes its SHA-256 (taken over
+// the entry's key and payload, so an entry copied or renamed to another program's name fails it).
+// A bad entry is rebuilt. The directory itself must be a directory, not a symbolic link (however the
+// path is spelled: "/link/" and "/link/." are the link), yours and not writable by others. A directory that cannot be written means no caching and one warning, never an
 // error.
 //
 // Besides programs, the directory holds one small entry per device (same format, same rules) with

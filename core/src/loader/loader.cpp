@@ -159,10 +159,12 @@ std::unique_ptr<BackendRecord> load_backend(const std::string& name, const std::
   r->info.name = name;
   r->info.searched = dirs;
   const std::string file = plugin_file(name);
-  for (const std::string& dir : dirs) {
+  for (const std::string& given : dirs) {
     // Only absolute directories: a relative one would make the current directory decide which
     // code gets loaded (GPURT_PLUGIN_PATH refuses them already; this keeps every caller honest).
-    if (dir.empty() || dir.front() != '/') continue;
+    if (given.empty() || given.front() != '/') continue;
+    // "/dir/" and "/dir/." name /dir, whose trust check must not follow a link there.
+    const std::string dir = plain_directory(given);
     if (exists(dir + "/" + file)) {
       r->info.plugin_path = dir + "/" + file;
       break;

@@ -1,7 +1,9 @@
 // The on-disk compile cache: keys, atomic writes, checked reads, statistics.
 //
-// Entry format: "GPURTC01", the payload size (8 bytes, little endian), the payload's SHA-256
-// (32 bytes), the payload (at most max_cache_entry_bytes). Writers create a temporary file next to
+// Entry format: "GPURTC02", the payload size (8 bytes, little endian), the SHA-256 of the entry's
+// key and its payload (32 bytes), the payload (at most max_cache_entry_bytes). The key is in the
+// checksum, so an entry copied or renamed to another key's name fails it (and is rebuilt) instead of
+// serving one program's binary for another. Writers create a temporary file next to
 // the entry exclusively (O_CREAT|O_EXCL|O_NOFOLLOW, a random name) and rename it into place, so
 // readers see a whole entry or none, and concurrent writers of the same key all succeed (the last
 // rename wins with identical content). Readers open the directory and then the entry without
@@ -33,7 +35,7 @@ namespace gpurt {
 namespace detail {
 namespace {
 
-constexpr char magic[8] = {'G', 'P', 'U', 'R', 'T', 'C', '0', '1'};
+constexpr char magic[8] = {'G', 'P', 'U', 'R', 'T', 'C', '0', '2'};
 constexpr std::size_t header_size = 8 + 8 + 32;
 
 std::atomic<std::uint64_t> g_hits{0}, g_misses{0}, g_corrupt{0}, g_write_failures{0}, g_refused{0};
@@ -78,6 +80,19 @@ std::string digest(const char* data, std::size_t size) {
 }
 std::string digest(const std::string& data) { return digest(data.data(), data.size()); }
 
+// The checksum of an entry: SHA-256 over its key (length-prefixed) and its payload.
+std::string entry_digest(const std::string& key, const char* payload, std::size_t size) {
+  const std::string prefix = std::to_string(key.size()) + ":" + key;
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  const bool ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) == 1 &&
+                  EVP_DigestUpdate(ctx, prefix.data(), prefix.size()) == 1 &&
+                  EVP_DigestUpdate(ctx, payload, size) == 1 && EVP_DigestFinal_ex(ctx, md, &len) == 1;
+  EVP_MD_CTX_free(ctx);
+  return ok ? std::string(reinterpret_cast<char*>(md), len) : std::string();
+}
+
 // What went wrong with entries, each warned about once per process (at the level shown by
 // default); later cases of the same kind are logged at info.
 enum class EntryProblem { link, not_regular, untrusted, too_large, unreadable, corrupt, count };
@@ -110,7 +125,10 @@ bool make_private_dirs(const std::string& path) {
     }
   }
   struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  if (::stat(path.c_str(), &st) != 0) return false;
+  if (S_ISDIR(st.st_mode)) return true;
+  errno = ENOTDIR;  // the warning says so, not mkdir's EEXIST
+  return false;
 }
 
 // Why `st` may not be trusted as part of the cache (empty when it may): it must belong to this
@@ -135,8 +153,11 @@ int open_trusted_directory(const std::string& dir) {
   std::string why;
   if (fd < 0) {
     if (errno == ENOENT) return -1;
-    why = errno == ELOOP || errno == ENOTDIR ? "is not a directory (a symbolic link?)"
-                                             : std::string("cannot be opened (") + std::strerror(errno) + ")";
+    if (errno == ELOOP || errno == ENOTDIR)
+      why = ::lstat(dir.c_str(), &st) == 0 && S_ISLNK(st.st_mode) ? "is a symbolic link (not followed)"
+                                                                   : "is not a directory";
+    else
+      why = std::string("cannot be opened (") + std::strerror(errno) + ")";
   } else {
     why = ::fstat(fd, &st) != 0 ? std::string("cannot be examined") : untrusted(st);
     if (why.empty()) return fd;
@@ -208,7 +229,10 @@ std::string cache_key(const DeviceState& d, const bridge::ProgramSource& source,
                       const std::vector<std::string>& flags, std::string& why) {
   const CacheConfig cfg = current();
   if (!cfg.enabled) {
-    why = "the compile cache is off";
+    why = cfg.directory.empty() && startup::settings().cache.enabled
+              ? "the compile cache has no directory: neither GPURT_CACHE_DIR nor XDG_CACHE_HOME nor HOME names an "
+                "absolute one; set GPURT_CACHE_DIR"
+              : "the compile cache is off";
     return {};
   }
   if (source.language == SourceLanguage::cubin) {
@@ -255,12 +279,12 @@ std::string cache_entry_path(const std::string& key) {
   return cfg.directory + "/" + entry_name(key);
 }
 
-bool parse_cache_entry(const std::string& data, std::string& payload) {
+bool parse_cache_entry(const std::string& key, const std::string& data, std::string& payload) {
   if (data.size() < header_size || std::memcmp(data.data(), magic, 8) != 0) return false;
   std::uint64_t size = 0;
   for (int i = 0; i < 8; ++i) size |= static_cast<std::uint64_t>(static_cast<unsigned char>(data[8 + i])) << (8 * i);
   if (size > max_cache_entry_bytes || size != data.size() - header_size) return false;
-  if (digest(data.data() + header_size, size) != data.substr(16, 32)) return false;
+  if (entry_digest(key, data.data() + header_size, size) != data.substr(16, 32)) return false;
   payload.assign(data, header_size, std::string::npos);
   return true;
 }
@@ -308,10 +332,10 @@ std::optional<std::string> cache_load(const std::string& key) {
     return refuse(EntryProblem::unreadable, std::string("cannot be read into memory (") + e.what() + ")");
   }
   std::string payload;
-  const bool ok = parse_cache_entry(data, payload);
+  const bool ok = parse_cache_entry(key, data, payload);
   if (!ok) {
     count_cache_corrupt();
-    warn_entry(EntryProblem::corrupt, "entry " + path + " is corrupt or truncated; rebuilding it");
+    warn_entry(EntryProblem::corrupt, "entry " + path + " is corrupt, truncated or another key's; rebuilding it");
     ::unlinkat(dir.fd, entry_name(key).c_str(), 0);
     return std::nullopt;
   }
@@ -356,7 +380,7 @@ bool cache_store(const std::string& key, const std::string& payload, std::string
   std::string header(magic, 8);
   const std::uint64_t size = payload.size();
   for (int i = 0; i < 8; ++i) header += static_cast<char>((size >> (8 * i)) & 0xff);
-  header += digest(payload);
+  header += entry_digest(key, payload.data(), payload.size());
   const bool written = write_all(fd, header.data(), header.size()) && write_all(fd, payload.data(), payload.size());
   const bool closed = ::close(fd) == 0;
   // rename replaces whatever is at the entry's name (a link, a FIFO) without following it.
@@ -390,6 +414,7 @@ void set_cache_config(const CacheConfig& config) {
   detail::Config& c = detail::config_state();
   std::lock_guard<std::mutex> lock(c.mutex);
   c.config = config;
+  c.config.directory = detail::plain_directory(config.directory);  // "/link/" is the link, not through it
   if (c.config.directory.empty()) c.config.directory = detail::startup::settings().cache.directory;
   c.config.enabled = config.enabled && !c.config.directory.empty();
 }

@@ -26,9 +26,9 @@ std::string device_record_key(const DeviceState& device, const std::string& what
 // The file an entry of `key` lives in under the current configuration (empty when disabled).
 std::string cache_entry_path(const std::string& key);
 
-// Checks an entry's bytes (magic, size no larger than max_cache_entry_bytes, SHA-256) and extracts
-// its payload; false if corrupt.
-bool parse_cache_entry(const std::string& data, std::string& payload);
+// Checks the bytes of `key`'s entry (magic, size no larger than max_cache_entry_bytes, SHA-256 of
+// the key and the payload: another key's entry fails it) and extracts its payload; false if corrupt.
+bool parse_cache_entry(const std::string& key, const std::string& data, std::string& payload);
 
 // The payload of a valid entry. A missing entry gives nullopt; a corrupt one is counted, removed
 // and gives nullopt; one that is refused (a link, not a regular file, not private, larger than the

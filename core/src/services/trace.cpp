@@ -2,9 +2,11 @@
 #include "services/trace.hpp"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -220,9 +222,15 @@ void write_replacing(const std::string& path, const std::string& text) {
   for (int attempt = 0; fd < 0 && attempt < 100; ++attempt) {
     const auto noise = static_cast<std::uint64_t>(clock_type::now().time_since_epoch().count()) ^
                        (counter++ * 0x9e3779b97f4a7c15ull);
-    char suffix[24];
-    std::snprintf(suffix, sizeof suffix, "%016llx", static_cast<unsigned long long>(noise));
-    tmp = path + ".tmp." + std::to_string(::getpid()) + "." + suffix;
+    char hex[24];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(noise));
+    // PATH.tmp.<pid>.<noise>, the file name part cut short where the whole would exceed NAME_MAX
+    // (a trace file named with 230 bytes is a valid name; its temporary file must be one too).
+    const std::string suffix = ".tmp." + std::to_string(::getpid()) + "." + hex;
+    const std::size_t slash = path.rfind('/');
+    const std::size_t base = slash == std::string::npos ? 0 : slash + 1;
+    const std::size_t room = NAME_MAX > suffix.size() ? NAME_MAX - suffix.size() : 0;
+    tmp = path.substr(0, base + std::min(path.size() - base, room)) + suffix;
     fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0 && errno != EEXIST) break;
   }
@@ -346,6 +354,14 @@ void trace_collect() noexcept {
   }
 }
 
+// Serialises start_trace and stop_trace as wholes: two threads starting traces at once both saw none
+// running and one trace was dropped unwritten; a start also stops (and writes) the trace it replaces.
+std::mutex& trace_control() {
+  static std::mutex* m = new std::mutex;  // used from an atexit hook
+  return *m;
+}
+std::size_t stop_trace_locked();  // below gpurt::stop_trace
+
 void start_trace_from_environment(const std::string& path) noexcept {
   try {
     gpurt::start_trace(path);
@@ -371,7 +387,8 @@ void start_trace(const std::string& path) {
   bool direct = false;
   const std::string why = detail::trace_target(path, direct);
   if (!why.empty()) detail::trace_refused(path, why, "gpurt::start_trace");
-  if (tracing()) (void)stop_trace();
+  std::lock_guard<std::mutex> control(detail::trace_control());
+  if (tracing()) (void)detail::stop_trace_locked();
   detail::Tracer& t = detail::tracer();
   {
     std::lock_guard<std::mutex> lock(t.mutex);
@@ -393,6 +410,17 @@ void start_trace(const std::string& path) {
 }
 
 std::size_t stop_trace() {
+  std::lock_guard<std::mutex> control(detail::trace_control());
+  return detail::stop_trace_locked();
+}
+
+}  // namespace gpurt
+
+namespace gpurt::detail {
+
+// stop_trace with trace_control() held.
+std::size_t stop_trace_locked() {
+  using namespace gpurt;
   detail::Tracer& t = detail::tracer();
   std::string path, text;
   std::size_t count = 0;
@@ -416,6 +444,10 @@ std::size_t stop_trace() {
   detail::log(detail::LogLevel::info, "trace", "wrote " + std::to_string(count) + " events to " + path);
   return count;
 }
+
+}  // namespace gpurt::detail
+
+namespace gpurt {
 
 // A TraceSpan is a Traced command on the queue whose name is the span's: its timed markers bracket
 // whatever is enqueued on the native queue in between.

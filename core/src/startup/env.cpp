@@ -48,6 +48,18 @@ std::string keyword(const char* v) {
 }
 }  // namespace
 
+std::string plain_directory(const std::string& dir) {
+  if (dir.empty()) return dir;
+  std::string out;
+  for (const std::string& part : split(dir, '/')) {
+    if (part.empty() || part == ".") continue;
+    if (!out.empty() || dir.front() == '/') out += '/';
+    out += part;
+  }
+  if (out.empty()) return dir.front() == '/' ? "/" : ".";
+  return out;
+}
+
 bool backend_name_ok(const std::string& name) {
   if (name.empty()) return false;
   for (char c : name)
@@ -92,7 +104,7 @@ Settings parse_environment(const std::function<const char*(const char*)>& get) {
                   "entry '" + dir +
                       "' is not an absolute directory; gpurt loads plugins only from absolute "
                       "directories (never the current one). Use e.g. /opt/gpurt/lib");
-      env.loader.plugin_path.push_back(dir);
+      env.loader.plugin_path.push_back(plain_directory(dir));
     }
   }
   if (const char* v = get("GPURT_DISABLE_BACKENDS"); v && *v) {
@@ -149,7 +161,7 @@ Settings parse_environment(const std::function<const char*(const char*)>& get) {
   }
   if (const char* v = get("GPURT_CACHE_DIR"); v && *v) {
     if (v[0] != '/') malformed("GPURT_CACHE_DIR", v, "expected an absolute directory such as /var/tmp/gpurt-cache");
-    env.cache.directory = v;
+    env.cache.directory = plain_directory(v);
   } else {
     env.cache.directory = default_cache_dir(get);
   }
@@ -157,8 +169,8 @@ Settings parse_environment(const std::function<const char*(const char*)>& get) {
 }
 
 std::string default_cache_dir(const std::function<const char*(const char*)>& get) {
-  if (const char* x = get("XDG_CACHE_HOME"); x && x[0] == '/') return std::string(x) + "/gpurt";
-  if (const char* h = get("HOME"); h && h[0] == '/') return std::string(h) + "/.cache/gpurt";
+  if (const char* x = get("XDG_CACHE_HOME"); x && x[0] == '/') return plain_directory(std::string(x) + "/gpurt");
+  if (const char* h = get("HOME"); h && h[0] == '/') return plain_directory(std::string(h) + "/.cache/gpurt");
   return {};
 }
 

@@ -44,6 +44,12 @@ struct Settings {
   TransferSettings transfer;
 };
 
+// `dir` with repeated '/', '.' components and trailing '/' removed ("/a//b/./c/" is "/a/b/c"; ".."
+// is kept: it means "the parent of where the path before it leads"). Its last component is then the
+// directory's own name, so a check that does not follow links (lstat, O_NOFOLLOW) sees a symbolic
+// link there however the path is spelled: "/tmp/link/" and "/tmp/link/." resolve through the link.
+std::string plain_directory(const std::string& dir);
+
 // The default cache directory: $XDG_CACHE_HOME/gpurt, else $HOME/.cache/gpurt; empty if neither.
 std::string default_cache_dir(const std::function<const char*(const char*)>& get);
 
