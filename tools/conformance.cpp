@@ -151,6 +151,40 @@ std::string tail_lines(const std::string& s, std::size_t lines) {
   return pos == std::string::npos ? s : s.substr(pos + 1);
 }
 
+
+// -c is matched with std::regex, whose compiler recurses once per nesting level (100,000 nested
+// groups overflowed the stack) and whose default matcher backtracks (`(a|aa)*(a|aa)*b` takes
+// exponential time). So a pattern is at most 1,000 characters with groups and classes nested at
+// most 32 deep, and libstdc++ matches it with its polynomial (non-backtracking) executor, which
+// refuses back-references.
+constexpr std::size_t case_filter_max_length = 1000;
+constexpr int case_filter_max_depth = 32;
+#ifdef __GLIBCXX__
+constexpr auto case_filter_syntax = std::regex::ECMAScript | std::regex::icase | std::regex_constants::__polynomial;
+#else
+constexpr auto case_filter_syntax = std::regex::ECMAScript | std::regex::icase;
+#endif
+
+void check_case_filter(const std::string& pattern) {
+  if (pattern.size() > case_filter_max_length)
+    throw UsageError("-c is " + std::to_string(pattern.size()) + " characters long; a case filter is at most " +
+                     std::to_string(case_filter_max_length) + " (match a shorter part of the case names)");
+  int depth = 0, deepest = 0;
+  bool escaped = false;
+  for (const char c : pattern) {
+    if (escaped) {
+      escaped = false;
+      continue;
+    }
+    if (c == '\\') escaped = true;
+    else if (c == '(' || c == '[') deepest = std::max(deepest, ++depth);
+    else if ((c == ')' || c == ']') && depth > 0) --depth;
+  }
+  if (deepest > case_filter_max_depth)
+    throw UsageError("-c nests groups or classes " + std::to_string(deepest) + " deep; a case filter nests at most " +
+                     std::to_string(case_filter_max_depth));
+}
+
 }  // namespace
 
 int run_conformance(const ConformanceCommand& cmd) {
@@ -249,13 +283,15 @@ int run_conformance(const ConformanceCommand& cmd) {
   }
   const std::size_t all_cases = cases.size();
   if (!cmd.case_filter.empty()) {
+    check_case_filter(cmd.case_filter);
     try {
-      const std::regex filter(cmd.case_filter, std::regex::icase);
+      const std::regex filter(cmd.case_filter, case_filter_syntax);
       cases.erase(std::remove_if(cases.begin(), cases.end(),
                                  [&](const std::string& c) { return !std::regex_search(c, filter); }),
                   cases.end());
     } catch (const std::regex_error& e) {
-      throw UsageError("-c '" + cmd.case_filter + "' is not a valid regular expression (ECMAScript): " + e.what());
+      throw UsageError("-c '" + cmd.case_filter + "' is not a valid regular expression (ECMAScript, without "
+                       "back-references): " + e.what());
     }
     if (cases.empty())
       throw UsageError("-c '" + cmd.case_filter + "' matches none of the suite's " + std::to_string(all_cases) +
