@@ -171,6 +171,8 @@ void write_output(const std::string& path, const std::string& what, const std::f
     if (fd < 0 && errno != EEXIST) break;
   }
   if (fd < 0) cannot_create(path, what, std::strerror(errno));
+  struct stat old {};  // the file it replaces keeps its permissions
+  if (::lstat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode)) (void)::fchmod(fd, old.st_mode & 0777);
   int err = 0;
   if (!write_and_close(fd, bytes, err)) {
     ::unlink(tmp.c_str());

@@ -510,6 +510,32 @@ TEST_CASE("README: a trace at a hard-linked PATH replaces the name only, never t
   CHECK_FALSE(nlohmann::json::parse(slurp(path), nullptr, false).is_discarded());
 }
 
+TEST_CASE("README: a trace that replaces a private regular file keeps its permission bits") {
+  // README (tracing): a regular file at PATH is replaced through a temporary file, "a regular file it
+  // replaces keeps its permission bits (a trace kept at mode 0600 stays 0600)"; trace.hpp says the
+  // same. A new file gets the usual mode (0644 less the umask).
+  test::Fixture f;
+  const std::string dir = temp_dir(), kept = dir + "/private.json", fresh = dir + "/new.json";
+  put_file(kept, "old trace\n");
+  REQUIRE(::chmod(kept.c_str(), 0600) == 0);
+  for (const std::string& path : {kept, fresh}) {
+    INFO(path);
+    start_trace(path);
+    auto x = f.dev.alloc<int>(5);
+    f.q.fill(x, 1);
+    CHECK(f.q.read(x) == std::vector<int>(5, 1));
+    CHECK(stop_trace() > 2);
+    CHECK_FALSE(nlohmann::json::parse(slurp(path), nullptr, false).is_discarded());
+  }
+  struct stat k {}, n {};
+  REQUIRE(::stat(kept.c_str(), &k) == 0);
+  REQUIRE(::stat(fresh.c_str(), &n) == 0);
+  CHECK((k.st_mode & 0777) == 0600);
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  CHECK((n.st_mode & 0777) == (0644 & ~mask));
+}
+
 TEST_CASE("trace.hpp: a socket or a block device at the trace path is refused and left in place") {
   // trace.hpp start_trace: "Throws Error(invalid_argument) ... when `path` is a symbolic link, a
   // directory or anything else that is not a regular file, a character device or a FIFO";

@@ -29,7 +29,8 @@ class Queue;
 void start_trace(const std::string& path);
 // Waits for the traced device work, writes the file and stops tracing; returns the number of
 // events written (0 when no trace was running). A new or regular file is replaced atomically
-// through a temporary file created exclusively beside it (never through a link); a character
+// through a temporary file created exclusively beside it (never through a link; a regular file
+// replaced keeps its permission bits); a character
 // device or FIFO is written directly, never replaced. Tracing stops either way; a path that became
 // a link, a directory or a FIFO with no reader is Error(invalid_argument), a failed write
 // Error(internal).

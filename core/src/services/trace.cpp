@@ -235,6 +235,9 @@ void write_replacing(const std::string& path, const std::string& text) {
     if (fd < 0 && errno != EEXIST) break;
   }
   if (fd < 0) write_failed(path, errno);
+  // The file it replaces keeps its permissions (a trace kept private with mode 0600 stays so).
+  struct stat old {};
+  if (::lstat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode)) (void)::fchmod(fd, old.st_mode & 0777);
   const bool written = write_fd(fd, text);
   int err = written ? 0 : (errno != 0 ? errno : EIO);
   if (::close(fd) != 0 && written) err = errno;
