@@ -9,6 +9,8 @@
 #include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
 
+#include "nvcc_timing.cuh"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -16,43 +18,7 @@
 #include <random>
 #include <vector>
 
-#define CHECK(call)                                                                       \
-  do {                                                                                    \
-    cudaError_t e_ = (call);                                                              \
-    if (e_ != cudaSuccess) {                                                              \
-      std::fprintf(stderr, "%s failed: %s (%s:%d)\n", #call, cudaGetErrorString(e_), __FILE__, \
-                   __LINE__);                                                             \
-      std::exit(1);                                                                       \
-    }                                                                                     \
-  } while (0)
-
-__global__ void copy4(const int4* in, int4* out, size_t n4) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n4; i += (size_t)gridDim.x * blockDim.x)
-    out[i] = in[i];
-}
-
-template <class F>
-static double median_ms(int trials, cudaStream_t s, F&& f) {
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
-  f();  // warm-up
-  CHECK(cudaStreamSynchronize(s));
-  std::vector<float> ms;
-  for (int t = 0; t < trials; ++t) {
-    CHECK(cudaEventRecord(a, s));
-    f();
-    CHECK(cudaEventRecord(b, s));
-    CHECK(cudaEventSynchronize(b));
-    float x = 0;
-    CHECK(cudaEventElapsedTime(&x, a, b));
-    ms.push_back(x);
-  }
-  std::sort(ms.begin(), ms.end());
-  CHECK(cudaEventDestroy(a));
-  CHECK(cudaEventDestroy(b));
-  return ms[ms.size() / 2];
-}
+#define CHECK GPURT_CUDART_CHECK
 
 int main(int argc, char** argv) {
   const size_t millions = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 64;
@@ -81,8 +47,9 @@ int main(int argc, char** argv) {
   void* temp = nullptr;
   CHECK(cudaMalloc(&temp, temp_bytes));
 
-  const double scan = median_ms(trials, s, [&] {
+  const double scan = gpurt_median_ms(trials, s, [&] {
     CHECK(cub::DeviceScan::InclusiveSum(temp, temp_bytes, in, out, (int64_t)n, s));
+    return true;
   });
   std::vector<int> got(n);
   CHECK(cudaMemcpy(got.data(), out, n * sizeof(int), cudaMemcpyDeviceToHost));
@@ -92,13 +59,15 @@ int main(int argc, char** argv) {
     run += (uint32_t)host[i];
     if ((uint32_t)got[i] != run) ++wrong;
   }
-  const double memcpy_ms = median_ms(trials, s, [&] {
+  const double memcpy_ms = gpurt_median_ms(trials, s, [&] {
     CHECK(cudaMemcpyAsync(out, in, n * sizeof(int), cudaMemcpyDeviceToDevice, s));
+    return true;
   });
   const int blocks = prop.multiProcessorCount * 8;
-  const double kernel_ms = median_ms(trials, s, [&] {
-    copy4<<<blocks, 256, 0, s>>>(reinterpret_cast<const int4*>(in), reinterpret_cast<int4*>(out), n / 4);
+  const double kernel_ms = gpurt_median_ms(trials, s, [&] {
+    gpurt_copy16<<<blocks, 256, 0, s>>>(reinterpret_cast<const int4*>(in), reinterpret_cast<int4*>(out), n / 4);
     CHECK(cudaGetLastError());
+    return true;
   });
   const double bytes = 2.0 * n * sizeof(int);  // read once, written once: the same for all three
   const double copy = std::min(memcpy_ms, kernel_ms);

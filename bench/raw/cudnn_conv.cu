@@ -8,6 +8,8 @@
 // after a warm-up. The fastest algorithm's output is checked against a CPU reference on a sample
 // of rows. Built with nvcc at build time (bench/CMakeLists.txt); links cuDNN, nothing of gpurt.
 #include <cuda_runtime.h>
+
+#include "nvcc_timing.cuh"
 #include <cudnn.h>
 
 #include <algorithm>
@@ -17,14 +19,7 @@
 #include <random>
 #include <vector>
 
-#define CHECK(call)                                                                                 \
-  do {                                                                                              \
-    cudaError_t e_ = (call);                                                                        \
-    if (e_ != cudaSuccess) {                                                                        \
-      std::fprintf(stderr, "%s failed: %s (%s:%d)\n", #call, cudaGetErrorString(e_), __FILE__, __LINE__); \
-      std::exit(1);                                                                                 \
-    }                                                                                               \
-  } while (0)
+#define CHECK GPURT_CUDART_CHECK
 #define DNN(call)                                                                                   \
   do {                                                                                              \
     cudnnStatus_t s_ = (call);                                                                      \
@@ -33,34 +28,6 @@
       std::exit(1);                                                                                 \
     }                                                                                               \
   } while (0)
-
-__global__ void copy4(const float4* in, float4* out, size_t n4) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n4; i += (size_t)gridDim.x * blockDim.x)
-    out[i] = in[i];
-}
-
-template <class F>
-static float median_ms(int trials, cudaStream_t s, F&& f) {
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
-  if (!f()) return -1.0f;  // warm-up; false: this variant does not run
-  CHECK(cudaStreamSynchronize(s));
-  std::vector<float> ms;
-  for (int t = 0; t < trials; ++t) {
-    CHECK(cudaEventRecord(a, s));
-    f();
-    CHECK(cudaEventRecord(b, s));
-    CHECK(cudaEventSynchronize(b));
-    float x = 0;
-    CHECK(cudaEventElapsedTime(&x, a, b));
-    ms.push_back(x);
-  }
-  std::sort(ms.begin(), ms.end());
-  CHECK(cudaEventDestroy(a));
-  CHECK(cudaEventDestroy(b));
-  return ms[ms.size() / 2];
-}
 
 int main(int argc, char** argv) {
   const int side = argc > 1 ? std::atoi(argv[1]) : 8192;
@@ -127,7 +94,7 @@ int main(int argc, char** argv) {
       (void)cudaGetLastError();
       continue;
     }
-    const float ms = median_ms(trials, s, [&] {
+    const float ms = gpurt_median_ms(trials, s, [&] {
       return cudnnConvolutionForward(h, &one, xd, in, wd, filter, cd, algos[i], work, ws, &zero, yd, out) ==
              CUDNN_STATUS_SUCCESS;
     });
@@ -169,12 +136,12 @@ int main(int argc, char** argv) {
         }
       worst = std::max(worst, std::fabs(got[(size_t)y * side + x] - sum) / (mag + 1e-30));
     }
-  const float memcpy_ms = median_ms(trials, s, [&] {
+  const float memcpy_ms = gpurt_median_ms(trials, s, [&] {
     CHECK(cudaMemcpyAsync(out, in, n * 4, cudaMemcpyDeviceToDevice, s));
     return true;
   });
-  const float kernel_ms = median_ms(trials, s, [&] {
-    copy4<<<prop.multiProcessorCount * 8, 256, 0, s>>>(reinterpret_cast<const float4*>(in), reinterpret_cast<float4*>(out),
+  const float kernel_ms = gpurt_median_ms(trials, s, [&] {
+    gpurt_copy16<<<prop.multiProcessorCount * 8, 256, 0, s>>>(reinterpret_cast<const float4*>(in), reinterpret_cast<float4*>(out),
                                                        n / 4);
     CHECK(cudaGetLastError());
     return true;
