@@ -23,6 +23,7 @@
 
 #include "child.hpp"
 #include "contract_support.hpp"
+#include "staging_support.hpp"
 #include "fixture.hpp"
 #include "gpurt/graph.hpp"
 #include "gpurt/native.hpp"
@@ -39,23 +40,6 @@ using namespace gpurt;
 
 namespace {
 
-// Restores the staging mode and thread count a case changed.
-struct StagingGuard {
-  Staging mode = staging();
-  ~StagingGuard() {
-    set_staging(mode);
-    set_staging_threads(0);
-  }
-};
-
-// Bytes of `got` that differ from `want` (a CHECK on whole vectors would print them all).
-template <class T>
-std::size_t mismatches(const std::vector<T>& got, const std::vector<T>& want) {
-  if (got.size() != want.size()) return std::max(got.size(), want.size());
-  std::size_t wrong = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) wrong += std::memcmp(&got[i], &want[i], sizeof(T)) != 0;
-  return wrong;
-}
 
 bool is_backend(const Device& d, const char* name) { return d.properties().backend == name; }
 
@@ -106,7 +90,7 @@ TEST_CASE("interop.md: a cl_mem, cl_command_queue and cl_event the application r
   CHECK(status == CL_COMPLETE);
   std::vector<float> out(n);
   REQUIRE(clEnqueueReadBuffer(cq, mem, CL_TRUE, 0, n * sizeof(float), out.data(), 0, nullptr, nullptr) == CL_SUCCESS);
-  CHECK(mismatches(out, in) == 0);
+  CHECK(test::mismatches(out, in) == 0);
   // The retained objects import again, and gpurt works on them.
   {
     Queue q2 = gpurt::opencl::import_queue(f.dev, cq, Ownership::borrow);
@@ -115,7 +99,7 @@ TEST_CASE("interop.md: a cl_mem, cl_command_queue and cl_event the application r
     q2.fill(b2.view(1, 2), 9.0f);
     std::vector<float> want = in;
     want[1] = want[2] = 9.0f;
-    CHECK(mismatches(q2.read(b2), want) == 0);
+    CHECK(test::mismatches(q2.read(b2), want) == 0);
   }
   CHECK(clReleaseEvent(ev) == CL_SUCCESS);
   CHECK(clReleaseCommandQueue(cq) == CL_SUCCESS);
@@ -159,11 +143,11 @@ TEST_CASE("native.hpp: a borrowed import keeps its own reference - it outlives t
   e2.wait();
   CHECK(e2.complete());
   q2.wait(e2);
-  CHECK(mismatches(q2.read(b2), in) == 0);
+  CHECK(test::mismatches(q2.read(b2), in) == 0);
   q2.fill(b2.view(3, 5), 2.5f);
   std::vector<float> want = in;
   std::fill(want.begin() + 3, want.begin() + 8, 2.5f);
-  CHECK(mismatches(q2.read(b2), want) == 0);
+  CHECK(test::mismatches(q2.read(b2), want) == 0);
   for (int i = 0; i < 4; ++i) CHECK(q2.read(others[i].view(n - 1, 1))[0] == float(i));
   // The queue it came from was timed, so the import's events are (native.hpp import_queue).
   const Event t0 = q2.record(), t1 = q2.record();
@@ -204,8 +188,8 @@ TEST_CASE("interop.md: the application's own work on command_queue(q) comes befo
   CHECK_FALSE(after.complete());
   CHECK_FALSE(other_done.complete());
   REQUIRE(clSetUserEventStatus(gate, CL_COMPLETE) == CL_SUCCESS);
-  CHECK(mismatches(other.read(c), app) == 0);
-  CHECK(mismatches(f.q.read(d), app) == 0);
+  CHECK(test::mismatches(other.read(c), app) == 0);
+  CHECK(test::mismatches(f.q.read(d), app) == 0);
   CHECK(after.complete());
   clReleaseEvent(gate);
   // The other way (interop.md: "gpurt's work first, foreign work after it: record an event on the
@@ -235,7 +219,7 @@ TEST_CASE("interop.md: the application's own work on command_queue(q) comes befo
   CHECK(status != CL_COMPLETE);
   REQUIRE(clSetUserEventStatus(hold, CL_COMPLETE) == CL_SUCCESS);
   REQUIRE(clWaitForEvents(1, &read_done) == CL_SUCCESS);
-  CHECK(mismatches(seen, fresh) == 0);
+  CHECK(test::mismatches(seen, fresh) == 0);
   clReleaseEvent(read_done);
   clReleaseEvent(hold);
   clReleaseCommandQueue(mine);
@@ -368,7 +352,7 @@ TEST_CASE("native.hpp: an import is bounded by its count, not by the native buff
   // bytes of the native buffer past the import's count belong to the import of nobody: no call on
   // the import may reach them, whichever path the copy takes (direct, staged, pinned).
   test::Fixture f;
-  StagingGuard guard;
+  test::StagingGuard guard;
   const std::size_t n = (9u << 20) / sizeof(float) + 5;  // more than one staging chunk
   const std::size_t extra = 16;
   auto own = f.dev.alloc<float>(n + extra);
@@ -389,7 +373,7 @@ TEST_CASE("native.hpp: an import is bounded by its count, not by the native buff
     f.q.copy(in, imp.view(3, n - 3));
     std::vector<float> out(n - 3);
     f.q.copy(imp.view(3, n - 3), out);
-    CHECK(mismatches(out, in) == 0);
+    CHECK(test::mismatches(out, in) == 0);
     CHECK(f.q.read(own.view(n, extra)) == tail);
   }
   // Pinned copies, a fill and a device copy over the whole import.
@@ -583,7 +567,7 @@ TEST_CASE("interop.md: a cl_mem whose flags forbid host access imports, works on
   // engine's staging buffers, pinned) must say so, and leave the queue and the engine usable.
   test::Fixture f;
   if (!is_backend(f.dev, "opencl")) GPURT_SKIP("makes cl_mem objects with host-access flags (" + f.dev.description() + ")");
-  StagingGuard guard;
+  test::StagingGuard guard;
   const std::size_t n = (9u << 20) / sizeof(float) + 3;  // more than one staging chunk
   const std::vector<float> in = test::random_vector<float>(n);
   auto pinned = f.dev.alloc_host<float>(n);
@@ -629,7 +613,7 @@ TEST_CASE("interop.md: a cl_mem whose flags forbid host access imports, works on
       f.q.copy(in, plain);
       std::vector<float> back(n);
       f.q.copy(plain, back);
-      CHECK(mismatches(back, in) == 0);
+      CHECK(test::mismatches(back, in) == 0);
     }
   }
 }

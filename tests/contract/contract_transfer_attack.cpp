@@ -22,6 +22,7 @@
 
 #include "child.hpp"
 #include "contract_support.hpp"
+#include "staging_support.hpp"
 #include "fixture.hpp"
 #include "gpurt/graph.hpp"
 #include "gpurt/native.hpp"
@@ -36,27 +37,6 @@
 
 using namespace gpurt;
 
-namespace {
-
-// Restores the staging mode and thread count a case changed.
-struct StagingGuard {
-  Staging mode = staging();
-  ~StagingGuard() {
-    set_staging(mode);
-    set_staging_threads(0);
-  }
-};
-
-// Bytes of `got` that differ from `want` (a CHECK on whole vectors would print them all).
-template <class T>
-std::size_t mismatches(const std::vector<T>& got, const std::vector<T>& want) {
-  if (got.size() != want.size()) return std::max(got.size(), want.size());
-  std::size_t wrong = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) wrong += std::memcmp(&got[i], &want[i], sizeof(T)) != 0;
-  return wrong;
-}
-
-}  // namespace
 
 TEST_CASE("transfer.hpp: set_staging_threads takes effect for the next staged copy - 0 restores the documented defaults") {
   // transfer.hpp: "set_staging_threads: Host threads that copy between pageable memory and the
@@ -66,7 +46,7 @@ TEST_CASE("transfer.hpp: set_staging_threads takes effect for the next staged co
   // a staged copy moves its data in pieces of this size"; README: "pinned staging buffers, 8 MiB
   // chunks". Every thread count, the extremes included, must copy every byte.
   test::Fixture f;
-  StagingGuard guard;
+  test::StagingGuard guard;
   CHECK(staging_chunk_bytes() == (8u << 20));
   set_staging_threads(0);
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
@@ -88,7 +68,7 @@ TEST_CASE("transfer.hpp: set_staging_threads takes effect for the next staged co
     const TransferStatistics after = transfer_statistics();
     CHECK(after.staged_copies == before.staged_copies + 2);
     CHECK(after.staged_bytes == before.staged_bytes + 2 * bytes);
-    CHECK(mismatches(out, in) == 0);
+    CHECK(test::mismatches(out, in) == 0);
   }
   // README: "Copies from and to ordinary (pageable) host memory of 1 MiB and more go through a
   // transfer engine ... HostBuffer memory (... and its views ...) is already pinned and always goes
@@ -123,7 +103,7 @@ TEST_CASE("queue.hpp: zero-byte copies at a buffer's end take null host pointers
   // view at the end of a buffer is a valid view (buffer.hpp view: "[offset, offset + count)").
   // A null host pointer with nothing to copy is no error; with something to copy it is.
   test::Fixture f;
-  StagingGuard guard;
+  test::StagingGuard guard;
   const std::size_t n = (5u << 20) / sizeof(float) + 1;  // above the staging threshold
   auto d = f.dev.alloc<float>(n);
   f.q.fill(d, 8.0f);
@@ -155,7 +135,7 @@ TEST_CASE("queue.hpp: pinned and pageable copies of overlapping ranges land in q
   // overlapping range must leave the staged one's bytes, and a pinned download after a staged upload
   // must read what that upload wrote.
   test::Fixture f;
-  StagingGuard guard;
+  test::StagingGuard guard;
   const std::size_t n = (24u << 20) / sizeof(float) + 9;
   auto d = f.dev.alloc<float>(n);
   auto pinned = f.dev.alloc_host<float>(n);
@@ -169,7 +149,7 @@ TEST_CASE("queue.hpp: pinned and pageable copies of overlapping ranges land in q
     f.q.finish();
     std::vector<float> want(n, 1.0f);
     std::copy(later.begin(), later.end(), want.begin() + static_cast<long>(n / 4));
-    CHECK(mismatches(f.q.read(d), want) == 0);
+    CHECK(test::mismatches(f.q.read(d), want) == 0);
     // A staged upload, then a pinned download of an overlapping range, then another upload.
     const std::vector<float> up = test::random_vector<float>(n - 3);
     f.q.copy(up, d.view(3, n - 3));
@@ -177,7 +157,7 @@ TEST_CASE("queue.hpp: pinned and pageable copies of overlapping ranges land in q
     f.q.finish();
     std::vector<float> got(pinned.begin(), pinned.end());
     std::copy(up.begin(), up.end(), want.begin() + 3);
-    CHECK(mismatches(got, want) == 0);
+    CHECK(test::mismatches(got, want) == 0);
   }
 }
 
@@ -390,7 +370,7 @@ TEST_CASE("contract: staging measurement under GPURT_STAGING", "[.]") {
   }
   const std::vector<float> in = test::random_vector<float>(n);
   q.write(in, b);
-  CHECK(mismatches(q.read(b), in) == 0);
+  CHECK(test::mismatches(q.read(b), in) == 0);
   // The measurement runs in the background once no copy is staging: give it its time.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (transfer_statistics().measurements_taken == 0 && std::chrono::steady_clock::now() < deadline &&
