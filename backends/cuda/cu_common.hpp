@@ -24,7 +24,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -289,12 +288,6 @@ class CuQueue final : public plugin::Queue {
   CUcontext ctx_;
   CUstream stream_;
   Owner<StreamTraits> owned_;  // empty when borrowed
-  // Keeps a fill that is several memsets (a pattern of more than 4 bytes, or one the start's
-  // alignment splits) contiguous on the stream: it holds this exclusively, every other enqueue
-  // shared, so no other thread's command lands between its memsets (api-guide, "Threads": a queue
-  // runs each command whole).
-  std::shared_mutex order_mutex_;
-  std::shared_lock<std::shared_mutex> ordered() { return std::shared_lock<std::shared_mutex>(order_mutex_); }
 };
 
 class CuDevice final : public plugin::Device {

@@ -313,7 +313,6 @@ Status CuQueue::replay(plugin::Graph& graph) noexcept {
   return guarded("cuGraphLaunch", [&] {
     Status s = make_current(ctx_);
     if (!s.ok()) return s;
-    auto order = ordered();
     const CUresult r = cuGraphLaunch(static_cast<CuGraph&>(graph).exec(), stream_);
     return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuGraphLaunch");
   });

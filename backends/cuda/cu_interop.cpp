@@ -290,7 +290,6 @@ Status CuQueue::copy_peer(plugin::Buffer& src, std::size_t src_offset, plugin::B
   if (b.context() != ctx_) device_.enable_peer(b.context());
   Status s = make_current(ctx_);
   if (!s.ok()) return s;
-  auto order = ordered();
   const CUresult r = cuMemcpyPeerAsync(b.ptr() + dst_offset, b.context(), a.ptr() + src_offset, a.context(), bytes,
                                        stream_);
   return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuMemcpyPeerAsync", "copying between devices");

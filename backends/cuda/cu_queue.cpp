@@ -34,7 +34,6 @@ Status CuQueue::copy_from_host(const void* src, plugin::Buffer& dst, std::size_t
                                std::size_t bytes, bool) noexcept {
   Status s = make_current(ctx_);
   if (!s.ok()) return s;
-  auto order = ordered();
   const CUresult r = cuMemcpyHtoDAsync(ptr_of(dst, dst_offset), src, bytes, stream_);
   return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuMemcpyHtoDAsync");
 }
@@ -43,7 +42,6 @@ Status CuQueue::copy_to_host(plugin::Buffer& src, std::size_t src_offset, void* 
                              std::size_t bytes, bool) noexcept {
   Status s = make_current(ctx_);
   if (!s.ok()) return s;
-  auto order = ordered();
   const CUresult r = cuMemcpyDtoHAsync(dst, ptr_of(src, src_offset), bytes, stream_);
   return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuMemcpyDtoHAsync");
 }
@@ -52,7 +50,6 @@ Status CuQueue::copy(plugin::Buffer& src, std::size_t src_offset, plugin::Buffer
                      std::size_t dst_offset, std::size_t bytes) noexcept {
   Status s = make_current(ctx_);
   if (!s.ok()) return s;
-  auto order = ordered();
   const CUresult r = cuMemcpyDtoDAsync(ptr_of(dst, dst_offset), ptr_of(src, src_offset), bytes, stream_);
   return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuMemcpyDtoDAsync");
 }
@@ -73,12 +70,6 @@ Status CuQueue::fill(plugin::Buffer& dst, std::size_t offset, std::size_t bytes,
   const CUdeviceptr ptr = ptr_of(dst, offset);
   CUstream st = stream_;
   CUresult r = CUDA_SUCCESS;
-  // One memset, or several (below) that no other thread's command may come between.
-  const bool one = period == 1 || (period == 2 && ptr % 2 == 0) || (period == 4 && ptr % 4 == 0);
-  std::shared_lock<std::shared_mutex> shared(order_mutex_, std::defer_lock);
-  std::unique_lock<std::shared_mutex> whole(order_mutex_, std::defer_lock);
-  if (one) shared.lock();
-  else whole.lock();
   if (period == 1) {
     r = cuMemsetD8Async(ptr, pat[0], bytes, st);
     return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuMemsetD8Async");
@@ -150,7 +141,6 @@ Status CuQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
   PackedLaunch p;
   if (Status packed = pack_launch(k, shape, args, count, p); !packed.ok()) return packed;
   const Dim3 g = shape.groups, b = shape.group_size;
-  auto order = ordered();
   const CUresult r = cuLaunchKernel(k.function(), static_cast<unsigned>(g.x), static_cast<unsigned>(g.y),
                                     static_cast<unsigned>(g.z), static_cast<unsigned>(b.x),
                                     static_cast<unsigned>(b.y), static_cast<unsigned>(b.z),
@@ -166,7 +156,6 @@ Status CuQueue::record(bool timing, std::unique_ptr<plugin::Event>& out) noexcep
     CUresult r = cuEventCreate(&e, timing ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING);
     if (r != CUDA_SUCCESS) return fail(r, "cuEventCreate");
     Owner<EventTraits> owned(e);
-    auto order = ordered();
     r = cuEventRecord(e, stream_);
     if (r != CUDA_SUCCESS) return fail(r, "cuEventRecord");
     out = std::make_unique<CuEvent>(ctx_, std::move(owned));
@@ -177,7 +166,6 @@ Status CuQueue::record(bool timing, std::unique_ptr<plugin::Event>& out) noexcep
 Status CuQueue::wait(plugin::Event& event) noexcept {
   Status s = make_current(ctx_);
   if (!s.ok()) return s;
-  auto order = ordered();
   const CUresult r = cuStreamWaitEvent(stream_, static_cast<CuEvent&>(event).handle(), 0);
   return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuStreamWaitEvent");
 }

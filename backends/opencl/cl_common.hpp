@@ -27,7 +27,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -241,18 +240,9 @@ class ClQueue final : public plugin::Queue {
   std::vector<void*> pending_;
   std::size_t pending_bytes_ = 0;
   void free_pending() noexcept;  // pending_mutex_ held, the queue finished
-  // A fill whose offset is not a multiple of the pattern size (cl_queue.cpp); order_mutex_ held
-  // exclusively.
+  // A fill whose offset is not a multiple of the pattern size (cl_queue.cpp).
   Status fill_by_copies(plugin::Buffer& dst, std::size_t offset, std::size_t bytes, const void* pattern,
                         std::size_t pattern_size) noexcept;
-  Status write_locked(const void* src, plugin::Buffer& dst, std::size_t dst_offset, std::size_t bytes,
-                      bool blocking) noexcept;  // copy_from_host with order_mutex_ held
-  // Keeps a call that is several OpenCL commands - a fill by copies, a graph replay - contiguous on
-  // the queue: those hold it exclusively, every other enqueue shared (enqueues on one
-  // cl_command_queue are thread-safe and otherwise run side by side). api-guide, "Threads": a queue
-  // runs each command whole, in the order the calls were made.
-  std::shared_mutex order_mutex_;
-  std::shared_lock<std::shared_mutex> ordered() { return std::shared_lock<std::shared_mutex>(order_mutex_); }
 };
 
 

@@ -180,7 +180,6 @@ Status ClGraph::set_args(std::size_t index, const plugin::LaunchShape& shape, co
 Status ClQueue::replay(plugin::Graph& graph) noexcept {
   const ClGraph& g = static_cast<const ClGraph&>(graph);
   cl_command_queue q = queue_();
-  std::unique_lock<std::shared_mutex> whole(order_mutex_);  // the replay's commands stay contiguous
   for (const ClGraph::Step& st : g.steps()) {
     cl_int err = CL_SUCCESS;
     const char* call = "";

@@ -107,7 +107,6 @@ Status ClQueue::copy_peer(plugin::Buffer& src, std::size_t src_offset, plugin::B
     return Status::failure(ErrorCategory::unsupported,
                            "OpenCL copies directly only between buffers of one cl_context (devices of one platform)",
                            "clEnqueueCopyBuffer");
-  auto order = ordered();
   err = clEnqueueCopyBuffer(queue_(), from, to, src_offset, dst_offset, bytes, 0, nullptr, nullptr);
   return err == CL_SUCCESS ? Status::success()
                            : fail_enqueue(queue_(), device_.native()(), err, "clEnqueueCopyBuffer",

@@ -71,12 +71,6 @@ Status host_copy_failed(cl_command_queue queue, cl_device_id device, cl_mem mem,
 // a private copy (above), larger ones with the driver's blocking form.
 Status ClQueue::copy_from_host(const void* src, plugin::Buffer& dst, std::size_t dst_offset,
                                std::size_t bytes, bool blocking) noexcept {
-  auto order = ordered();
-  return write_locked(src, dst, dst_offset, bytes, blocking);
-}
-
-Status ClQueue::write_locked(const void* src, plugin::Buffer& dst, std::size_t dst_offset, std::size_t bytes,
-                             bool blocking) noexcept {
   if (blocking && bytes <= private_copy_limit) {
     std::lock_guard<std::mutex> lock(pending_mutex_);
     if (pending_bytes_ + bytes > pending_budget || pending_.size() >= 4096) {
@@ -112,7 +106,6 @@ Status ClQueue::write_locked(const void* src, plugin::Buffer& dst, std::size_t d
 
 Status ClQueue::copy_to_host(plugin::Buffer& src, std::size_t src_offset, void* dst,
                              std::size_t bytes, bool blocking) noexcept {
-  auto order = ordered();
   const cl_int err = clEnqueueReadBuffer(queue_(), buf(src).handle(), blocking ? CL_TRUE : CL_FALSE, src_offset, bytes,
                                          dst, 0, nullptr, nullptr);
   return err == CL_SUCCESS ? Status::success()
@@ -122,7 +115,6 @@ Status ClQueue::copy_to_host(plugin::Buffer& src, std::size_t src_offset, void* 
 
 Status ClQueue::copy(plugin::Buffer& src, std::size_t src_offset, plugin::Buffer& dst,
                      std::size_t dst_offset, std::size_t bytes) noexcept {
-  auto order = ordered();
   const cl_int err = clEnqueueCopyBuffer(queue_(), buf(src).handle(), buf(dst).handle(), src_offset,
                                          dst_offset, bytes, 0, nullptr, nullptr);
   return err == CL_SUCCESS ? Status::success() : fail_enqueue(queue_(), device_.native()(), err, "clEnqueueCopyBuffer");
@@ -130,17 +122,12 @@ Status ClQueue::copy(plugin::Buffer& src, std::size_t src_offset, plugin::Buffer
 
 Status ClQueue::fill(plugin::Buffer& dst, std::size_t offset, std::size_t bytes, const void* pattern,
                      std::size_t pattern_size) noexcept {
-  // A fill at an offset that is not a multiple of the pattern may be several commands (below):
-  // it holds the queue's order lock whole, so no other thread's command lands between them.
-  const bool pieces = offset % pattern_size != 0;
-  std::shared_lock<std::shared_mutex> shared(order_mutex_, std::defer_lock);
-  std::unique_lock<std::shared_mutex> whole(order_mutex_, std::defer_lock);
-  if (pieces) whole.lock();
-  else shared.lock();
+  // (A fill at an offset that is not a multiple of the pattern is several commands, below; the core
+  // holds the queue's order lock for the whole call, so no other thread's command lands between them.)
   Status through_kernel;
   if (device_.fill_with_kernel(queue_, buf(dst).handle(), offset, bytes, pattern, pattern_size, through_kernel))
     return through_kernel;
-  if (pieces) return fill_by_copies(dst, offset, bytes, pattern, pattern_size);
+  if (offset % pattern_size != 0) return fill_by_copies(dst, offset, bytes, pattern, pattern_size);
   const cl_int err = clEnqueueFillBuffer(queue_(), buf(dst).handle(), pattern, pattern_size, offset,
                                          bytes, 0, nullptr, nullptr);
   return err == CL_SUCCESS ? Status::success() : fail_enqueue(queue_(), device_.native()(), err, "clEnqueueFillBuffer");
@@ -173,7 +160,7 @@ Status ClQueue::fill_by_copies(plugin::Buffer& dst, std::size_t offset, std::siz
                                std::size_t pattern_size) noexcept {
   unsigned char block[fill_block_bytes] = {};
   const std::size_t first = repeat_pattern(block, bytes, pattern, pattern_size);
-  Status s = write_locked(block, dst, offset, first, true);
+  Status s = copy_from_host(block, dst, offset, first, true);
   if (!s.ok()) return s;
   const cl_int err = fill_by_doubling(queue_(), buf(dst).handle(), offset, first, bytes);
   return err == CL_SUCCESS ? Status::success() : fail_enqueue(queue_(), device_.native()(), err, "clEnqueueCopyBuffer");
@@ -238,7 +225,6 @@ Status ClQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
   // clSetKernelArg and the enqueue that reads the arguments must not interleave between threads
   // sharing the kernel. A launch with no arguments sets none, and enqueueing is thread-safe: it
   // takes no lock, as a raw program launching one cl_kernel from several threads takes none.
-  auto order = ordered();
   std::unique_lock<std::mutex> lock(k.mutex(), std::defer_lock);
   if (count > 0) lock.lock();
   std::vector<cl::Buffer> views;  // sub-buffers in use by this launch (OpenCL C kernels only)
@@ -254,7 +240,6 @@ Status ClQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
 Status ClQueue::record(bool, std::unique_ptr<plugin::Event>& out) noexcept {
   return guarded("clEnqueueMarkerWithWaitList", [&] {
     cl_event e = nullptr;
-    auto order = ordered();
     const cl_int err = clEnqueueMarkerWithWaitList(queue_(), 0, nullptr, &e);
     if (err != CL_SUCCESS) return fail(err, "clEnqueueMarkerWithWaitList");
     out = std::make_unique<ClEvent>(cl::Event(e));  // adopts the reference
@@ -273,7 +258,6 @@ Status ClQueue::wait(plugin::Event& event) noexcept {
     return Status::failure(ErrorCategory::unsupported,
                            "an OpenCL queue cannot wait on an event of another cl_context", "clEnqueueBarrierWithWaitList");
   cl_event h = e.handle();
-  auto order = ordered();
   err = clEnqueueBarrierWithWaitList(queue_(), 1, &h, nullptr);
   return err == CL_SUCCESS ? Status::success() : fail(err, "clEnqueueBarrierWithWaitList");
 }

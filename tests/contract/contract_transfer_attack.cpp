@@ -462,3 +462,41 @@ TEST_CASE("contract: two Devices over one native device fill its memory", "[.]")
   GPURT_REQUIRE_ERROR(mine.alloc<std::uint8_t>(largest + 1), ErrorCategory::out_of_device_memory, "largest");
   CHECK(mine.memory_usage().gpurt_bytes == 0);
 }
+
+TEST_CASE("api-guide.md: a staged upload runs whole while another thread copies from its destination on the queue") {
+  // api-guide.md, "Threads": "a queue takes commands from any number of threads and runs each whole,
+  // in the order they were enqueued". A pageable upload of 24 MiB is staged (README, Transfers: 8 MiB
+  // chunks through pinned buffers) - several commands underneath; another thread's device copy of
+  // the destination on the same queue must see the upload before it or after it, never part of it.
+  test::Fixture f;
+  test::StagingGuard guard;
+  set_staging(Staging::always);
+  constexpr std::size_t n = 6u << 20;  // 24 MiB of uint32
+  const std::vector<std::uint32_t> ones(n, 1u), twos(n, 2u);
+  auto buf = f.dev.alloc<std::uint32_t>(n);
+  f.q.copy(ones, buf);
+  f.q.finish();
+  constexpr int rounds = 24;
+  std::string torn;
+  std::thread uploader([&] {
+    for (int r = 0; r < 2 * rounds; ++r) f.q.copy(r % 2 ? ones : twos, buf);
+  });
+  try {
+    auto snapshot = f.dev.alloc<std::uint32_t>(n);
+    for (int r = 0; r < rounds && torn.empty(); ++r) {
+      f.q.copy(buf, snapshot);
+      const std::vector<std::uint32_t> got = f.q.read(snapshot);
+      const std::size_t other = static_cast<std::size_t>(std::count(got.begin(), got.end(), got[0] == 1u ? 2u : 1u));
+      if (other != 0 || (got[0] != 1u && got[0] != 2u))
+        torn = "round " + std::to_string(r) + ": " + std::to_string(other) + " of " + std::to_string(n) +
+               " elements differ from the first (" + std::to_string(got[0]) + ")";
+    }
+  } catch (...) {
+    uploader.join();
+    throw;
+  }
+  uploader.join();
+  f.q.finish();
+  INFO(torn);
+  CHECK(torn.empty());
+}

@@ -434,6 +434,7 @@ void Queue::replay(const Graph& graph) {
     g->last_queue = q->id;
   }
   detail::Traced trace("replay", g->name.c_str(), 0, q, q->device);
+  std::unique_lock<std::shared_mutex> whole(q->order);  // the replay's commands stay contiguous
   if (g->native) {
     if (detail::observing())  // the commands, as host entries inside the replay
       for (std::size_t i = 0; i < g->commands.size(); ++i) {

@@ -341,6 +341,7 @@ void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, cons
   detail::PreparedLaunch p;
   detail::prepare_launch(q->device, k, config, args, count, call, p);
   detail::Traced trace("launch", k->info.name.c_str(), 0, q, q->device);
+  std::shared_lock<std::shared_mutex> order(q->order);
   detail::check(q->impl->launch(*k->impl, p.shape, p.native, p.count), q->device);
 }
 

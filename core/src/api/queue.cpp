@@ -123,11 +123,13 @@ void Queue::copy_from_host(const void* src, const detail::Allocation* dst, std::
   // returns once the source may be reused, on every path and backend.
   const bool pinned = host_pinned || detail::is_pinned(src, dst_bytes);
   if (!pinned) {
-    if (detail::may_stage(dst_bytes) &&
-        detail::transfer_engine(q->device).upload(q, src, *dst->impl, dst_offset, dst_bytes))
-      return;
+    if (detail::may_stage(dst_bytes)) {
+      std::unique_lock<std::shared_mutex> whole(q->order);
+      if (detail::transfer_engine(q->device).upload(q, src, *dst->impl, dst_offset, dst_bytes)) return;
+    }
     detail::count_direct_copy();
   }
+  std::shared_lock<std::shared_mutex> order(q->order);
   detail::check(q->impl->copy_from_host(src, *dst->impl, dst_offset, dst_bytes, !pinned), q->device);
 }
 
@@ -144,11 +146,13 @@ void Queue::copy_to_host(const detail::Allocation* src, std::size_t src_offset,
   // Pageable memory is copied blocking: the call returns once the data is in `dst`.
   const bool pinned = host_pinned || detail::is_pinned(dst, src_bytes);
   if (!pinned) {
-    if (detail::may_stage(src_bytes) &&
-        detail::transfer_engine(q->device).download(q, *src->impl, src_offset, dst, src_bytes))
-      return;
+    if (detail::may_stage(src_bytes)) {
+      std::unique_lock<std::shared_mutex> whole(q->order);
+      if (detail::transfer_engine(q->device).download(q, *src->impl, src_offset, dst, src_bytes)) return;
+    }
     detail::count_direct_copy();
   }
+  std::shared_lock<std::shared_mutex> order(q->order);
   detail::check(q->impl->copy_to_host(*src->impl, src_offset, dst, src_bytes, !pinned), q->device);
 }
 
@@ -185,10 +189,12 @@ void Queue::copy_device(const detail::Allocation* src, std::size_t src_offset,
   if (src == dst && src_offset == dst_offset) return;  // copying a range onto itself
   if (across) {
     detail::Traced trace("copy between devices", nullptr, src_bytes, q, q->device);
+    std::unique_lock<std::shared_mutex> whole(q->order);
     detail::copy_across_devices(q, src, src_offset, dst, dst_offset, src_bytes);
     return;
   }
   detail::Traced trace("copy device to device", nullptr, src_bytes, q, q->device);
+  std::shared_lock<std::shared_mutex> order(q->order);
   detail::check(q->impl->copy(*src->impl, src_offset, *dst->impl, dst_offset, src_bytes), q->device);
 }
 
@@ -206,6 +212,9 @@ void Queue::fill_bytes(const detail::Allocation* dst, std::size_t offset, std::s
                     call, q->device);
   if (bytes == 0) return;
   detail::Traced trace("fill", nullptr, bytes, q, q->device);
+  // Whole: a backend may write a fill as several commands (CUDA: one strided memset per 4-byte
+  // column of a longer pattern; OpenCL: a view starting inside an element by doubling copies).
+  std::unique_lock<std::shared_mutex> whole(q->order);
   detail::check(q->impl->fill(*dst->impl, offset, bytes, pattern, pattern_size), q->device);
 }
 
@@ -214,6 +223,7 @@ Event Queue::record() {
   auto e = std::make_shared<detail::EventState>();
   e->device = q->device;
   e->timing = q->timing;
+  std::shared_lock<std::shared_mutex> order(q->order);
   detail::check(q->impl->record(q->timing, e->impl), q->device);
   return detail::Access::make<Event>(std::move(e));
 }
@@ -229,7 +239,11 @@ void Queue::wait(const Event& event) {
     detail::check(e->impl->wait(), e->device);
     return;
   }
-  const bridge::Status s = q->impl->wait(*e->impl);
+  bridge::Status s;
+  {
+    std::shared_lock<std::shared_mutex> order(q->order);
+    s = q->impl->wait(*e->impl);
+  }
   if (s.failed && s.category == ErrorCategory::unsupported && e->device != q->device) {
     detail::check(e->impl->wait(), e->device);
     return;
@@ -296,7 +310,10 @@ void Queue::finish(std::chrono::nanoseconds timeout) {
   {
     detail::Traced trace("finish with timeout", nullptr, 0, nullptr, q->device);
     std::unique_ptr<bridge::Event> marker;
-    detail::check(q->impl->record(false, marker), q->device);
+    {
+      std::shared_lock<std::shared_mutex> order(q->order);
+      detail::check(q->impl->record(false, marker), q->device);
+    }
     poll_until(*marker, deadline, timeout, call, "the work enqueued on the queue", q->device);
     detail::check(marker->wait(), q->device);  // complete: reports a failure of the work before it
   }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <vector>
 #include <map>
 #include <set>
@@ -75,6 +76,11 @@ struct QueueState {
   bool timing = true;
   std::uint64_t trace_id = 0;  // its track in a trace (0: none yet)
   std::uint64_t id = 0;        // Queue::id(): numbered from 1 in creation order, never reused
+  // Keeps a call that is several commands underneath contiguous on the queue - a staged copy (8 MiB
+  // chunks), a copy relayed between devices, a fill (a backend may write one as several commands),
+  // a graph replay: those hold it exclusively, every other enqueue shared, so no command another
+  // thread enqueues on this queue lands between their commands (api-guide, "Threads").
+  std::shared_mutex order;
   // Objects kept for the application (Queue::keep_until_finished, keep_until_destroyed), under
   // kept_mutex: `retained` goes at the next successful finish() that began after it was handed
   // over (each is numbered in the order handed over), `kept` with the queue.
