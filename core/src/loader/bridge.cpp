@@ -82,6 +82,13 @@ const gpurt_host& host() noexcept {
   return h;
 }
 
+Status no_object(const char* function, const char* object) {
+  return Status::failure(ErrorCategory::internal, std::string("the backend's plugin: ") + function +
+                                                      " reported success but returned no " + object +
+                                                      "; fix the plugin (a success writes the object asked for)",
+                         function);
+}
+
 Status finish_status(gpurt_result result, Status&& s, const gpurt_status& st) {
   s.failed = true;
   s.category = result >= GPURT_ERROR_INVALID_ARGUMENT && result <= GPURT_ERROR_TIMEOUT
@@ -136,6 +143,7 @@ Status Program::kernel(const std::string& name, std::unique_ptr<Kernel>& out) no
   try {
     gpurt_kernel k = nullptr;
     Status s = call([&](gpurt_status* st) { return t_->program_kernel(h_, name.c_str(), &k, st); });
+    if (s.ok() && !k) return no_object("program_kernel", "kernel");
     if (s.ok()) out = std::make_unique<Kernel>(t_, k);
     return s;
   } catch (const std::bad_alloc&) {
@@ -165,6 +173,7 @@ Status Queue::record(bool timing, std::unique_ptr<Event>& out) noexcept {
   gpurt_event e = nullptr;
   Status s = call([&](gpurt_status* st) { return t_->queue_record(h_, timing ? 1 : 0, &e, st); });
   if (!s.ok()) return s;
+  if (!e) return no_object("queue_record", "event");
   out.reset(new (std::nothrow) Event(t_, e));
   if (!out) {
     t_->event_release(e);
@@ -216,6 +225,7 @@ Status Device::create_queue(const QueueOptions& options, std::unique_ptr<Queue>&
   gpurt_queue q = nullptr;
   Status s = call([&](gpurt_status* st) { return t_->device_create_queue(h_, options.timing ? 1 : 0, &q, st); });
   if (!s.ok()) return s;
+  if (!q) return no_object("device_create_queue", "queue");
   out.reset(new (std::nothrow) Queue(t_, q));
   if (!out) {
     t_->queue_release(q);
@@ -228,6 +238,7 @@ Status Device::allocate(std::size_t bytes, std::unique_ptr<Buffer>& out) noexcep
   gpurt_buffer b = nullptr;
   Status s = call([&](gpurt_status* st) { return t_->device_allocate(h_, bytes, &b, st); });
   if (!s.ok()) return s;
+  if (!b) return no_object("device_allocate", "buffer");
   out.reset(new (std::nothrow) Buffer(t_, b));
   if (!out) {
     t_->buffer_release(b);
@@ -241,6 +252,10 @@ Status Device::allocate_host(std::size_t bytes, std::unique_ptr<HostAllocation>&
   void* data = nullptr;
   Status s = call([&](gpurt_status* st) { return t_->device_allocate_host(h_, bytes, &h, &data, st); });
   if (!s.ok()) return s;
+  if (!h || !data) {
+    if (h) t_->host_memory_release(h);
+    return no_object("device_allocate_host", h ? "address" : "host memory");
+  }
   out.reset(new (std::nothrow) HostAllocation(t_, h, data));
   if (!out) {
     t_->host_memory_release(h);
@@ -256,6 +271,7 @@ Status Device::build(const ProgramSource& source, const std::vector<std::string>
     const std::vector<const char*> opts = c_options(options);
     gpurt_program p = nullptr;
     Status s = call([&](gpurt_status* st) { return t_->device_build(h_, &c, opts.data(), opts.size(), &p, st); });
+    if (s.ok() && !p) return no_object("device_build", "program");
     if (s.ok()) out = std::make_unique<Program>(t_, p);
     return s;
   } catch (const std::bad_alloc&) {
@@ -273,6 +289,7 @@ Status Device::load_binary(const ProgramSource& source, const std::vector<std::s
     Status s = call([&](gpurt_status* st) {
       return t_->device_load_binary(h_, &c, opts.data(), opts.size(), binary.data(), binary.size(), &p, st);
     });
+    if (s.ok() && !p) return no_object("device_load_binary", "program");
     if (s.ok()) out = std::make_unique<Program>(t_, p);
     return s;
   } catch (const std::bad_alloc&) {
@@ -324,6 +341,7 @@ Status Device::create_graph(const gpurt_command* commands, std::size_t count, co
     return t_->device_graph_create(h_, commands, count, name.c_str(), &made, st);
   });
   if (!s.ok()) return s;
+  if (!made) return no_object("device_graph_create", "graph");
   out.reset(new (std::nothrow) Graph(t_, made));
   if (!out) {
     t_->graph_release(made);

@@ -6,8 +6,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -66,10 +68,32 @@ template <class F>
 inline Status call(F&& fn) {
   Status s;
   gpurt_status st{sizeof(gpurt_status), 0, &s};
-  const gpurt_result r = fn(&st);
+  gpurt_result r = GPURT_SUCCESS;
+  // abi.h: "No function lets an exception or a longjmp escape". One that escapes a plugin written in
+  // C++ anyway stops here, as a failure that says so, instead of reaching a noexcept caller
+  // (std::terminate) or the application.
+  try {
+    r = fn(&st);
+  } catch (const std::bad_alloc&) {
+    return Status::failure(ErrorCategory::out_of_host_memory,
+                           "the backend's plugin let an exception escape (std::bad_alloc: host memory ran out); "
+                           "a plugin must catch it and return GPURT_ERROR_OUT_OF_HOST_MEMORY");
+  } catch (const std::exception& e) {
+    return Status::failure(ErrorCategory::internal, std::string("the backend's plugin let an exception escape (") +
+                                                        e.what() + "); a plugin's functions must catch everything "
+                                                                   "and return an error code: fix the plugin");
+  } catch (...) {
+    return Status::failure(ErrorCategory::internal,
+                           "the backend's plugin let an exception escape (not a std::exception); a plugin's "
+                           "functions must catch everything and return an error code: fix the plugin");
+  }
   if (r == GPURT_SUCCESS) return s;
   return finish_status(r, std::move(s), st);
 }
+
+// A call that answered GPURT_SUCCESS without writing the object it was asked for (abi.h: handles are
+// the plugin's objects, released through their *_release): a failure naming the function.
+Status no_object(const char* function, const char* object);
 
 enum class ParamKind { unknown, global_pointer, local_pointer, scalar };
 
