@@ -6,6 +6,10 @@
 //                                                           with a backend and no reason, and calls
 //                                                           the host with NULL arguments
 //   7 starts, but its operations throw or answer success without the object asked for
+//   8 starts, then its device_properties throws
+//   9 an ABI 4.0 plugin whose table's size ends before the 4.1 functions, with functions that
+//     abort the process lying past that size
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -62,6 +66,9 @@ void open_backend(const gpurt_host* host, gpurt_open_result* out) {
 std::size_t device_count(gpurt_backend) { return 1; }
 gpurt_device device(gpurt_backend, std::size_t) { return &g_device; }
 void properties(gpurt_device, gpurt_device_properties* p) {
+#if ATTACK_MODE == 8
+  throw std::out_of_range("device_properties blew up");
+#endif
   p->name = "attack device";
   p->compiler_id = "attack 1";
   p->type = GPURT_DEVICE_CPU;
@@ -96,6 +103,8 @@ gpurt_result build(gpurt_device, const gpurt_program_source*, const char* const*
 }
 // Mode 7: a record that succeeds without an event.
 gpurt_result record(gpurt_queue, std::int32_t, gpurt_event*, gpurt_status*) { return GPURT_SUCCESS; }
+
+[[noreturn]] void never(...) { std::abort(); }  // lies past a 4.0 table's size: never called
 
 gpurt_plugin_table make_table() {
   gpurt_plugin_table t{};
@@ -133,13 +142,28 @@ gpurt_plugin_table make_table() {
   t.event_release = stub;
 #if ATTACK_MODE == 4
   t.size = 8;  // size and abi_version only
+#elif ATTACK_MODE == 9
+  t.size = offsetof(gpurt_plugin_table, native_handle);
+  t.abi_version = GPURT_ABI_MAKE_VERSION(GPURT_ABI_MAJOR, 0);
+  t.native_handle = reinterpret_cast<decltype(t.native_handle)>(&never);
+  t.device_peer_access = reinterpret_cast<decltype(t.device_peer_access)>(&never);
+  t.device_graph_create = reinterpret_cast<decltype(t.device_graph_create)>(&never);
+  t.graph_set_args = reinterpret_cast<decltype(t.graph_set_args)>(&never);
+  t.queue_replay = reinterpret_cast<decltype(t.queue_replay)>(&never);
+  t.graph_release = reinterpret_cast<decltype(t.graph_release)>(&never);
 #endif
   return t;
 }
 const gpurt_plugin_table g_table = make_table();
 }  // namespace
 
-GPURT_PLUGIN_EXPORT std::uint32_t gpurt_plugin_abi_version(void) { return GPURT_ABI_VERSION; }
+GPURT_PLUGIN_EXPORT std::uint32_t gpurt_plugin_abi_version(void) {
+#if ATTACK_MODE == 9
+  return GPURT_ABI_MAKE_VERSION(GPURT_ABI_MAJOR, 0);
+#else
+  return GPURT_ABI_VERSION;
+#endif
+}
 
 GPURT_PLUGIN_EXPORT const gpurt_plugin_table* gpurt_plugin_table_get(std::uint32_t) {
 #if ATTACK_MODE == 3

@@ -3,7 +3,10 @@
 // tests/unit/attack_plugin.cpp: each is libgpurt_attack.so in a folder of its own. The loader is
 // asked directly (load_backend, which "never throws") and, for what a user sees, through the public
 // API in a child process whose GPURT_PLUGIN_PATH names the broken plugin.
+#include <atomic>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "../contract/child.hpp"
 #include "gpurt/gpurt.hpp"
@@ -151,4 +154,67 @@ TEST_CASE("plugin attack: child: success without an object", "[.]") {
   // Memory held for the refused allocation was given back: a 1 MiB device still takes 1 MiB.
   GPURT_REQUIRE_ERROR(d.alloc<char>(1u << 20), ErrorCategory::internal, "device_allocate");
   q.finish();
+}
+
+// The catch around the devices' first reading (loader.cpp) stops an exception from the plugin's
+// device_properties too, with the exception's text (not "host memory ran out").
+TEST_CASE("plugin attack: a device_properties that throws makes the plugin invalid with the exception's text") {
+  std::unique_ptr<gpurt::detail::BackendRecord> r;
+  REQUIRE_NOTHROW(r = load_backend("attack", {attack_dir("throw_properties")}));
+  CHECK(r->info.status == BackendStatus::plugin_invalid);
+  CHECK(r->info.reason.find("device_properties blew up") != std::string::npos);
+  CHECK(r->info.reason.find("host memory") == std::string::npos);
+  CHECK(r->devices.empty());
+}
+
+// runtime.hpp: "Each backend's plugin is loaded once, the first time that backend is needed
+// (thread-safe): device("opencl:0") loads only the OpenCL plugin"; backend(name) is "loading only
+// that backend's plugin". Beside a working plugin sits one whose describe aborts the process:
+// asking for the working one, from several threads at once, never loads it. (An unknown name's
+// error lists the known backends and so loads them all, to leave out hidden test-only ones.)
+TEST_CASE("plugin attack: device() and backend() load only the plugin asked for, never a broken neighbour") {
+  const std::string fake = std::string(GPURT_FAKE_PLUGIN_DIR) + "/newer_minor";
+  CHECK(run_with("plugin attack: child: only the plugin asked for",
+                 {"GPURT_PLUGIN_PATH=" + attack_dir("abort_describe") + ":" + fake}) == 0);
+}
+
+TEST_CASE("plugin attack: child: only the plugin asked for", "[.]") {
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&] {
+      if (gpurt::device("fake:0").name() == "fake device") ++ok;
+    });
+  for (auto& t : threads) t.join();
+  CHECK(ok == 4);
+  CHECK(gpurt::backend("fake").available());
+  const gpurt::Device d = gpurt::device("fake:0");
+  auto buf = d.alloc<int>(4);
+  gpurt::Queue q = d.create_queue();
+  const std::vector<int> in{1, 2, 3, 4};
+  q.write(in, buf);
+  CHECK(q.read(buf) == in);
+}
+
+// abi.h: "each struct starts with `size` (bytes, as its writer knew the struct) and a reader ignores
+// what lies beyond the size it was given, so a plugin built for an older minor version loads in a
+// newer core (functions past its table's size count as absent)"; "Optional functions may be NULL
+// ...; the core then reports `unsupported`". An ABI 4.0 table whose memory past its size holds
+// functions that abort: the plugin works, interop is unsupported, graphs are absent (the core
+// replays them itself), and none of those functions is ever called.
+TEST_CASE("plugin attack: an ABI 4.0 table is read only up to its size, what lies past it is never called") {
+  const auto r = load_backend("attack", {attack_dir("old_minor")});
+  INFO(r->info.reason);
+  REQUIRE(r->info.status == BackendStatus::available);
+  REQUIRE(r->devices.size() == 1);
+  gpurt::bridge::Device& d = *r->devices[0]->impl;
+  CHECK_FALSE(d.has_graphs());
+  gpurt::bridge::Native n;
+  const gpurt::bridge::Status s = gpurt::bridge::native_handle(r->table.get(), GPURT_NATIVE_DEVICE, nullptr, n);
+  CHECK(s.category == gpurt::ErrorCategory::unsupported);
+  bool possible = true;
+  CHECK(d.peer_access(d, possible).ok());
+  CHECK_FALSE(possible);
+  std::unique_ptr<gpurt::bridge::Graph> graph;
+  CHECK(d.create_graph(nullptr, 0, "g", graph).category == gpurt::ErrorCategory::unsupported);
 }
