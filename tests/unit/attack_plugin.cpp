@@ -9,6 +9,8 @@
 //   8 starts, then its device_properties throws
 //   9 an ABI 4.0 plugin whose table's size ends before the 4.1 functions, with functions that
 //     abort the process lying past that size
+//  10 works, but every function that returns no result (releases, build log, kernel names, kernel
+//     info) throws
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -20,11 +22,17 @@
 struct gpurt_backend_o { int unused; };
 struct gpurt_device_o { int unused; };
 struct gpurt_queue_o { int unused; };
+struct gpurt_buffer_o { int unused; };
+struct gpurt_program_o { int unused; };
+struct gpurt_kernel_o { int unused; };
 
 namespace {
 gpurt_backend_o g_backend;
 gpurt_device_o g_device;
 gpurt_queue_o g_queue;
+gpurt_buffer_o g_buffer;
+gpurt_program_o g_program;
+gpurt_kernel_o g_kernel;
 
 // Every operation this plugin does not care about: returns a zero value (GPURT_SUCCESS, NULL).
 template <class R, class... A>
@@ -104,6 +112,26 @@ gpurt_result build(gpurt_device, const gpurt_program_source*, const char* const*
 // Mode 7: a record that succeeds without an event.
 gpurt_result record(gpurt_queue, std::int32_t, gpurt_event*, gpurt_status*) { return GPURT_SUCCESS; }
 
+// Mode 10: every object is made; every function without a result throws.
+template <class... A>
+void thrower(A...) {
+  throw std::runtime_error("a function without a result blew up");
+}
+gpurt_result build_program(gpurt_device, const gpurt_program_source*, const char* const*, std::size_t,
+                           gpurt_program* out, gpurt_status*) {
+  *out = &g_program;
+  return GPURT_SUCCESS;
+}
+gpurt_result get_kernel(gpurt_program, const char*, gpurt_kernel* out, gpurt_status*) {
+  *out = &g_kernel;
+  return GPURT_SUCCESS;
+}
+gpurt_result allocate_buffer(gpurt_device, std::size_t, gpurt_buffer* out, gpurt_status*) {
+  *out = &g_buffer;
+  return GPURT_SUCCESS;
+}
+const gpurt_kernel_info* throwing_info(gpurt_kernel) { throw std::runtime_error("kernel_info blew up"); }
+
 [[noreturn]] void never(...) { std::abort(); }  // lies past a 4.0 table's size: never called
 
 gpurt_plugin_table make_table() {
@@ -142,6 +170,17 @@ gpurt_plugin_table make_table() {
   t.event_release = stub;
 #if ATTACK_MODE == 4
   t.size = 8;  // size and abi_version only
+#elif ATTACK_MODE == 10
+  t.device_build = build_program;
+  t.program_kernel = get_kernel;
+  t.device_allocate = allocate_buffer;
+  t.program_build_log = thrower;
+  t.program_kernel_names = thrower;
+  t.kernel_info = throwing_info;
+  t.buffer_release = thrower;
+  t.program_release = thrower;
+  t.kernel_release = thrower;
+  t.queue_release = thrower;
 #elif ATTACK_MODE == 9
   t.size = offsetof(gpurt_plugin_table, native_handle);
   t.abi_version = GPURT_ABI_MAKE_VERSION(GPURT_ABI_MAJOR, 0);

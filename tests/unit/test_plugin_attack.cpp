@@ -218,3 +218,27 @@ TEST_CASE("plugin attack: an ABI 4.0 table is read only up to its size, what lie
   std::unique_ptr<gpurt::bridge::Graph> graph;
   CHECK(d.create_graph(nullptr, 0, "g", graph).category == gpurt::ErrorCategory::unsupported);
 }
+
+// abi.h: "No function lets an exception or a longjmp escape"; STYLE: "no destructor throws". The
+// functions without a result throw here: every *_release (called from gpurt's noexcept
+// destructors), program_build_log, program_kernel_names and kernel_info. The core logs each escape
+// and takes the call as having written nothing: the build log and the kernel names are empty, the
+// kernel's parameters unknown (a typed error), and dropping every object ends nothing.
+TEST_CASE("plugin attack: exceptions from functions without a result are logged, never terminate the process") {
+  CHECK(run_with("plugin attack: child: throwing functions without a result",
+                 {"GPURT_PLUGIN_PATH=" + attack_dir("throw_void")}) == 0);
+}
+
+TEST_CASE("plugin attack: child: throwing functions without a result", "[.]") {
+  const gpurt::Device d = gpurt::device("attack:0");
+  {
+    gpurt::Queue q = d.create_queue();
+    auto buf = d.alloc<int>(4);
+    const gpurt::Program p = d.build({gpurt::SourceLanguage::portable, "GPURT_KERNEL void k() {}", "attack.cl"});
+    CHECK(p.build_log().empty());
+    CHECK(p.kernel_names().empty());
+    const gpurt::Kernel k = p.kernel("k");
+    GPURT_REQUIRE_ERROR(k.arg_count(), ErrorCategory::unsupported, "cannot tell the parameters of 'k'");
+  }  // queue, buffer, kernel and program released here: each release throws
+  CHECK(gpurt::device("attack:0").name() == "attack device");
+}

@@ -82,6 +82,22 @@ const gpurt_host& host() noexcept {
   return h;
 }
 
+void log_escape(const char* function) noexcept {
+  try {
+    std::string what = "not a std::exception";
+    try {
+      throw;
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    detail::log(detail::LogLevel::error, "loader",
+                std::string("the backend's plugin let an exception escape from ") + function + " (" + what +
+                    "); its output was ignored. A plugin's functions must catch everything: fix the plugin");
+  } catch (...) {  // out of host memory while wording it: nothing more to do
+  }
+}
+
 Status no_object(const char* function, const char* object) {
   return Status::failure(ErrorCategory::internal, std::string("the backend's plugin: ") + function +
                                                       " reported success but returned no " + object +
@@ -101,7 +117,8 @@ Status finish_status(gpurt_result result, Status&& s, const gpurt_status& st) {
 }
 
 Kernel::Kernel(const Table* t, gpurt_kernel h) : t_(t), h_(h) {
-  const gpurt_kernel_info* c = t->kernel_info(h);
+  const gpurt_kernel_info* c = nullptr;
+  quietly("kernel_info", [&] { c = t->kernel_info(h); });
   if (!c) return;
   gpurt_kernel_info i{};  // fields past the plugin's size stay zero
   std::memcpy(&i, c, c->size < sizeof i ? c->size : sizeof i);
@@ -135,8 +152,7 @@ Status Kernel::resident_groups(std::size_t group_size, std::size_t local_bytes, 
 
 Program::Program(const Table* t, gpurt_program h) : t_(t), h_(h) {
   StringSink log;
-  t_->program_build_log(h_, &log.sink);
-  log_ = std::move(log.text);
+  if (quietly("program_build_log", [&] { t_->program_build_log(h_, &log.sink); })) log_ = std::move(log.text);
 }
 
 Status Program::kernel(const std::string& name, std::unique_ptr<Kernel>& out) noexcept {
@@ -153,7 +169,7 @@ Status Program::kernel(const std::string& name, std::unique_ptr<Kernel>& out) no
 
 std::vector<std::string> Program::kernel_names() const {
   ListSink names;
-  t_->program_kernel_names(h_, &names.sink);
+  if (!quietly("program_kernel_names", [&] { t_->program_kernel_names(h_, &names.sink); })) return {};
   return std::move(names.items);
 }
 
