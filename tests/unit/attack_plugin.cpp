@@ -11,6 +11,7 @@
 //     abort the process lying past that size
 //  10 works, but every function that returns no result (releases, build log, kernel names, kernel
 //     info) throws
+//  11 gpurt_plugin_abi_version throws   12 open says AVAILABLE but gives no backend
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -57,6 +58,9 @@ void open_backend(const gpurt_host* host, gpurt_open_result* out) {
 #if ATTACK_MODE == 2
   (void)host, (void)out;
   throw std::logic_error("open blew up");
+#elif ATTACK_MODE == 12
+  (void)host;
+  out->status = GPURT_OPEN_AVAILABLE;  // and out->backend left NULL
 #elif ATTACK_MODE == 6
   host->log(99, nullptr, nullptr);
   host->log(-5, "attack", nullptr);
@@ -199,6 +203,8 @@ const gpurt_plugin_table g_table = make_table();
 GPURT_PLUGIN_EXPORT std::uint32_t gpurt_plugin_abi_version(void) {
 #if ATTACK_MODE == 9
   return GPURT_ABI_MAKE_VERSION(GPURT_ABI_MAJOR, 0);
+#elif ATTACK_MODE == 11
+  throw std::runtime_error("abi_version blew up");
 #else
   return GPURT_ABI_VERSION;
 #endif

@@ -242,3 +242,24 @@ TEST_CASE("plugin attack: child: throwing functions without a result", "[.]") {
   }  // queue, buffer, kernel and program released here: each release throws
   CHECK(gpurt::device("attack:0").name() == "attack device");
 }
+
+// abi.h: gpurt_plugin_abi_version is "Frozen for every version: the core calls it first"; "No
+// function lets an exception or a longjmp escape". One that throws anyway is refused, naming it,
+// and nothing else of the plugin is called.
+TEST_CASE("plugin attack: a gpurt_plugin_abi_version that throws makes the plugin invalid, naming it") {
+  std::unique_ptr<gpurt::detail::BackendRecord> r;
+  REQUIRE_NOTHROW(r = load_backend("attack", {attack_dir("throw_version")}));
+  CHECK(r->info.status == BackendStatus::plugin_invalid);
+  CHECK(r->info.reason.find("gpurt_plugin_abi_version (abi_version blew up)") != std::string::npos);
+  CHECK(r->info.description.empty());
+}
+
+// abi.h: gpurt_open_result::backend is "non-NULL when AVAILABLE"; writing-a-backend.md: "A backend
+// that cannot start always says why". AVAILABLE with no backend is not available, and the reason
+// says what the plugin did.
+TEST_CASE("plugin attack: an open saying available without a backend is unavailable, and the reason says so") {
+  const auto r = load_backend("attack", {attack_dir("available_null")});
+  CHECK_FALSE(r->info.available());
+  CHECK(r->info.reason.find("said available but gave no backend") != std::string::npos);
+  CHECK(r->devices.empty());
+}
