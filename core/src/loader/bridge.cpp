@@ -82,6 +82,29 @@ const gpurt_host& host() noexcept {
   return h;
 }
 
+void log_escape(const char* function) noexcept {
+  try {
+    std::string what = "not a std::exception";
+    try {
+      throw;
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    detail::log(detail::LogLevel::error, "loader",
+                std::string("the backend's plugin let an exception escape from ") + function + " (" + what +
+                    "); its output was ignored. A plugin's functions must catch everything: fix the plugin");
+  } catch (...) {  // out of host memory while wording it: nothing more to do
+  }
+}
+
+Status no_object(const char* function, const char* object) {
+  return Status::failure(ErrorCategory::internal, std::string("the backend's plugin: ") + function +
+                                                      " reported success but returned no " + object +
+                                                      "; fix the plugin (a success writes the object asked for)",
+                         function);
+}
+
 Status finish_status(gpurt_result result, Status&& s, const gpurt_status& st) {
   s.failed = true;
   s.category = result >= GPURT_ERROR_INVALID_ARGUMENT && result <= GPURT_ERROR_TIMEOUT
@@ -94,7 +117,8 @@ Status finish_status(gpurt_result result, Status&& s, const gpurt_status& st) {
 }
 
 Kernel::Kernel(const Table* t, gpurt_kernel h) : t_(t), h_(h) {
-  const gpurt_kernel_info* c = t->kernel_info(h);
+  const gpurt_kernel_info* c = nullptr;
+  quietly("kernel_info", [&] { c = t->kernel_info(h); });
   if (!c) return;
   gpurt_kernel_info i{};  // fields past the plugin's size stay zero
   std::memcpy(&i, c, c->size < sizeof i ? c->size : sizeof i);
@@ -128,14 +152,14 @@ Status Kernel::resident_groups(std::size_t group_size, std::size_t local_bytes, 
 
 Program::Program(const Table* t, gpurt_program h) : t_(t), h_(h) {
   StringSink log;
-  t_->program_build_log(h_, &log.sink);
-  log_ = std::move(log.text);
+  if (quietly("program_build_log", [&] { t_->program_build_log(h_, &log.sink); })) log_ = std::move(log.text);
 }
 
 Status Program::kernel(const std::string& name, std::unique_ptr<Kernel>& out) noexcept {
   try {
     gpurt_kernel k = nullptr;
     Status s = call([&](gpurt_status* st) { return t_->program_kernel(h_, name.c_str(), &k, st); });
+    if (s.ok() && !k) return no_object("program_kernel", "kernel");
     if (s.ok()) out = std::make_unique<Kernel>(t_, k);
     return s;
   } catch (const std::bad_alloc&) {
@@ -145,7 +169,7 @@ Status Program::kernel(const std::string& name, std::unique_ptr<Kernel>& out) no
 
 std::vector<std::string> Program::kernel_names() const {
   ListSink names;
-  t_->program_kernel_names(h_, &names.sink);
+  if (!quietly("program_kernel_names", [&] { t_->program_kernel_names(h_, &names.sink); })) return {};
   return std::move(names.items);
 }
 
@@ -165,6 +189,7 @@ Status Queue::record(bool timing, std::unique_ptr<Event>& out) noexcept {
   gpurt_event e = nullptr;
   Status s = call([&](gpurt_status* st) { return t_->queue_record(h_, timing ? 1 : 0, &e, st); });
   if (!s.ok()) return s;
+  if (!e) return no_object("queue_record", "event");
   out.reset(new (std::nothrow) Event(t_, e));
   if (!out) {
     t_->event_release(e);
@@ -216,6 +241,7 @@ Status Device::create_queue(const QueueOptions& options, std::unique_ptr<Queue>&
   gpurt_queue q = nullptr;
   Status s = call([&](gpurt_status* st) { return t_->device_create_queue(h_, options.timing ? 1 : 0, &q, st); });
   if (!s.ok()) return s;
+  if (!q) return no_object("device_create_queue", "queue");
   out.reset(new (std::nothrow) Queue(t_, q));
   if (!out) {
     t_->queue_release(q);
@@ -228,6 +254,7 @@ Status Device::allocate(std::size_t bytes, std::unique_ptr<Buffer>& out) noexcep
   gpurt_buffer b = nullptr;
   Status s = call([&](gpurt_status* st) { return t_->device_allocate(h_, bytes, &b, st); });
   if (!s.ok()) return s;
+  if (!b) return no_object("device_allocate", "buffer");
   out.reset(new (std::nothrow) Buffer(t_, b));
   if (!out) {
     t_->buffer_release(b);
@@ -241,6 +268,10 @@ Status Device::allocate_host(std::size_t bytes, std::unique_ptr<HostAllocation>&
   void* data = nullptr;
   Status s = call([&](gpurt_status* st) { return t_->device_allocate_host(h_, bytes, &h, &data, st); });
   if (!s.ok()) return s;
+  if (!h || !data) {
+    if (h) t_->host_memory_release(h);
+    return no_object("device_allocate_host", h ? "address" : "host memory");
+  }
   out.reset(new (std::nothrow) HostAllocation(t_, h, data));
   if (!out) {
     t_->host_memory_release(h);
@@ -256,6 +287,7 @@ Status Device::build(const ProgramSource& source, const std::vector<std::string>
     const std::vector<const char*> opts = c_options(options);
     gpurt_program p = nullptr;
     Status s = call([&](gpurt_status* st) { return t_->device_build(h_, &c, opts.data(), opts.size(), &p, st); });
+    if (s.ok() && !p) return no_object("device_build", "program");
     if (s.ok()) out = std::make_unique<Program>(t_, p);
     return s;
   } catch (const std::bad_alloc&) {
@@ -273,6 +305,7 @@ Status Device::load_binary(const ProgramSource& source, const std::vector<std::s
     Status s = call([&](gpurt_status* st) {
       return t_->device_load_binary(h_, &c, opts.data(), opts.size(), binary.data(), binary.size(), &p, st);
     });
+    if (s.ok() && !p) return no_object("device_load_binary", "program");
     if (s.ok()) out = std::make_unique<Program>(t_, p);
     return s;
   } catch (const std::bad_alloc&) {
@@ -324,6 +357,7 @@ Status Device::create_graph(const gpurt_command* commands, std::size_t count, co
     return t_->device_graph_create(h_, commands, count, name.c_str(), &made, st);
   });
   if (!s.ok()) return s;
+  if (!made) return no_object("device_graph_create", "graph");
   out.reset(new (std::nothrow) Graph(t_, made));
   if (!out) {
     t_->graph_release(made);

@@ -6,8 +6,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -66,10 +68,47 @@ template <class F>
 inline Status call(F&& fn) {
   Status s;
   gpurt_status st{sizeof(gpurt_status), 0, &s};
-  const gpurt_result r = fn(&st);
+  gpurt_result r = GPURT_SUCCESS;
+  // abi.h: "No function lets an exception or a longjmp escape". One that escapes a plugin written in
+  // C++ anyway stops here, as a failure that says so, instead of reaching a noexcept caller
+  // (std::terminate) or the application.
+  try {
+    r = fn(&st);
+  } catch (const std::bad_alloc&) {
+    return Status::failure(ErrorCategory::out_of_host_memory,
+                           "the backend's plugin let an exception escape (std::bad_alloc: host memory ran out); "
+                           "a plugin must catch it and return GPURT_ERROR_OUT_OF_HOST_MEMORY");
+  } catch (const std::exception& e) {
+    return Status::failure(ErrorCategory::internal, std::string("the backend's plugin let an exception escape (") +
+                                                        e.what() + "); a plugin's functions must catch everything "
+                                                                   "and return an error code: fix the plugin");
+  } catch (...) {
+    return Status::failure(ErrorCategory::internal,
+                           "the backend's plugin let an exception escape (not a std::exception); a plugin's "
+                           "functions must catch everything and return an error code: fix the plugin");
+  }
   if (r == GPURT_SUCCESS) return s;
   return finish_status(r, std::move(s), st);
 }
+
+// Runs a plugin function that returns no result (a release, a build log or name list, kernel info)
+// and stops an exception escaping it (abi.h forbids one): it is logged as an error naming
+// `function`, and the call counts as having written nothing. False when one escaped.
+void log_escape(const char* function) noexcept;  // called inside the catch handler
+template <class F>
+bool quietly(const char* function, F&& fn) noexcept {
+  try {
+    fn();
+    return true;
+  } catch (...) {
+    log_escape(function);
+    return false;
+  }
+}
+
+// A call that answered GPURT_SUCCESS without writing the object it was asked for (abi.h: handles are
+// the plugin's objects, released through their *_release): a failure naming the function.
+Status no_object(const char* function, const char* object);
 
 enum class ParamKind { unknown, global_pointer, local_pointer, scalar };
 
@@ -130,7 +169,7 @@ class Buffer {
   Buffer(const Table* t, gpurt_buffer h) noexcept : t_(t), h_(h) {}
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
-  ~Buffer() { t_->buffer_release(h_); }
+  ~Buffer() { quietly("buffer_release", [&] { t_->buffer_release(h_); }); }
   gpurt_buffer handle() const noexcept { return h_; }
   Status native(Native& out) const noexcept { return native_handle(t_, GPURT_NATIVE_BUFFER, h_, out); }
 
@@ -144,7 +183,7 @@ class HostAllocation {
   HostAllocation(const Table* t, gpurt_host_memory h, void* data) noexcept : t_(t), h_(h), data_(data) {}
   HostAllocation(const HostAllocation&) = delete;
   HostAllocation& operator=(const HostAllocation&) = delete;
-  ~HostAllocation() { t_->host_memory_release(h_); }
+  ~HostAllocation() { quietly("host_memory_release", [&] { t_->host_memory_release(h_); }); }
   void* data() noexcept { return data_; }
 
  private:
@@ -158,7 +197,7 @@ class Event {
   Event(const Table* t, gpurt_event h) noexcept : t_(t), h_(h) {}
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
-  ~Event() { t_->event_release(h_); }
+  ~Event() { quietly("event_release", [&] { t_->event_release(h_); }); }
   gpurt_event handle() const noexcept { return h_; }
   Status wait() noexcept {
     return call([&](gpurt_status* st) { return t_->event_wait(h_, st); });
@@ -184,7 +223,7 @@ class Kernel {
   Kernel(const Table* t, gpurt_kernel h);  // reads the kernel's info once
   Kernel(const Kernel&) = delete;
   Kernel& operator=(const Kernel&) = delete;
-  ~Kernel() { t_->kernel_release(h_); }
+  ~Kernel() { quietly("kernel_release", [&] { t_->kernel_release(h_); }); }
   gpurt_kernel handle() const noexcept { return h_; }
   const KernelInfo& info() const noexcept { return info_; }
   Status resident_groups(std::size_t group_size, std::size_t local_bytes, std::size_t& out) noexcept;
@@ -201,7 +240,7 @@ class Program {
   Program(const Table* t, gpurt_program h);  // reads the build log once
   Program(const Program&) = delete;
   Program& operator=(const Program&) = delete;
-  ~Program() { t_->program_release(h_); }
+  ~Program() { quietly("program_release", [&] { t_->program_release(h_); }); }
   Status kernel(const std::string& name, std::unique_ptr<Kernel>& out) noexcept;
   std::vector<std::string> kernel_names() const;
   const std::string& build_log() const noexcept { return log_; }
@@ -220,7 +259,7 @@ class Graph {
   Graph(const Table* t, gpurt_graph h) noexcept : t_(t), h_(h) {}
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
-  ~Graph() { t_->graph_release(h_); }
+  ~Graph() { quietly("graph_release", [&] { t_->graph_release(h_); }); }
   Status set_args(std::size_t index, const LaunchShape& shape, const KernelArg* args, std::size_t count) noexcept;
   gpurt_graph handle() const noexcept { return h_; }
 
@@ -234,7 +273,7 @@ class Queue {
   Queue(const Table* t, gpurt_queue h) noexcept : t_(t), h_(h) {}
   Queue(const Queue&) = delete;
   Queue& operator=(const Queue&) = delete;
-  ~Queue() { t_->queue_release(h_); }
+  ~Queue() { quietly("queue_release", [&] { t_->queue_release(h_); }); }
   Status copy_from_host(const void* src, Buffer& dst, std::size_t dst_offset, std::size_t bytes,
                         bool blocking) noexcept {
     return call([&](gpurt_status* st) {

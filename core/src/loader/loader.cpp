@@ -31,6 +31,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <new>
+#include <stdexcept>
 
 #include "services/log.hpp"
 #include "startup/startup.hpp"
@@ -66,6 +68,21 @@ std::string untrusted(const std::string& path, bool directory) {
 }
 
 std::string plugin_file(const std::string& name) { return "libgpurt_" + name + ".so"; }
+
+// Runs a plugin function and returns the text of an exception that escaped it (empty when none
+// did). abi.h forbids the escape; a plugin written in C++ that lets one out anyway is refused with
+// this text rather than the exception reaching the application (load_backend never throws).
+template <class F>
+std::string escaped(F&& f) noexcept {
+  try {
+    f();
+    return {};
+  } catch (const std::exception& e) {
+    return e.what()[0] ? e.what() : "an exception with no text";
+  } catch (...) {
+    return "an exception that is not a std::exception";
+  }
+}
 
 }  // namespace
 
@@ -216,7 +233,20 @@ std::unique_ptr<BackendRecord> load_backend(const std::string& name, const std::
     ::dlclose(handle);
     return r;
   }
-  const std::uint32_t abi = version_fn();
+  // A function that throws (abi.h: none may) makes the plugin invalid. The plugin stays loaded: the
+  // exception's type and text lived in it.
+  auto threw = [&](const char* function, const std::string& text) {
+    invalid("exception from " + std::string(function) + ": " + text,
+            "let an exception escape from its " + std::string(function) + " (" + text +
+                "); a plugin's functions must catch everything and report failures through their result "
+                "(gpurt/plugin/abi.h); fix the plugin");
+  };
+  std::uint32_t abi = 0;
+  std::string ex = escaped([&] { abi = version_fn(); });
+  if (!ex.empty()) {
+    threw(GPURT_PLUGIN_ABI_VERSION_SYMBOL, ex);
+    return r;
+  }
   const std::string theirs = std::to_string(GPURT_ABI_VERSION_MAJOR(abi)) + "." + std::to_string(GPURT_ABI_VERSION_MINOR(abi));
   const std::string ours = std::to_string(GPURT_ABI_MAJOR) + "." + std::to_string(GPURT_ABI_MINOR);
   if (GPURT_ABI_VERSION_MAJOR(abi) != GPURT_ABI_MAJOR) {
@@ -227,7 +257,12 @@ std::unique_ptr<BackendRecord> load_backend(const std::string& name, const std::
     ::dlclose(handle);
     return r;
   }
-  const gpurt_plugin_table* t = table_fn ? table_fn(GPURT_ABI_VERSION) : nullptr;
+  const gpurt_plugin_table* t = nullptr;
+  ex = escaped([&] { t = table_fn ? table_fn(GPURT_ABI_VERSION) : nullptr; });
+  if (!ex.empty()) {
+    threw(GPURT_PLUGIN_TABLE_SYMBOL, ex);
+    return r;
+  }
   if (table_fn && !t) {
     invalid(GPURT_PLUGIN_TABLE_SYMBOL " returned no table",
             "declares plugin ABI " + theirs + " but gives no function table to this gpurt (ABI " + ours +
@@ -278,7 +313,11 @@ std::unique_ptr<BackendRecord> load_backend(const std::string& name, const std::
 
   gpurt_plugin_info decl{};
   decl.size = sizeof decl;
-  tb.describe(&decl);
+  ex = escaped([&] { tb.describe(&decl); });
+  if (!ex.empty()) {
+    threw("describe", ex);
+    return r;
+  }
   if (!decl.name) {
     invalid("declared name NULL",
             "declares no backend name (its describe left gpurt_plugin_info::name NULL) but its file name says '" +
@@ -315,14 +354,24 @@ std::unique_ptr<BackendRecord> load_backend(const std::string& name, const std::
   opened.native_text = native_text.sink;
   opened.notes = notes.sink;
   opened.version = version.sink;
-  tb.open(&bridge::host(), &opened);
+  ex = escaped([&] { tb.open(&bridge::host(), &opened); });
+  if (!ex.empty()) {
+    threw("open", ex);
+    return r;
+  }
   r->info.notes = std::move(notes.items);
   r->info.version = std::move(version.text);
   if (opened.status != GPURT_OPEN_AVAILABLE || !opened.backend) {
+    const bool known = opened.status >= GPURT_OPEN_AVAILABLE && opened.status <= GPURT_OPEN_INIT_FAILED;
     r->info.status = opened.status == GPURT_OPEN_NO_DEVICE ? BackendStatus::no_device
                      : opened.status == GPURT_OPEN_VENDOR_LIBRARY_MISSING ? BackendStatus::vendor_library_missing
                                                                           : BackendStatus::init_failed;
-    r->info.reason = reason.text.empty() ? "the plugin reported no backend" : std::move(reason.text);
+    r->info.reason = !reason.text.empty() ? std::move(reason.text)
+                     : opened.status == GPURT_OPEN_AVAILABLE
+                         ? "the " + name + " plugin's open said available but gave no backend; fix the plugin"
+                     : known ? "the " + name + " plugin reported no backend and gave no reason"
+                             : "the " + name + " plugin's open answered status " + std::to_string(opened.status) +
+                                   ", which this gpurt does not know, and gave no reason; fix the plugin";
     r->info.native_text = std::move(native_text.text);
     return r;
   }
@@ -330,10 +379,18 @@ std::unique_ptr<BackendRecord> load_backend(const std::string& name, const std::
   // devices are read) makes the plugin invalid, not the caller's problem.
   try {
     r->backend = std::make_unique<bridge::Backend>(r->table.get(), opened.backend);
-  } catch (const std::exception& e) {
+  } catch (const std::bad_alloc& e) {
     const std::size_t count = tb.backend_device_count(opened.backend);
     invalid(e.what(), "started but its " + std::to_string(count) +
                           " devices could not be read (host memory ran out); fix the plugin's backend_device_count");
+    return r;
+  } catch (const std::length_error& e) {
+    const std::size_t count = tb.backend_device_count(opened.backend);
+    invalid(e.what(), "started but its " + std::to_string(count) +
+                          " devices could not be read (host memory ran out); fix the plugin's backend_device_count");
+    return r;
+  } catch (...) {  // thrown by the plugin's backend_device or device_properties
+    threw("backend_device or device_properties", escaped([] { throw; }));
     return r;
   }
   const std::size_t n = r->backend->device_count();
