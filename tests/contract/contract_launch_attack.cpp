@@ -487,3 +487,33 @@ TEST_CASE("api-guide.md: one kernel launched from several threads with different
     CHECK(count_not(f.q.read(bufs[static_cast<std::size_t>(t)]), static_cast<std::uint32_t>(t * 1000 + rounds - 1)) == 0);
   }
 }
+
+TEST_CASE("errors.md: static and dynamic local memory together, exactly at the device's limit and one byte past it") {
+  // errors.md: "too much local memory (including sums of static, dynamic and `Local` sizes that
+  // would overflow)" is refused; "too much local memory | invalid_argument | names the kernel's
+  // static and the launch's dynamic local bytes against the device limit". A kernel declaring 256
+  // bytes of GPURT_LOCAL memory takes max_local_memory - 256 dynamic bytes, not one more, and not
+  // SIZE_MAX - 255 (which wraps the sum around to 0).
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  const char* src = R"(
+GPURT_KERNEL void both_locals(GPURT_GLOBAL uint32_t* out, GPURT_DYNAMIC_LOCAL(uint32_t, tmp)) {
+  GPURT_LOCAL uint32_t fixed[64];
+  fixed[gpurt_local_id(0)] = 1u;
+  tmp[gpurt_local_id(0)] = 2u;
+  gpurt_local_barrier();
+  if (gpurt_local_id(0) == 0) out[gpurt_group_id(0)] = fixed[63] + tmp[63];
+}
+)";
+  Kernel k = f.dev.build({SourceLanguage::portable, src, "both_locals.gpurt"}).kernel("both_locals");
+  auto out = f.dev.alloc<std::uint32_t>(2);
+  const std::size_t max = f.dev.properties().max_local_memory;
+  REQUIRE(max > 512);
+  const std::size_t fixed = 64 * sizeof(std::uint32_t);
+  GPURT_REQUIRE_ERROR(f.q.launch(k, LaunchConfig(Dim3(2), Dim3(64), max - fixed + 1), out), bad,
+                      "too much local memory");
+  GPURT_REQUIRE_ERROR(f.q.launch(k, LaunchConfig(Dim3(2), Dim3(64), size_max - fixed + 1), out), bad,
+                      "declared in the kernel");
+  f.q.launch(k, LaunchConfig(Dim3(2), Dim3(64), max - fixed), out);
+  CHECK(f.q.read(out) == std::vector<std::uint32_t>{3u, 3u});
+}
