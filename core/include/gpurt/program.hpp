@@ -25,7 +25,8 @@ class Program {
  public:
   Program() = default;
 
-  // Throws invalid_argument, listing the kernels the program has, when `name` is not one of them.
+  // Throws invalid_argument, listing the kernels the program has, when `name` is not one of them
+  // (a name with a NUL byte never is, not even the kernel named by the bytes before the NUL).
   Kernel kernel(const std::string& name) const;
   std::vector<std::string> kernel_names() const;
   // Compiler output of a successful build (warnings); may be empty.

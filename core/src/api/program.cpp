@@ -132,17 +132,28 @@ detail::ProgramState* Program::checked(const char* call) const {
 
 Kernel Program::kernel(const std::string& name) const {
   detail::ProgramState* p = checked("Program::kernel");
+  // A name with a NUL byte names no kernel: the backends look names up as C strings, which end at
+  // the NUL, so "fill_u32\0x" found the kernel fill_u32.
+  auto kernel_list = [p] {
+    std::string names;
+    for (const auto& n : p->impl->kernel_names()) names += (names.empty() ? "" : ", ") + n;
+    return names.empty() ? std::string("(none)") : names;
+  };
+  if (const std::size_t nul = name.find('\0'); nul != std::string::npos) {
+    detail::invalid("the program has no kernel named '" + name.substr(0, nul) + "\\0" + "...' (a name of " +
+                        std::to_string(name.size()) + " bytes with a NUL byte at byte " + std::to_string(nul) +
+                        "; kernel names are identifiers); it has: " + kernel_list(),
+                    "Program::kernel", p->device);
+  }
   auto k = std::make_shared<detail::KernelState>();
   k->device = p->device;
   k->program = state_;
   const bridge::Status s = p->impl->kernel(name, k->impl);
   if (s.failed) {
     if (s.category == ErrorCategory::invalid_argument) {
-      std::string names;
-      for (const auto& n : p->impl->kernel_names()) names += (names.empty() ? "" : ", ") + n;
       bridge::Status more = s;
-      more.message = "the program has no kernel named '" + name + "'; it has: " +
-                     (names.empty() ? "(none)" : names) + (s.hint.empty() ? "" : ". " + s.hint);
+      more.message = "the program has no kernel named '" + name + "'; it has: " + kernel_list() +
+                     (s.hint.empty() ? "" : ". " + s.hint);
       detail::raise(more, p->device);
     }
     detail::raise(s, p->device);
