@@ -10,25 +10,17 @@
 #include <cstdlib>
 
 #include "../contract/child.hpp"
+#include "plugin_children.hpp"
 #include "gpurt/gpurt.hpp"
 #include "harness.hpp"
 
 using gpurt::BackendStatus;
 using gpurt::ErrorCategory;
+using gpurt::test::find;
+using gpurt::test::run_with;
 
 namespace {
 const std::string fake_dir = std::string(GPURT_FAKE_PLUGIN_DIR) + "/newer_minor";
-
-// Runs the hidden case `name` with this environment less every GPURT_* variable, plus `add`.
-int run_with(const char* name, const std::vector<std::string>& add) {
-  return gpurt::test::run_case_with_gpurt_env(name, add);
-}
-
-const gpurt::BackendInfo* find(const std::vector<gpurt::BackendInfo>& bs, const std::string& name) {
-  for (const auto& b : bs)
-    if (b.name == name) return &b;
-  return nullptr;
-}
 }  // namespace
 
 // README: "Every `libgpurt_<name>.so` in the plugin directories (`GPURT_PLUGIN_PATH`, then the

@@ -9,26 +9,19 @@
 #include <vector>
 
 #include "../contract/child.hpp"
+#include "plugin_children.hpp"
 #include "gpurt/gpurt.hpp"
 #include "harness.hpp"
 #include "loader/loader.hpp"
 
 using gpurt::BackendStatus;
 using gpurt::ErrorCategory;
+using gpurt::test::find;
+using gpurt::test::run_with;
 using gpurt::detail::load_backend;
 
 namespace {
 std::string attack_dir(const char* mode) { return std::string(GPURT_ATTACK_PLUGIN_DIR) + "/" + mode; }
-
-int run_with(const char* name, const std::vector<std::string>& add) {
-  return gpurt::test::run_case_with_gpurt_env(name, add);
-}
-
-const gpurt::BackendInfo* find(const std::vector<gpurt::BackendInfo>& bs, const std::string& name) {
-  for (const auto& b : bs)
-    if (b.name == name) return &b;
-  return nullptr;
-}
 }  // namespace
 
 // abi.h: "No function lets an exception or a longjmp escape." - a rule for the plugin; the core's
