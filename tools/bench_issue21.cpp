@@ -338,8 +338,10 @@ void write_issue21_markdown(const nlohmann::json& runs, const GapCauses& causes,
     }
     os << "\n";
   };
-  for (const auto& [name, label] : kernel_rows)
-    row(name, label, [&](const nlohmann::json& r) { return kernel_cell(r, name); });
+  for (const auto& kernel_row : kernel_rows) {
+    const char* const name = kernel_row.first;  // C++17: a lambda may not capture a structured binding
+    row(name, kernel_row.second, [&](const nlohmann::json& r) { return kernel_cell(r, name); });
+  }
   for (const char* p : precisions) {
     row(std::string("matmul_") + p + "_portable", std::string("matmul ") + p + ", portable",
         [&](const nlohmann::json& r) { return portable_cell(runs, r, p); });

@@ -574,7 +574,8 @@ TEMPLATE_TEST_CASE("api-guide: with k = 1 the portable TF32 and bf16 kernels giv
   for (float x : bv) put(x, hb, seen_b);
   CHECK(seen_a[1] != 0.0f);  // the subnormal survives the rounding in both formats
   const std::size_t m = av.size(), n = bv.size();
-  auto a = f.dev.alloc<In>(m + 1), b = f.dev.alloc<In>(n), c = f.dev.alloc<float>(m * n);
+  auto a = f.dev.alloc<In>(m + 1), b = f.dev.alloc<In>(n);
+  auto c = f.dev.alloc<float>(m * n);
   f.q.copy(ha, a.view(1, m));
   f.q.copy(hb, b);
   for (lib::VendorLibraries v : runnable(f.dev, P::precision)) {

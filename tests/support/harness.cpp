@@ -5,10 +5,15 @@
 
 #if GPURT_CATCH2_MAJOR >= 3
 #include <catch2/catch_session.hpp>
+#include <catch2/catch_test_case_info.hpp>
+#include <catch2/reporters/catch_reporter_event_listener.hpp>
+#include <catch2/reporters/catch_reporter_registrars.hpp>
 #endif
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cctype>
 #include <cerrno>
@@ -18,7 +23,8 @@
 namespace gpurt::test {
 
 namespace {
-bool g_skipped = false;
+bool g_skipped = false;       // some case of this run was skipped (the exit code 77 of a one-case run)
+bool g_case_skipped = false;  // the case running now was skipped
 std::uint64_t g_seed = 0;
 
 const char* env(const char* name) {
@@ -73,6 +79,7 @@ std::mt19937_64& rng() {
 
 void mark_skipped(const std::string& reason) {
   g_skipped = true;
+  g_case_skipped = true;
   std::cout << "SKIPPED: " << reason << std::endl;
 }
 
@@ -109,6 +116,58 @@ void matmul_reference(const std::vector<float>& a, const std::vector<float>& b, 
 }
 
 }  // namespace gpurt::test
+
+namespace {
+// With GPURT_TEST_CASE_LOG=FILE, one line per finished test case is appended to FILE and flushed
+// at once: "passed|failed|skipped<TAB>seconds<TAB>name". scripts/run-tests-batched.py runs many
+// cases in one process and reads it: a case that started but has no line crashed or hung the
+// process, and the cases after it are run again in a fresh one.
+class CaseLog final : public
+#if GPURT_CATCH2_MAJOR >= 3
+                      Catch::EventListenerBase {
+ public:
+  using Catch::EventListenerBase::EventListenerBase;
+#else
+                      Catch::TestEventListenerBase {
+ public:
+  using Catch::TestEventListenerBase::TestEventListenerBase;
+#endif
+  void testCaseStarting(Catch::TestCaseInfo const& info) override {
+    gpurt::test::g_case_skipped = false;
+    start_ = std::chrono::steady_clock::now();
+    if (std::FILE* f = file()) {
+      std::fprintf(f, "started\t0\t%s\n", info.name.c_str());
+      std::fflush(f);
+    }
+  }
+  void testCaseEnded(Catch::TestCaseStats const& stats) override {
+    std::FILE* f = file();
+    if (!f) return;
+#if GPURT_CATCH2_MAJOR >= 3
+    const std::string& name = stats.testInfo->name;
+#else
+    const std::string& name = stats.testInfo.name;
+#endif
+    const char* status = stats.totals.assertions.failed > 0 ? "failed"
+                         : gpurt::test::g_case_skipped       ? "skipped"
+                                                             : "passed";
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    std::fprintf(f, "%s\t%.3f\t%s\n", status, seconds, name.c_str());
+    std::fflush(f);
+  }
+
+ private:
+  static std::FILE* file() {
+    static std::FILE* f = [] {
+      const char* path = std::getenv("GPURT_TEST_CASE_LOG");
+      return path && *path ? std::fopen(path, "a") : nullptr;
+    }();
+    return f;
+  }
+  std::chrono::steady_clock::time_point start_{};
+};
+}  // namespace
+CATCH_REGISTER_LISTENER(CaseLog)
 
 int main(int argc, char** argv) {
   using namespace gpurt;

@@ -13,6 +13,7 @@
 //     info) throws
 //  11 gpurt_plugin_abi_version throws   12 open says AVAILABLE but gives no backend
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>

@@ -1,0 +1,335 @@
+#!/usr/bin/env python3
+"""Runs every CTest entry of a build, as ctest would, in far fewer processes.
+
+ctest runs one process per Catch2 case and device (each paying CUDA/OpenCL start-up). This runs the
+cases of one test program and device together in one process (in chunks sized from earlier
+timings), reads each case's result from the harness's GPURT_TEST_CASE_LOG, and gives the same
+per-entry verdicts:
+  - a case whose name ends in "runs alone" (CTest's RUN_SERIAL) runs by itself, after the rest,
+    with nothing beside it, as under ctest;
+  - a case that crashes or hangs its process is failed ("crashed"/"timed out"); the cases after it
+    run again in a fresh process, so one crash costs no other case its result;
+  - every failed case runs once more alone, as ctest would run it, and that output goes to the
+    failures log (with the verdict it had alone);
+  - every entry that is not a Catch2 case (examples, CLI, package, layers) runs through ctest
+    itself (fixtures, skip rules and timeouts as written), beside the batches.
+Usage: scripts/run-tests-batched.py BUILD [--out DIR] [-j N] [--timeout S] [--times FILE]
+Writes to DIR: results.tsv (status, seconds, entry per line), failures.log, case-times.json (for
+the next run's chunking). Exit status 0 when nothing failed.
+"""
+import argparse
+import concurrent.futures as futures
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+CASE_MARK = "GPURT_TEST_CASE_OF"  # set by cmake/GpurtAddTests.cmake on every Catch2 case entry
+
+
+def load_entries(build):
+    out = subprocess.run(["ctest", "--test-dir", build, "--show-only=json-v1"], check=True,
+                         capture_output=True, text=True).stdout
+    tests = json.loads(out)["tests"]
+    entries = []
+    for number, t in enumerate(tests, start=1):
+        props = {p["name"]: p["value"] for p in t.get("properties", [])}
+        env = {}
+        for kv in props.get("ENVIRONMENT", []):
+            k, _, v = kv.partition("=")
+            env[k] = v
+        entries.append({"number": number, "name": t["name"], "command": t.get("command", []),
+                        "env": env, "serial": bool(props.get("RUN_SERIAL", False)),
+                        "skip_code": props.get("SKIP_RETURN_CODE"), "timeout": props.get("TIMEOUT"),
+                        "cwd": props.get("WORKING_DIRECTORY")})
+    return entries
+
+
+class Suite:
+    def __init__(self, args):
+        self.args = args
+        self.results = {}  # entry name -> (status, seconds, note)
+        self.lock = threading.Lock()
+        self.failure_logs = []
+        self.times = {}
+        if args.times and os.path.exists(args.times):
+            with open(args.times) as f:
+                self.times = json.load(f)
+        self.new_times = {}
+
+    def record(self, name, status, seconds, note=""):
+        with self.lock:
+            self.results[name] = (status, seconds, note)
+
+    # One process runs the cases of `batch` (entries of one program and environment) in order.
+    # Returns the entries it did not reach (after a crash or hang), to be run in a fresh process.
+    def run_batch(self, batch):
+        first = batch[0]
+        exe_args = first["command"][:-1]
+        spec = ",".join(e["command"][-1] for e in batch)
+        by_case = {e["case"]: e for e in batch}
+        fd, log = tempfile.mkstemp(prefix="gpurt-cases-", suffix=".tsv")
+        os.close(fd)
+        env = dict(os.environ, **first["env"], GPURT_TEST_CASE_LOG=log)
+        out = tempfile.TemporaryFile()
+        start = time.monotonic()
+        proc = subprocess.Popen(exe_args + [spec], env=env, stdout=out, stderr=subprocess.STDOUT,
+                                cwd=first["cwd"] or None, start_new_session=True)
+        seen, current, current_since, timed_out = set(), None, start, False
+        while True:
+            try:
+                proc.wait(timeout=0.2)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            lines = read_lines(log)
+            now_case = lines[-1][2] if lines and lines[-1][0] == "started" else None
+            if now_case != current:
+                current, current_since = now_case, time.monotonic()
+            limit = self.case_timeout(by_case.get(current))
+            if time.monotonic() - current_since > limit:
+                timed_out = True
+                kill_group(proc)
+                proc.wait()
+                break
+        elapsed = time.monotonic() - start
+        rc = proc.returncode
+        lines = read_lines(log)
+        os.unlink(log)
+        out.seek(0)
+        text = out.read().decode("utf-8", "replace")
+        out.close()
+        started = [l[2] for l in lines if l[0] == "started"]
+        for status, seconds, case in lines:
+            if status == "started" or case not in by_case:
+                continue
+            seen.add(case)
+            self.new_times[by_case[case]["name"]] = float(seconds)
+            self.record(by_case[case]["name"], status, float(seconds))
+        if not lines and rc == 77:  # the device's backend is unavailable: every case is skipped
+            for e in batch:
+                self.record(e["name"], "skipped", 0.0, text.strip().splitlines()[-1] if text.strip() else "")
+            return []
+        unfinished = [c for c in started if c not in seen]
+        rest = [e for e in batch if e["case"] not in seen and e["case"] not in unfinished]
+        for case in unfinished:  # the case that was running when the process ended or was killed
+            e = by_case.get(case)
+            if e is None:
+                continue
+            why = "timed out" if timed_out else f"crashed (exit {rc})"
+            self.record(e["name"], "failed", elapsed, why)
+            self.new_times[e["name"]] = elapsed
+        if not unfinished and rc not in (0, 77) and not rest:
+            # Every case finished, but the process failed after them (at exit, a leak report, ...).
+            self.record(batch[-1]["name"], "failed", 0.0, f"the process exited {rc} after its last case")
+            self.failure_logs.append((f"{first['prefix']} {os.path.basename(exe_args[0])}: exit {rc}",
+                                      text[-6000:]))
+        if not unfinished and not lines and rest:
+            # The program ended before its first case (bad arguments, a failing start-up).
+            for e in rest:
+                self.record(e["name"], "failed", elapsed, f"the program exited {rc} before any case ran")
+            self.failure_logs.append((f"{first['prefix']} {os.path.basename(exe_args[0])}: exit {rc} before any case",
+                                      text[-6000:]))
+            return []
+        return rest
+
+    def case_timeout(self, entry):
+        t = self.args.timeout
+        if entry and entry.get("timeout"):
+            t = min(t, float(entry["timeout"]))
+        return t
+
+    def run_group(self, batch):
+        while batch:
+            batch = self.run_batch(batch)
+
+    # An entry run exactly as ctest runs it, one process: for "runs alone" cases and for the rerun
+    # of a failure.
+    def run_alone(self, e):
+        env = dict(os.environ, **e["env"])
+        start = time.monotonic()
+        try:
+            p = subprocess.run(e["command"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               cwd=e["cwd"] or None, timeout=self.case_timeout(e), start_new_session=True)
+            rc, text = p.returncode, p.stdout.decode("utf-8", "replace")
+        except subprocess.TimeoutExpired as ex:
+            rc, text = None, (ex.stdout or b"").decode("utf-8", "replace") + "\n[timed out]"
+        seconds = time.monotonic() - start
+        if rc == 0:
+            status = "passed"
+        elif rc is not None and e["skip_code"] is not None and rc == int(e["skip_code"]):
+            status = "skipped"
+        else:
+            status = "failed"
+        return status, seconds, rc, text
+
+    def run_ctest(self, entries):
+        if not entries:
+            return
+        numbers = ",".join(str(e["number"]) for e in entries)
+        cmd = ["ctest", "--test-dir", self.args.build, "-j", str(self.args.jobs), "--timeout",
+               str(int(self.args.timeout)), "--output-on-failure", "-I", f"0,0,0,{numbers}"]
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        text = p.stdout.decode("utf-8", "replace")
+        by_number = {e["number"]: e for e in entries}
+        pat = re.compile(r"^\s*\d+/\d+ Test\s+#(\d+): .*?\.{3,}\s*(\*{0,3}\s*)?(Passed|Not Run|Skipped|\*\*\*\S+.*?|Failed.*?|Exception.*?|Timeout.*?)\s+([\d.]+) sec")
+        for line in text.splitlines():
+            m = pat.match(line)
+            if not m:
+                continue
+            e = by_number.get(int(m.group(1)))
+            if e is None:
+                continue
+            word = m.group(3)
+            status = "passed" if word.startswith("Passed") else "skipped" if word.startswith("Skipped") or \
+                "Not Run" in word and "Disabled" in line else "failed"
+            self.record(e["name"], status, float(m.group(4)), "" if status != "failed" else word.strip("* "))
+        for e in entries:
+            if e["name"] not in self.results:
+                self.record(e["name"], "failed", 0.0, "ctest gave no result")
+        if p.returncode != 0:
+            self.failure_logs.append(("ctest (entries that are not Catch2 cases)", tail_failures(text)))
+
+
+def tail_failures(text):
+    keep, out = False, []
+    for line in text.splitlines():
+        if re.search(r"\*\*\*|Failed|Timeout|Exception", line) and "Test #" in line:
+            keep = True
+        elif re.match(r"^\s*\d+/\d+ Test\s+#", line):
+            keep = False
+        if keep:
+            out.append(line)
+    return "\n".join(out[-400:])
+
+
+def read_lines(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            raw = f.read().splitlines()
+    except OSError:
+        return []
+    lines = []
+    for r in raw:
+        parts = r.split("\t", 2)
+        if len(parts) == 3:
+            lines.append(tuple(parts))
+    return lines
+
+
+def kill_group(proc):
+    try:
+        os.killpg(proc.pid, 9)
+    except OSError:
+        pass
+
+
+def chunks(group, times, target):
+    out, cur, cost = [], [], 0.0
+    for e in group:
+        t = times.get(e["name"], 1.0)
+        if cur and cost + t > target:
+            out.append((cost, cur))
+            cur, cost = [], 0.0
+        cur.append(e)
+        cost += t
+    if cur:
+        out.append((cost, cur))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("build")
+    ap.add_argument("--out", default=".")
+    ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--timeout", type=float, default=600.0, help="seconds a case may take (ctest's --timeout)")
+    ap.add_argument("--times", help="case-times.json of an earlier run, to size the chunks")
+    ap.add_argument("--chunk-seconds", type=float, default=6.0,
+                    help="about how long one process runs (from --times; an unknown case counts 1 s)")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    wall = time.monotonic()
+    suite = Suite(args)
+    entries = load_entries(args.build)
+
+    groups, alone, plain = {}, [], []
+    for e in entries:
+        if CASE_MARK not in e["env"]:
+            plain.append(e)
+            continue
+        e["case"] = e["name"].split(" | ", 1)[1] if " | " in e["name"] else e["name"]
+        e["prefix"] = e["name"].split(" | ", 1)[0] if " | " in e["name"] else ""
+        if e["serial"]:
+            alone.append(e)
+            continue
+        key = (tuple(e["command"][:-1]), tuple(sorted(e["env"].items())), e["cwd"])
+        groups.setdefault(key, []).append(e)
+
+    work = []
+    for g in groups.values():
+        work.extend(chunks(g, suite.times, args.chunk_seconds))
+    work.sort(key=lambda cw: -cw[0])  # longest first
+
+    ctest_thread = threading.Thread(target=suite.run_ctest, args=(plain,))
+    ctest_thread.start()
+    with futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        list(pool.map(lambda cw: suite.run_group(cw[1]), work))
+    ctest_thread.join()
+    for e in alone:  # with nothing beside them, as CTest's RUN_SERIAL
+        status, seconds, rc, text = suite.run_alone(e)
+        suite.record(e["name"], status, seconds)
+        suite.new_times[e["name"]] = seconds
+        if status == "failed":
+            suite.failure_logs.append((f"{e['name']} (exit {rc})", text[-8000:]))
+
+    # Every failed Catch2 case once more alone, as ctest would run it: its output, and whether it
+    # also fails by itself (a case that passes alone still counts as failed: it broke in company).
+    catch_entries = {e["name"]: e for e in entries if CASE_MARK in e["env"]}
+    failed = [n for n, r in suite.results.items() if r[0] == "failed" and n in catch_entries
+              and not catch_entries[n]["serial"]]
+    for n in sorted(failed)[:40]:
+        status, seconds, rc, text = suite.run_alone(catch_entries[n])
+        note = suite.results[n][2]
+        suite.failure_logs.append((f"{n} [{note or 'failed'} in a batch; alone: {status}, exit {rc}]", text[-8000:]))
+
+    with open(os.path.join(args.out, "results.tsv"), "w") as f:
+        for e in entries:
+            status, seconds, note = suite.results.get(e["name"], ("failed", 0.0, "not run"))
+            f.write(f"{status}\t{seconds:.2f}\t{e['name']}" + (f"\t{note}" if note else "") + "\n")
+    with open(os.path.join(args.out, "failures.log"), "w") as f:
+        for title, text in suite.failure_logs:
+            f.write(f"==== {title}\n{text}\n\n")
+    with open(os.path.join(args.out, "case-times.json"), "w") as f:
+        json.dump({k: round(v, 3) for k, v in sorted(suite.new_times.items())}, f, indent=0)
+
+    counts = {}
+    for e in entries:
+        status = suite.results.get(e["name"], ("failed",))[0]
+        prefix = e["name"].split(" | ", 1)[0] if " | " in e["name"] else "other"
+        c = counts.setdefault(prefix, {"passed": 0, "failed": 0, "skipped": 0})
+        c[status] += 1
+    total = {s: sum(c[s] for c in counts.values()) for s in ("passed", "failed", "skipped")}
+    processes = len(work) + len(alone)
+    print(f"{total['passed'] + total['skipped']} of {len(entries)} entries passed or skipped "
+          f"({total['failed']} failed, {total['skipped']} skipped) in {time.monotonic() - wall:.0f} s; "
+          f"{len(catch_entries)} Catch2 cases in about {processes} processes, {len(plain)} other entries through ctest")
+    print("per-device results (entry prefix: passed / failed / skipped):")
+    for k in sorted(counts):
+        c = counts[k]
+        print(f"  {k:<45} {c['passed']:4d} / {c['failed']} / {c['skipped']}")
+    if total["failed"]:
+        print("failed:")
+        for e in entries:
+            r = suite.results.get(e["name"], ("failed", 0.0, "not run"))
+            if r[0] == "failed":
+                print(f"  {e['name']}" + (f"  [{r[2]}]" if r[2] else ""))
+    return 1 if total["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
