@@ -75,7 +75,10 @@ foreach(t IN LISTS targets)
     endif()
     # GPURT_TEST_CASE_OF marks the entry as one Catch2 case of the program (its last argument is the
     # case's test spec): scripts/run-tests-batched.py runs such entries together in one process.
-    set(envs "GPURT_TEST_CASE_OF=${GPURT_TARGET}")
+    set(envs "")
+    if(GPURT_BATCHABLE)
+      list(APPEND envs "GPURT_TEST_CASE_OF=${GPURT_TARGET}")
+    endif()
     if(NOT sel STREQUAL "")
       list(APPEND envs "GPURT_TEST_DEVICE=${sel}")
     endif()
