@@ -1,20 +1,30 @@
 #!/usr/bin/env bash
-# One call on the GPU machine: configure, build, list backends and devices, run the whole test
-# suite (every device), the examples on every device, 10_mpi with 2 ranks on cuda and the NCCL
-# example, the compile-cache timing, and the benchmarks (gpurt against the raw APIs) on the CUDA and
-# the NVIDIA OpenCL device.
-# Results go to $OUT (or ./gpu-out): summary.txt, ctest.log, info.json, bench.{txt,json,csv},
-# bench-*.svg. Usage: scripts/gpu-check.sh [--no-bench | --quick-bench] [--no-soak]
+# One call on the GPU machine.
+#   scripts/gpu-check.sh --fast   (<= 300 s on nvidia-h200 from a fresh machine; every landing)
+#     configure, build (warnings counted), list backends and devices, EVERY test case on EVERY
+#     device through scripts/run-tests-batched.py (the cases of one program and device share a
+#     process; "runs alone" cases and the other CTest entries run as under ctest), the examples on
+#     every device, the differential check, and 10_mpi with 2 ranks on cuda and the NCCL example.
+#     $OUT: summary.txt (with the time each step took), results.tsv (every entry's verdict),
+#     failures.log (every failure's output), case-times.json, build-warnings.log, info.json.
+#   scripts/gpu-check.sh [--full] [--no-bench | --quick-bench] [--no-soak]
+#     the whole check as before: the suite through ctest, one process per case and device, the
+#     examples, 10_mpi, NCCL, the differential check, conformance, the compile-cache timing, the
+#     long soak, traces, first use and the benchmarks (gpurt against the raw APIs) on the CUDA
+#     and the NVIDIA OpenCL device. $OUT: summary.txt, ctest.log, info.json, bench.{txt,json,csv},
+#     bench-*.svg.
 # (--no-soak leaves out the long soak, e.g. on a machine with many devices and little time).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bench_mode=full soak=1
+bench_mode=full soak=1 fast=0
 for arg in "$@"; do
   case "$arg" in
+    --fast) fast=1 ;;
+    --full) fast=0 ;;
     --no-bench) bench_mode=none ;;
     --quick-bench) bench_mode=quick ;;
     --no-soak) soak=0 ;;
-    *) echo "usage: scripts/gpu-check.sh [--no-bench | --quick-bench] [--no-soak]" >&2; exit 2 ;;
+    *) echo "usage: scripts/gpu-check.sh [--fast | --full [--no-bench | --quick-bench] [--no-soak]]" >&2; exit 2 ;;
   esac
 done
 OUT=${OUT:-$PWD/gpu-out}
@@ -22,16 +32,55 @@ BUILD=${BUILD:-build-gpu}
 mkdir -p "$OUT"
 jobs=$(nproc)
 exec > >(tee "$OUT/summary.txt") 2>&1
+t0=$(date +%s)
+step() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; uname -a; date -u
 
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release > "$BUILD.configure.log" 2>&1 || { tail -40 "$BUILD.configure.log"; exit 1; }
+step "configured"
 cmake --build "$BUILD" -j "$jobs" > "$BUILD.build.log" 2>&1 || { grep -E "error|Error" "$BUILD.build.log" | head -40; exit 1; }
-echo "build: ok"
+grep -E "warning:" -A3 "$BUILD.build.log" > "$OUT/build-warnings.log"
+step "build: ok, $(grep -c "warning:" "$BUILD.build.log") compiler warnings ($(${CXX:-c++} --version | head -1))"
 
 "$BUILD/bin/gpurt" info
 "$BUILD/bin/gpurt" info --json > "$OUT/info.json"
 selectors=$("$BUILD/bin/gpurt" info --json | python3 -c 'import json,sys; print(" ".join(d["selector"] for d in json.load(sys.stdin)["devices"]))')
+
+if [ $fast = 1 ]; then
+  step "the suite: every case on every device (scripts/run-tests-batched.py -j $jobs)"
+  times=tests/case-times.json
+  python3 scripts/run-tests-batched.py "$BUILD" --out "$OUT" -j "$jobs" --timeout 240 --times "$times"
+  rc=$?
+  step "suite done"
+  # The examples, the differential check and the multi-process smoke run in the suite already (at
+  # CTest's sizes); here at the larger sizes of the full check, every device.
+  echo "examples on every device:"
+  for sel in $selectors; do
+    "$BUILD/bin/01_vector_add" "$sel" 10000019 2>&1 | tail -1 | sed "s/^/  $sel: /"
+  done
+  echo "differential check across every device:"
+  "$BUILD/bin/gpurt_differential" 2>&1 | grep -vE "^(gpurt test seed|Randomness|===|All tests|~~~)" | tail -5
+  echo "10_mpi (2 ranks, mpirun, -d cuda; halo path per rank) and nccl_allreduce:"
+  if [ -x "$BUILD/bin/10_mpi" ] && command -v mpirun > /dev/null; then
+    for staged in "" --staged; do
+      env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_base_warn_component_unused=0 \
+        timeout 120 mpirun -n 2 --oversubscribe "$BUILD/bin/10_mpi" -d cuda -n 10000019 -s 100 $staged > "$BUILD.10_mpi.log" 2>&1
+      mpi_rc=$?
+      grep -E "^rank |ranks, |^OK|^FAILED" "$BUILD.10_mpi.log" | sed "s/^/  default${staged:+ $staged}: /"
+      [ $mpi_rc -eq 0 ] || { echo "  exit $mpi_rc"; tail -15 "$BUILD.10_mpi.log" | sed "s/^/    /"; rc=1; }
+    done
+  else
+    echo "  10_mpi not built (no MPI found when configuring) or no mpirun"
+  fi
+  if [ -x "$BUILD/bin/nccl_allreduce" ]; then
+    "$BUILD/bin/nccl_allreduce" 2>&1 | tail -6 | sed "s/^/  nccl_allreduce: /"
+  else
+    echo "  nccl_allreduce not built (no CUDA backend)"
+  fi
+  step "gpu-check --fast done, exit $rc"
+  exit $rc
+fi
 
 ctest --test-dir "$BUILD" -j "$jobs" --timeout 600 --output-on-failure > "$OUT/ctest.log" 2>&1
 rc=$?
