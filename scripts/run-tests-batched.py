@@ -11,8 +11,9 @@ per-entry verdicts:
     run again in a fresh process, so one crash costs no other case its result;
   - every failed case runs once more alone, as ctest would run it, and that output goes to the
     failures log (with the verdict it had alone);
-  - every entry that is not a Catch2 case (examples, CLI, package, layers) runs through ctest
-    itself (fixtures, skip rules and timeouts as written), beside the batches.
+  - every entry that is not a Catch2 case (examples, CLI, package, layers) runs as ctest runs it
+    (its environment, working directory, skip code and expression, timeout; an entry that needs a
+    fixture after the entry that sets it up), in the same pool as the batches, longest first.
 Usage: scripts/run-tests-batched.py BUILD [--out DIR] [-j N] [--timeout S] [--times FILE]
 Writes to DIR: results.tsv (status, seconds, entry per line), failures.log, case-times.json (for
 the next run's chunking). Exit status 0 when nothing failed.
@@ -38,6 +39,9 @@ def load_entries(build):
     entries = []
     for number, t in enumerate(tests, start=1):
         props = {p["name"]: p["value"] for p in t.get("properties", [])}
+        for k in ("FIXTURES_SETUP", "FIXTURES_REQUIRED", "SKIP_REGULAR_EXPRESSION", "ENVIRONMENT"):
+            if isinstance(props.get(k), str):
+                props[k] = [props[k]]
         env = {}
         for kv in props.get("ENVIRONMENT", []):
             k, _, v = kv.partition("=")
@@ -45,7 +49,10 @@ def load_entries(build):
         entries.append({"number": number, "name": t["name"], "command": t.get("command", []),
                         "env": env, "serial": bool(props.get("RUN_SERIAL", False)),
                         "skip_code": props.get("SKIP_RETURN_CODE"), "timeout": props.get("TIMEOUT"),
-                        "cwd": props.get("WORKING_DIRECTORY")})
+                        "cwd": props.get("WORKING_DIRECTORY"),
+                        "skip_re": props.get("SKIP_REGULAR_EXPRESSION", []),
+                        "fixtures_setup": props.get("FIXTURES_SETUP", []),
+                        "fixtures_required": props.get("FIXTURES_REQUIRED", [])})
     return entries
 
 
@@ -60,6 +67,8 @@ class Suite:
             with open(args.times) as f:
                 self.times = json.load(f)
         self.new_times = {}
+        self.fixtures = {}  # fixture name -> threading.Event, set once its setup entry has run
+        self.fixture_ok = {}
 
     def record(self, name, status, seconds, note=""):
         with self.lock:
@@ -137,11 +146,10 @@ class Suite:
             return []
         return rest
 
-    def case_timeout(self, entry):
-        t = self.args.timeout
+    def case_timeout(self, entry):  # as ctest: the entry's TIMEOUT, else --timeout
         if entry and entry.get("timeout"):
-            t = min(t, float(entry["timeout"]))
-        return t
+            return float(entry["timeout"])
+        return self.args.timeout
 
     def run_group(self, batch):
         while batch:
@@ -159,7 +167,12 @@ class Suite:
         except subprocess.TimeoutExpired as ex:
             rc, text = None, (ex.stdout or b"").decode("utf-8", "replace") + "\n[timed out]"
         seconds = time.monotonic() - start
-        if rc == 0:
+        skip_re = e.get("skip_re") or []
+        if isinstance(skip_re, str):
+            skip_re = [skip_re]
+        if rc is not None and any(re.search(r, text) for r in skip_re):
+            status = "skipped"
+        elif rc == 0:
             status = "passed"
         elif rc is not None and e["skip_code"] is not None and rc == int(e["skip_code"]):
             status = "skipped"
@@ -167,32 +180,25 @@ class Suite:
             status = "failed"
         return status, seconds, rc, text
 
-    def run_ctest(self, entries):
-        if not entries:
-            return
-        numbers = ",".join(str(e["number"]) for e in entries)
-        cmd = ["ctest", "--test-dir", self.args.build, "-j", str(self.args.jobs), "--timeout",
-               str(int(self.args.timeout)), "--output-on-failure", "-I", f"0,0,0,{numbers}"]
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        text = p.stdout.decode("utf-8", "replace")
-        by_number = {e["number"]: e for e in entries}
-        pat = re.compile(r"^\s*\d+/\d+ Test\s+#(\d+): .*?\.{3,}\s*(\*{0,3}\s*)?(Passed|Not Run|Skipped|\*\*\*\S+.*?|Failed.*?|Exception.*?|Timeout.*?)\s+([\d.]+) sec")
-        for line in text.splitlines():
-            m = pat.match(line)
-            if not m:
+    # An entry that is not a Catch2 case (an example, a CLI or package check), run as ctest runs it.
+    # One that needs a fixture waits until the entry that sets the fixture up has passed.
+    def run_plain(self, e):
+        for fx in e["fixtures_required"]:
+            ev = self.fixtures.get(fx)
+            if ev is None:
                 continue
-            e = by_number.get(int(m.group(1)))
-            if e is None:
-                continue
-            word = m.group(3)
-            status = "passed" if word.startswith("Passed") else "skipped" if word.startswith("Skipped") or \
-                "Not Run" in word and "Disabled" in line else "failed"
-            self.record(e["name"], status, float(m.group(4)), "" if status != "failed" else word.strip("* "))
-        for e in entries:
-            if e["name"] not in self.results:
-                self.record(e["name"], "failed", 0.0, "ctest gave no result")
-        if p.returncode != 0:
-            self.failure_logs.append(("ctest (entries that are not Catch2 cases)", tail_failures(text)))
+            ev.wait()
+            if not self.fixture_ok.get(fx, False):
+                self.record(e["name"], "failed", 0.0, f"fixture {fx} was not set up")
+                return
+        status, seconds, rc, text = self.run_alone(e)
+        self.record(e["name"], status, seconds)
+        self.new_times[e["name"]] = seconds
+        if status == "failed":
+            self.failure_logs.append((f"{e['name']} (exit {rc})", text[-8000:]))
+        for fx in e["fixtures_setup"]:
+            self.fixture_ok[fx] = status == "passed"
+            self.fixtures[fx].set()
 
 
 def tail_failures(text):
@@ -270,16 +276,30 @@ def main():
         key = (tuple(e["command"][:-1]), tuple(sorted(e["env"].items())), e["cwd"])
         groups.setdefault(key, []).append(e)
 
+    # One pool, longest first (from --times): batches of cases and the other entries alike. A fixture's
+    # setup entry goes first, so that the entries waiting for it never hold every worker.
     work = []
     for g in groups.values():
-        work.extend(chunks(g, suite.times, args.chunk_seconds))
-    work.sort(key=lambda cw: -cw[0])  # longest first
+        for cost, batch in chunks(g, suite.times, args.chunk_seconds):
+            work.append((cost, False, batch))
+    for e in plain:
+        for fx in e["fixtures_setup"]:
+            suite.fixtures[fx] = threading.Event()
+    for e in plain:
+        cost = suite.times.get(e["name"], 5.0)
+        if e["fixtures_setup"]:
+            cost = float("inf")
+        work.append((cost, True, e))
+    work.sort(key=lambda w: -w[0])
 
-    ctest_thread = threading.Thread(target=suite.run_ctest, args=(plain,))
-    ctest_thread.start()
+    def run(w):
+        if w[1]:
+            suite.run_plain(w[2])
+        else:
+            suite.run_group(w[2])
+
     with futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        list(pool.map(lambda cw: suite.run_group(cw[1]), work))
-    ctest_thread.join()
+        list(pool.map(run, work))
     for e in alone:  # with nothing beside them, as CTest's RUN_SERIAL
         status, seconds, rc, text = suite.run_alone(e)
         suite.record(e["name"], status, seconds)
@@ -317,7 +337,7 @@ def main():
     processes = len(work) + len(alone)
     print(f"{total['passed'] + total['skipped']} of {len(entries)} entries passed or skipped "
           f"({total['failed']} failed, {total['skipped']} skipped) in {time.monotonic() - wall:.0f} s; "
-          f"{len(catch_entries)} Catch2 cases in about {processes} processes, {len(plain)} other entries through ctest")
+          f"{len(catch_entries)} Catch2 cases and {len(plain)} other entries in about {processes} processes, -j {args.jobs}")
     print("per-device results (entry prefix: passed / failed / skipped):")
     for k in sorted(counts):
         c = counts[k]

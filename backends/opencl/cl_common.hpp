@@ -138,19 +138,21 @@ class ClEvent final : public plugin::Event {
 class ClKernel final : public plugin::Kernel {
  public:
   // gpu: the device is a GPU; device_group: its largest work-group; local_memory: its local
-  // memory per compute unit in bytes.
+  // memory per group in bytes (CL_DEVICE_LOCAL_MEM_SIZE); device: the device it was built for.
   // with_offset: per parameter, whether it takes a buffer and a byte offset (two native arguments);
   // empty when every parameter is one native argument.
   ClKernel(cl::Kernel k, plugin::KernelInfo info, bool gpu, std::size_t device_group, std::size_t local_memory,
-           std::vector<bool> with_offset)
+           cl_device_id device, std::vector<bool> with_offset)
       : kernel_(std::move(k)), info_(std::move(info)), gpu_(gpu), device_group_(device_group),
-        local_memory_(local_memory), with_offset_(std::move(with_offset)) {}
+        local_memory_(local_memory), device_(device), with_offset_(std::move(with_offset)) {}
   bool takes_offset(std::size_t param) const { return param < with_offset_.size() && with_offset_[param]; }
   bool has_offsets() const { return !with_offset_.empty(); }
   const plugin::KernelInfo& info() const noexcept override { return info_; }
   // OpenCL has no occupancy query; an estimate (see cl_program.cpp).
   Status resident_groups(std::size_t group_size, std::size_t local_bytes, std::size_t& out) noexcept override;
   cl_kernel handle() const { return kernel_(); }
+  std::size_t local_memory() const { return local_memory_; }
+  cl_device_id device() const { return device_; }
   Status native(plugin::Native& out) noexcept override;
   // clSetKernelArg + enqueue must not interleave between threads sharing the kernel.
   std::mutex& mutex() { return mutex_; }
@@ -161,6 +163,7 @@ class ClKernel final : public plugin::Kernel {
   bool gpu_;
   std::size_t device_group_;
   std::size_t local_memory_;
+  cl_device_id device_;
   std::vector<bool> with_offset_;
   std::mutex mutex_;
 };
@@ -171,6 +174,10 @@ class ClKernel final : public plugin::Kernel {
 // (takes_offset), OpenCL C kernels' views as sub-buffers, appended to `views`: the caller holds them
 // until the kernel is enqueued (or, for a graph, as long as the arguments are set). A failure names
 // the argument; the arguments before it are set already.
+// Local memory is the driver's count: when the launch's local memory comes near the device's limit,
+// CL_KERNEL_LOCAL_MEM_SIZE is read once the arguments are set (the kernel's own bytes plus every
+// __local argument as the driver lays them out: NVIDIA's driver pads them) and a count past
+// CL_DEVICE_LOCAL_MEM_SIZE is refused with invalid_argument, as the enqueue would fail.
 Status set_kernel_args(const ClKernel& kernel, cl_kernel target, const plugin::KernelArg* args, std::size_t count,
                        std::vector<cl::Buffer>& views) noexcept;
 // The NDRange of a launch shape: global and local sizes of `dims` dimensions.

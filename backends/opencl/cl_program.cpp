@@ -167,7 +167,7 @@ Status ClProgram::kernel(const std::string& name, std::unique_ptr<plugin::Kernel
     }
     out = std::make_unique<ClKernel>(std::move(k), std::move(info), device_.properties().type == DeviceType::gpu,
                                      device_.properties().max_group_size, device_.properties().max_local_memory,
-                                     std::move(with_offset));
+                                     dev, std::move(with_offset));
     return Status::success();
   });
 }

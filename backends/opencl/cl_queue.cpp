@@ -1,5 +1,6 @@
 // ClQueue and ClEvent: copies, fills, launches and synchronisation on a cl_command_queue.
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -169,6 +170,7 @@ Status ClQueue::fill_by_copies(plugin::Buffer& dst, std::size_t offset, std::siz
 Status set_kernel_args(const ClKernel& k, cl_kernel target, const plugin::KernelArg* args, std::size_t count,
                        std::vector<cl::Buffer>& views) noexcept {
   cl_uint index = 0;  // native argument index: a portable kernel's global pointer takes two
+  std::size_t local_args = 0;  // bytes in __local arguments (saturating)
   for (std::size_t i = 0; i < count; ++i, ++index) {
     const plugin::KernelArg& a = args[i];
     cl_int err = CL_SUCCESS;
@@ -202,10 +204,30 @@ Status set_kernel_args(const ClKernel& k, cl_kernel target, const plugin::Kernel
         break;
       case plugin::KernelArg::Kind::local:
         err = clSetKernelArg(target, index, a.size, nullptr);
+        local_args = local_args + a.size < local_args ? SIZE_MAX : local_args + a.size;
         break;
     }
     if (err != CL_SUCCESS)
       return fail(err, "clSetKernelArg", "setting argument " + std::to_string(i) + " of '" + k.info().name + "'");
+  }
+  // The core has checked the kernel's own bytes plus the arguments against the limit; the driver
+  // may lay the arguments out with padding of its own (NVIDIA: up to a few bytes per argument), so
+  // near the limit its count decides. 256 bytes is far more than any driver's padding seen.
+  constexpr std::size_t padding_margin = 256;
+  const std::size_t own = k.info().static_local_bytes;
+  if (local_args > 0 && own + local_args + padding_margin > k.local_memory()) {
+    cl_ulong counted = 0;
+    if (clGetKernelWorkGroupInfo(target, k.device(), CL_KERNEL_LOCAL_MEM_SIZE, sizeof counted, &counted, nullptr) ==
+            CL_SUCCESS &&
+        counted > k.local_memory())
+      return Status::failure(ErrorCategory::invalid_argument,
+                             "too much local memory: the OpenCL driver counts " + std::to_string(counted) +
+                                 " bytes per group for this launch of '" + k.info().name + "' (the kernel's own " +
+                                 std::to_string(own) + " and " + std::to_string(local_args) +
+                                 " in local arguments and dynamic local memory, laid out with the driver's "
+                                 "padding) but the device offers " + std::to_string(k.local_memory()) +
+                                 "; ask for " + std::to_string(counted - k.local_memory()) + " bytes less",
+                             "Queue::launch");
   }
   return Status::success();
 }

@@ -10,6 +10,7 @@ platforms): `gpurt info --json` with GPURT_DEVICE=SELECTOR gives the library's c
 the selector with "no device matches" (exit 2) when the library does. A selector of an unavailable
 backend gives that backend's column, every case skipped with the reason.
 """
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -41,8 +42,7 @@ for d in info["devices"]:
         if text and ":" not in text and "," not in text:
             selectors.append(d["backend"] + ":" + text.upper())
 
-problems = []
-for sel in selectors:
+def check(sel):
     lib = json.loads(run([gpurt, "info", "--json"], {"GPURT_DEVICE": sel}).stdout)
     chosen = lib.get("default_device")
     p = run([gpurt, "conformance", "--suite", suite, "-d", sel, "-c", CASE, "--json"])
@@ -57,8 +57,18 @@ for sel in selectors:
     else:
         want = f"exit 0 running {chosen}"
         ok = p.returncode == 0 and chosen in [d["selector"] for d in json.loads(p.stdout)["devices"]]
-    print(f"{'ok  ' if ok else 'FAIL'} -d {sel!r}: expected {want}; got exit {p.returncode}")
-    if not ok:
-        problems.append(f"-d {sel!r}\n--- stdout\n{p.stdout[-3000:]}\n--- stderr\n{p.stderr[-3000:]}")
+    line = f"{'ok  ' if ok else 'FAIL'} -d {sel!r}: expected {want}; got exit {p.returncode}"
+    problem = None if ok else f"-d {sel!r}\n--- stdout\n{p.stdout[-3000:]}\n--- stderr\n{p.stderr[-3000:]}"
+    return line, problem
+
+
+# Each selector is checked by processes of its own, several at once (the answers do not depend on
+# one another); the report keeps the order above.
+problems = []
+with concurrent.futures.ThreadPoolExecutor(max(1, min(8, os.cpu_count() or 1))) as pool:
+    for line, problem in pool.map(check, selectors):
+        print(line)
+        if problem:
+            problems.append(problem)
 if problems:
     sys.exit("\n".join(problems))

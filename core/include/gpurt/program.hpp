@@ -59,12 +59,21 @@ class Kernel {
   std::size_t preferred_group_multiple() const;
   // A 1D group size chosen by the backend for this kernel (CUDA: occupancy calculator).
   std::size_t suggested_group_size() const;
+  // The local memory one group of this kernel uses before the launch asks for any: its declared
+  // GPURT_LOCAL / __local / __shared__ variables and what the implementation keeps for itself, as
+  // the driver reports it (CUDA: CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES; OpenCL: CL_KERNEL_LOCAL_MEM_SIZE
+  // with no local argument set). A launch may ask for properties().max_local_memory minus this in
+  // dynamic local memory and Local arguments (docs/errors.md, "Local memory": NVIDIA's OpenCL
+  // driver counts 1 byte of its own in every kernel and pads local arguments; PoCL 5 reports 0 for
+  // every kernel, its declared variables included).
+  std::size_t local_memory_bytes() const;
   // How many groups of `group_size` work-items, each with `local_bytes` of dynamic local memory,
   // one compute unit of the device runs at once for this kernel (at least 1): CUDA's occupancy
   // calculator; on OpenCL an estimate from the kernel's group limit and the local memory (one group
   // per compute unit on CPUs). Times properties().compute_units, it is the number of groups that
   // fills the device in one wave - the usual size of a grid-stride launch. Throws invalid_argument
-  // when the group is larger than max_group_size() or the local memory exceeds the device's.
+  // when the group is larger than max_group_size() or local_memory_bytes() + local_bytes exceeds
+  // properties().max_local_memory.
   std::size_t resident_groups_per_unit(std::size_t group_size, std::size_t local_bytes = 0) const;
   // true for a kernel from Program::kernel; false when default-constructed or moved-from.
   bool valid() const { return state_ != nullptr; }

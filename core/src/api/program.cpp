@@ -232,6 +232,9 @@ std::size_t Kernel::max_group_size() const { return state("Kernel::max_group_siz
 std::size_t Kernel::preferred_group_multiple() const {
   return state("Kernel::preferred_group_multiple")->info.preferred_group_multiple;
 }
+std::size_t Kernel::local_memory_bytes() const {
+  return state("Kernel::local_memory_bytes")->info.static_local_bytes;
+}
 std::size_t Kernel::resident_groups_per_unit(std::size_t group_size, std::size_t local_bytes) const {
   detail::KernelState* k = state("Kernel::resident_groups_per_unit");
   const DeviceProperties& p = k->device->props;
@@ -240,10 +243,11 @@ std::size_t Kernel::resident_groups_per_unit(std::size_t group_size, std::size_t
   if (group_size == 0 || group_size > limit)
     bad("group size " + std::to_string(group_size) + " is outside 1.." + std::to_string(limit) + " for kernel '" +
         k->info.name + "'; see Kernel::max_group_size()");
-  if (k->info.static_local_bytes + local_bytes > p.max_local_memory)
+  if (local_bytes > p.max_local_memory || k->info.static_local_bytes > p.max_local_memory - local_bytes)
     bad(std::to_string(local_bytes) + " bytes of local memory (plus the kernel's own " +
-        std::to_string(k->info.static_local_bytes) + ") exceed the device's " + std::to_string(p.max_local_memory) +
-        " per group");
+        std::to_string(k->info.static_local_bytes) + ", Kernel::local_memory_bytes()) exceed the device's " +
+        std::to_string(p.max_local_memory) + " per group; ask for at most " +
+        std::to_string(p.max_local_memory - std::min(p.max_local_memory, k->info.static_local_bytes)));
   std::size_t groups = 0;
   detail::check(k->impl->resident_groups(group_size, local_bytes, groups), k->device);
   return std::max<std::size_t>(1, groups);
