@@ -118,7 +118,8 @@ std::shared_ptr<Partials> partials_of(Queue& q) {
 
 template <class T>
 bool usable(const Queue& q) {
-  const DeviceProperties& p = q.device().properties();
+  const Device dev = q.device();  // held: g++ 13 cannot tell the properties outlive a temporary handle
+  const DeviceProperties& p = dev.properties();
   // double without fp64: the caller's path reports it.
   return p.type == DeviceType::cpu && (sizeof(T) < 8 || p.fp64);
 }

@@ -27,10 +27,21 @@ for c in json.load(open(db)):
     if not f.startswith(own) or not f.endswith((".cpp", ".cc", ".cxx")):
         continue
     args = c.get("arguments") or shlex.split(c["command"])
-    keep, skip = [], False
+    keep, skip, include_next = [], False, False
     for a in args[1:]:
         if skip:
             skip = False
+            continue
+        if include_next:  # "-I DIR"
+            include_next = False
+            a = "-I" + a
+        if a == "-I":
+            include_next = True
+            continue
+        # Headers from outside the tree (the CUDA toolkit's, say) are the vendor's: their warnings
+        # are not ours to fix, as for the system headers the compiler already spares.
+        if a.startswith("-I") and not os.path.abspath(os.path.join(c["directory"], a[2:])).startswith(root + os.sep):
+            keep += ["-isystem", a[2:]]
             continue
         if a in ("-o", "-MF", "-MT", "-MQ"):
             skip = True

@@ -2,11 +2,12 @@
 # Installs what gpurt needs to build and test on Debian 12 / Ubuntu 24.04 (apt-get), when missing.
 #   scripts/install-deps.sh               # build and test (clang: the package tests build consumers with
 #                                         # clang++ as well as g++; Open MPI: examples/10_mpi; CLBlast:
-#                                         # the CLBlast interop example)
+#                                         # the CLBlast interop example; libc++: scripts/check-libcxx.sh)
 #   scripts/install-deps.sh --sanitizers  # also clang's libFuzzer runtime (scripts/sanitize.sh fuzz)
 set -euo pipefail
 packages=(cmake ninja-build g++ clang pkg-config ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd clinfo
-          catch2 nlohmann-json3-dev libcli11-dev libssl-dev python3 libopenmpi-dev openmpi-bin libclblast-dev)
+          catch2 nlohmann-json3-dev libcli11-dev libssl-dev python3 libopenmpi-dev openmpi-bin libclblast-dev
+          libc++-dev libc++abi-dev)
 sudo_cmd=""
 [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
 export DEBIAN_FRONTEND=noninteractive

@@ -142,8 +142,9 @@ void check_bench_document(const nlohmann::json& doc) {
     need_all(need(r, w, "device", Want::object), w + ".device",
              {"selector", "name", "backend", "driver", "backend_version", "raw_api"}, Want::string);
     const nlohmann::json& launch = need(r, w, "launch", Want::object);
+    const std::string where = w + ".launch";  // a named string: g++ 13 warns of a temporary otherwise
     for (const char* k : {"async_us", "sync_us", "enqueue_four_args_us"}) {
-      const nlohmann::json& row = need(launch, w + ".launch", k, Want::object);
+      const nlohmann::json& row = need(launch, where, k, Want::object);
       need_all(row, w + ".launch." + k, {"gpurt", "raw", "ratio"}, Want::number);
       need_spread(row, w + ".launch." + k);
     }

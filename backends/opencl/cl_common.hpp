@@ -44,9 +44,10 @@ const char* name_of(cl_int code) noexcept;
 Status fail(cl_int code, const char* call, const std::string& what = {});
 // Kernel faults (cl_error.cpp). fail_wait: for a call that waits for earlier work on `device`
 // (clFinish, clWaitForEvents, an event's negative status); a failure there is a fault of that
-// work: device_lost, and the device is remembered as faulted. fail_on: as fail(), except that
-// CL_OUT_OF_RESOURCES on a device that has faulted is device_lost (what NVIDIA's driver answers
-// every later read and allocation with). fail_enqueue: for a command enqueued on `queue`; when
+// work: device_lost, and the device is remembered as faulted. fail_on: as fail(), except that on
+// a device that has faulted every failure but the call's own (invalid argument, a source that
+// does not compile, host memory) is device_lost (NVIDIA's driver answers later reads and
+// allocations with CL_OUT_OF_RESOURCES, a new build with a code outside the standard's list). fail_enqueue: for a command enqueued on `queue`; when
 // it fails with CL_OUT_OF_RESOURCES on a device not yet known to have faulted, the queue is
 // finished to tell a fault of earlier work (device_lost) from a real lack of resources.
 // device_of: the device an event's queue runs on.

@@ -243,7 +243,7 @@ Status ClDevice::build(const plugin::ProgramSource& source, const std::vector<st
     log = source.language == SourceLanguage::portable ? remap_prelude_lines(log, source.name, header)
                                                        : map_log_locations(log, source.name, header);
     if (err != CL_SUCCESS) {
-      Status s = fail(err, "clBuildProgram", "building program '" + source.name + "' failed");
+      Status s = fail_on(device_(), err, "clBuildProgram", "building program '" + source.name + "' failed");
       if (err == CL_BUILD_PROGRAM_FAILURE || err == CL_INVALID_BUILD_OPTIONS) s.category = ErrorCategory::build_failed;
       s.build_log = log.empty() ? "(the compiler gave no log)" : log;
       s.build_options = opts;
@@ -264,10 +264,10 @@ Status ClDevice::load_binary(const plugin::ProgramSource& source, const std::vec
     cl_int status = CL_SUCCESS, err = CL_SUCCESS;
     cl_program raw = clCreateProgramWithBinary(context_(), 1, &device_(), &size, &bytes, &status, &err);
     if (err != CL_SUCCESS || status != CL_SUCCESS)
-      return fail(err != CL_SUCCESS ? err : status, "clCreateProgramWithBinary", "loading a cached binary");
+      return fail_on(device_(), err != CL_SUCCESS ? err : status, "clCreateProgramWithBinary", "loading a cached binary");
     cl::Program program(raw);  // adopts the reference
     err = clBuildProgram(program(), 1, &device_(), opts.c_str(), nullptr, nullptr);
-    if (err != CL_SUCCESS) return fail(err, "clBuildProgram", "finishing a cached binary");
+    if (err != CL_SUCCESS) return fail_on(device_(), err, "clBuildProgram", "finishing a cached binary");
     out = std::make_unique<ClProgram>(*this, std::move(program), std::string(), full_source(source));
     return Status::success();
   });

@@ -191,12 +191,19 @@ Status fail_wait(cl_device_id device, cl_int code, const char* call, const std::
   return s;
 }
 
+// After a fault NVIDIA's driver fails later calls with codes that say nothing of it: reads and
+// allocations with CL_OUT_OF_RESOURCES, a new clBuildProgram with a code outside the standard's
+// list (H200, driver 580). On a device that has faulted every such failure is device_lost, one
+// category for every call after a fault (errors.md); only what the call itself got wrong (an
+// invalid argument, a source that does not compile, host memory) keeps its own.
 Status fail_on(cl_device_id device, cl_int code, const char* call, const std::string& what) {
   Status s = fail(code, call, what);
-  if (code == CL_OUT_OF_RESOURCES && faulted(device)) {
+  const ErrorCategory own = s.category;
+  if (own != ErrorCategory::invalid_argument && own != ErrorCategory::out_of_host_memory &&
+      !(own == ErrorCategory::build_failed && code != CL_INVALID_PROGRAM_EXECUTABLE) && faulted(device)) {
     s.category = ErrorCategory::device_lost;
-    s.message += " (work on this device failed earlier, e.g. a kernel fault; the driver reports "
-                 "CL_OUT_OF_RESOURCES since then: restart the process)";
+    s.message += std::string(" (work on this device failed earlier, e.g. a kernel fault; the driver reports ") +
+                 name_of(code) + " since then: restart the process)";
   }
   return s;
 }
