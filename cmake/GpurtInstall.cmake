@@ -1,7 +1,8 @@
 # `cmake --install`: headers, libgpurt, the kernel library libgpurt-lib, the backend plugins beside
 # them (where the loader looks without any environment variable), the gpurt tool, the conformance
 # suite that `gpurt conformance` runs (under libexec/gpurt, when the tests were built),
-# gpurtConfig.cmake (+ version) exporting gpurt::gpurt, gpurt::lib (also as the component `lib`) and
+# gpurtConfig.cmake (+ version) exporting gpurt::gpurt, gpurt::lib (also as the component `lib`),
+# gpurt::opencl_interop and gpurt::cuda_interop (where those backends were built; components too) and
 # the backend SDK gpurt::plugin_sdk (the plugin headers, installed with the others, the static
 # support library every plugin links, GpurtPlugin.cmake and gpurt_plugin.map), the guide
 # docs/writing-a-backend.md under share/doc/gpurt, and gpurt.pc and gpurt-lib.pc for pkg-config. Every installed path is
@@ -54,6 +55,17 @@ if(TARGET gpurt_conformance)
 endif()
 
 install(EXPORT gpurtTargets NAMESPACE gpurt:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gpurt)
+# The interop targets (headers only: <gpurt/opencl.hpp>, <gpurt/cuda.hpp>), each in a file of its
+# own that gpurtConfig.cmake includes only where the consumer finds the vendor's package (OpenCL,
+# CUDAToolkit), so find_package(gpurt) works on a machine with neither.
+if(TARGET gpurt_opencl_interop)
+  install(TARGETS gpurt_opencl_interop EXPORT gpurtOpenCLInteropTargets)
+  install(EXPORT gpurtOpenCLInteropTargets NAMESPACE gpurt:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gpurt)
+endif()
+if(TARGET gpurt_cuda_interop)
+  install(TARGETS gpurt_cuda_interop EXPORT gpurtCudaInteropTargets)
+  install(EXPORT gpurtCudaInteropTargets NAMESPACE gpurt:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gpurt)
+endif()
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/gpurtConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/gpurtConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gpurt)
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/gpurtConfigVersion.cmake

@@ -712,11 +712,14 @@ VendorLibraries environment_choice(const Device& dev, const char* call) {
   const auto first = s.find_first_not_of(" \t"), last = s.find_last_not_of(" \t");
   s = first == std::string::npos ? std::string() : s.substr(first, last - first + 1);
   for (char& ch : s) ch = static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
+  // The rule every GPURT_* switch follows (README, "Environment"; core/src/startup/env.cpp).
   if (s == "auto") return VendorLibraries::automatic;
-  if (s == "on") return VendorLibraries::on;
-  if (s == "off") return VendorLibraries::off;
+  if (s == "on" || s == "1" || s == "true") return VendorLibraries::on;
+  if (s == "off" || s == "0" || s == "false") return VendorLibraries::off;
   fail(ErrorCategory::invalid_argument, dev, call,
-       std::string("GPURT_VENDOR_LIBRARIES='") + v + "' is not a setting; expected auto, on or off (in any case)");
+       std::string("GPURT_VENDOR_LIBRARIES='") + v +
+           "' is not a setting; expected auto, on or off (on may also be written 1 or true, off 0 or false; in "
+           "any case)");
 }
 
 Implementation choose(const Device& dev, const char* call, Precision precision, Options options) {

@@ -16,6 +16,10 @@ SourceLanguage language_of(const std::string& path, const std::string& forced) {
   if (key == "cu" || key == "cuda") return SourceLanguage::cuda_cpp;
   if (key == "ptx") return SourceLanguage::ptx;
   if (key == "cubin" || key == "fatbin") return SourceLanguage::cubin;
+  if (!forced.empty())
+    throw Error(ErrorCategory::invalid_argument,
+                "--language '" + forced + "' is not a language gpurt builds; expected portable, opencl, cuda, ptx "
+                "or cubin (or the file extensions gpurt, cl, cu, fatbin)");
   throw Error(ErrorCategory::invalid_argument,
               "cannot tell the language of '" + path + "'; name it .gpurt, .cl, .cu, .ptx or .cubin, or "
               "pass --language portable|opencl|cuda|ptx|cubin");

@@ -519,7 +519,7 @@ int main(int argc, char** argv) {
     }
     if (!opt.json_file.empty()) {
       std::ofstream f(opt.json_file);
-      f << out.dump(2) << "\n";
+      f << out.dump(2, ' ', false, json::error_handler_t::replace) << "\n";  // device names need not be UTF-8
       if (!f) {
         std::cerr << "gpurt-tune-kernels: could not write " << opt.json_file << "\n";
         return 1;

@@ -260,7 +260,7 @@ int main(int argc, char** argv) try {
                        {"reps", args.reps},           {"cublas_gflops", cublas}, {"variants", rows},
                        {"best", best},               {"best_gflops", best_gflops}};
     if (!cublas_note.empty()) out["cublas_note"] = cublas_note;
-    std::ofstream(args.json) << out.dump(2) << "\n";
+    std::ofstream(args.json) << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";  // device names need not be UTF-8
     std::printf("wrote %s\n", args.json.c_str());
   }
   return 0;

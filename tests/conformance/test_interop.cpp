@@ -177,7 +177,7 @@ TEST_CASE("native.hpp: a queue imported from a queue's native handle runs in ord
 
 TEST_CASE("native.hpp: an event exported and imported borrowed makes another queue wait") {
   // native.hpp import_event: "A native event (CUevent, cl_event) of `device` as an Event:
-  // Queue::wait, Event::wait and Event::complete work on it (elapsed_ms does not)."
+  // Queue::wait, Event::wait and Event::complete work on it".
   test::Fixture f;
   GPURT_NEEDS_NATIVE(f.dev, native_handle(f.q.record()));
   const bool kernels = test::missing(f.dev, test::Need::portable_kernels).empty();
@@ -206,7 +206,18 @@ TEST_CASE("native.hpp: an event exported and imported borrowed makes another que
   CHECK(out == (kernels ? test::busy_add_reference(in, 1000) : in));
   ie.wait();
   CHECK(ie.complete());
-  GPURT_REQUIRE_ERROR(elapsed_ms(ie, f.q.record()), ErrorCategory::invalid_argument, "timing");
+  // native.hpp: "elapsed_ms of it throws Error(invalid_argument) saying it was imported, not recorded
+  // by gpurt" - it said the event "was recorded on a queue created with timing disabled", which
+  // was not what happened (the fixture's queue has timing on).
+  GPURT_REQUIRE_ERROR(elapsed_ms(ie, f.q.record()), ErrorCategory::invalid_argument,
+                      "the start event was imported from a native event (import_event), not recorded by gpurt");
+  GPURT_REQUIRE_ERROR(elapsed_ms(f.q.record(), ie), ErrorCategory::invalid_argument, "the end event was imported");
+  try {
+    (void)elapsed_ms(ie, f.q.record());
+  } catch (const Error& err) {
+    CHECK(std::string(err.what()).find("timing disabled") == std::string::npos);
+    CHECK(std::string(err.what()).find("Queue::record") != std::string::npos);
+  }
   // The original is untouched by the import's end.
   CHECK(e.complete());
 }

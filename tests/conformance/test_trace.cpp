@@ -4,9 +4,14 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "fixture.hpp"
+#include "gpurt/graph.hpp"
 #include "gpurt/library.hpp"
+#include "gpurt/trace.hpp"
 
 using namespace gpurt;
 
@@ -98,4 +103,53 @@ TEST_CASE("trace: nothing is recorded while tracing is off, and bad paths are er
   GPURT_REQUIRE_ERROR(stop_trace(), ErrorCategory::internal, "could not write the trace");
   CHECK_FALSE(tracing());
   CHECK(f.q.read(x) == std::vector<int>(10, 3));  // still usable
+}
+
+TEST_CASE("trace: names that are not valid UTF-8 are written as documented escapes, and the file is JSON") {
+  // trace.hpp, "Names in the trace": every text the trace records "is recorded up to its first NUL
+  // byte and written so that the file is always valid JSON in UTF-8: valid UTF-8 ... is kept byte for
+  // byte ...; each byte that is not part of a valid UTF-8 sequence ... is written as the four
+  // characters \xHH ... Such a name never makes stop_trace() fail." error.hpp: gpurt::Error is the
+  // one exception type (stop_trace threw nlohmann's type_error 316 and wrote nothing).
+  test::Fixture f;
+  const std::string path = trace_path();
+  using namespace std::string_literals;
+  const std::vector<std::pair<std::string, std::string>> names = {
+      {"span \xFF", "span \\xFF"},                          // never valid
+      {"span \x80 lone", "span \\x80 lone"},                // a continuation byte with no lead
+      {"span \xE6\x97", "span \\xE6\\x97"},                 // 日 cut short at the end
+      {"span \xE6\x97x", "span \\xE6\\x97x"},               // ... and in the middle
+      {"span \xC0\xAF overlong", "span \\xC0\\xAF overlong"},  // '/' in an overlong form
+      {"span \xED\xA0\x80 surrogate", "span \\xED\\xA0\\x80 surrogate"},
+      {"span \xF4\x90\x80\x80 past U+10FFFF", "span \\xF4\\x90\\x80\\x80 past U+10FFFF"},
+      {"span \xC3\xA9 \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x98\x80", "span \xC3\xA9 \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x98\x80"},
+      {"span \"quoted\" back\\slash \t tab", "span \"quoted\" back\\slash \t tab"},
+      {"span nul\0after \xFF"s, "span nul"},  // up to the first NUL
+  };
+  start_trace(path);
+  for (const auto& n : names) {
+    TraceSpan span(f.q, n.first);
+  }
+  std::string program_name = "prog \xFF\x80";
+  bool built = test::missing(f.dev, test::Need::portable_dialect).empty();
+  if (built) (void)f.dev.build({SourceLanguage::portable, test::portable_vector_add, program_name});
+  auto x = f.dev.alloc<float>(4);
+  Recording rec(f.dev, "graph \xFF\xC0\xAF");
+  rec.fill(x, 2.0f);
+  const Graph g = rec.finish();
+  f.q.replay(g);
+  f.q.finish();
+  std::size_t written = 0;
+  REQUIRE_NOTHROW(written = stop_trace());
+  CHECK(written > 0);
+
+  const nlohmann::json host = spans(path, "host");  // parses: valid JSON, valid UTF-8
+  INFO(host.dump(1, ' ', false, nlohmann::json::error_handler_t::replace));
+  for (const auto& n : names) {
+    INFO("expected " << n.second);
+    CHECK(find(host, n.second) != nullptr);
+  }
+  if (built) CHECK(find(host, "build prog \\xFF\\x80") != nullptr);
+  CHECK(find(host, "replay graph \\xFF\\xC0\\xAF") != nullptr);
+  CHECK(f.q.read(x) == std::vector<float>(4, 2.0f));
 }

@@ -657,8 +657,14 @@ TEST_CASE("README: GPURT_ENABLE_MOCK and GPURT_MOCK_INIT take their documented v
                   {"GPURT_ENABLE_MOCK=1", "GPURT_MOCK_INIT=sometimes", "GPURT_CONTRACT_WANT=malformed"}) == 0);
   CHECK(run_child("contract: the mock under the environment", drop,
                   {"GPURT_ENABLE_MOCK=1", "GPURT_MOCK_INIT=no_device", "GPURT_CONTRACT_WANT=no_device"}) == 0);
+  // README: GPURT_ENABLE_MOCK is a switch: "0, off or false leaves them out, and any other value is
+  // malformed like any switch's" (yes was silently taken as off).
   CHECK(run_child("contract: the mock under the environment", drop,
-                  {"GPURT_ENABLE_MOCK=yes", "GPURT_CONTRACT_WANT=absent"}) == 0);
+                  {"GPURT_ENABLE_MOCK=off", "GPURT_CONTRACT_WANT=absent"}) == 0);
+  CHECK(run_child("contract: the mock under the environment", drop,
+                  {"GPURT_ENABLE_MOCK=yes", "GPURT_CONTRACT_WANT=refused"}) == 0);
+  CHECK(run_child("contract: the mock under the environment", drop,
+                  {"GPURT_ENABLE_MOCK=True", "GPURT_CONTRACT_WANT=available"}) == 0);
   CHECK(run_child("contract: the mock under the environment", drop,
                   {"GPURT_ENABLE_MOCK=1", "GPURT_MOCK_INIT=", "GPURT_CONTRACT_WANT=available"}) == 0);
   auto x = f.dev.alloc<int>(2);  // this process is unaffected
@@ -669,6 +675,11 @@ TEST_CASE("README: GPURT_ENABLE_MOCK and GPURT_MOCK_INIT take their documented v
 TEST_CASE("contract: the mock under the environment", "[.]") {
   const std::string want = env_or_empty("GPURT_CONTRACT_WANT");
   REQUIRE(!want.empty());
+  if (want == "refused") {
+    GPURT_REQUIRE_ERROR(backends(), ErrorCategory::invalid_argument,
+                        "GPURT_ENABLE_MOCK='yes' is malformed: expected on or off");
+    return;
+  }
   bool listed = false;
   for (const BackendInfo& b : backends()) listed = listed || b.name == "mock";
   if (want == "absent") {

@@ -618,7 +618,7 @@ TEST_CASE("README: GPURT_VENDOR_LIBRARIES is a keyword like every GPURT_* one: a
     INFO("GPURT_VENDOR_LIBRARIES='" << v << "'");
     CHECK(lib::matmul_implementation(f.dev, p) == automatic);
   }
-  for (const char* v : {" off", "OFF ", "\toff\t"}) {
+  for (const char* v : {" off", "OFF ", "\toff\t", " 0", "False\t"}) {  // README: the one rule for switches
     env.set(v);
     INFO("GPURT_VENDOR_LIBRARIES='" << v << "'");
     CHECK(lib::matmul_implementation(f.dev, p) == lib::Implementation::portable);
@@ -629,7 +629,7 @@ TEST_CASE("README: GPURT_VENDOR_LIBRARIES is a keyword like every GPURT_* one: a
     if (on_runs) CHECK(lib::matmul_implementation(f.dev, p) == lib::Implementation::vendor);
     else GPURT_REQUIRE_ERROR(lib::matmul_implementation(f.dev, p), ErrorCategory::unsupported, "GPURT_VENDOR_LIBRARIES=on");
   }
-  for (const char* v : {" ", "\t", "o n", "on\n", "off,", "0", "auto auto", "\xc3\xb6n"}) {
+  for (const char* v : {" ", "\t", "o n", "on\n", "off,", "00", "yes", "auto auto", "\xc3\xb6n"}) {
     env.set(v);
     INFO("GPURT_VENDOR_LIBRARIES='" << v << "'");
     GPURT_REQUIRE_ERROR(lib::matmul_implementation(f.dev, p), ErrorCategory::invalid_argument,

@@ -139,7 +139,7 @@ std::vector<nlohmann::json> spans(const std::string& path, const std::string& ca
 
 }  // namespace
 
-TEST_CASE("library.hpp: GPURT_VENDOR_LIBRARIES is auto, on or off in any case, and anything else is an error naming it") {
+TEST_CASE("library.hpp: GPURT_VENDOR_LIBRARIES is auto, on or off (or 1/0, true/false) in any case, and anything else is an error naming it") {
   // library.hpp: "VendorLibraries::from_environment, reads GPURT_VENDOR_LIBRARIES (auto, on or off, in
   // any case; unset means auto; anything else makes the call throw Error(invalid_argument) naming
   // the variable and its value)"; "off: always the portable kernels"; "automatic (auto): the vendor
@@ -157,11 +157,12 @@ TEST_CASE("library.hpp: GPURT_VENDOR_LIBRARIES is auto, on or off in any case, a
       env.set(v);
       CHECK(lib::matmul_implementation(f.dev, p) == automatic);
     }
-    for (const char* v : {"off", "OFF", "Off"}) {
+    // README, "Environment variables": every switch takes on/1/true and off/0/false (one rule).
+    for (const char* v : {"off", "OFF", "Off", "0", "false", "FALSE"}) {
       env.set(v);
       CHECK(lib::matmul_implementation(f.dev, p) == lib::Implementation::portable);
     }
-    for (const char* v : {"on", "ON", "On"}) {
+    for (const char* v : {"on", "ON", "On", "1", "true", "True"}) {
       env.set(v);
       const Outcome o = outcome([&] { return lib::matmul_implementation(f.dev, p); });
       INFO(describe(o));
@@ -169,7 +170,7 @@ TEST_CASE("library.hpp: GPURT_VENDOR_LIBRARIES is auto, on or off in any case, a
       else CHECK((o.threw && o.category == ErrorCategory::unsupported));
     }
   }
-  for (const char* v : {"yes", "1", "onn", "of", "auto,on", "vendor"}) {
+  for (const char* v : {"yes", "no", "2", "onn", "of", "auto,on", "vendor"}) {
     env.set(v);
     INFO("GPURT_VENDOR_LIBRARIES=" << v);
     GPURT_REQUIRE_ERROR(lib::matmul_implementation(f.dev, lib::Precision::fp32), ErrorCategory::invalid_argument,

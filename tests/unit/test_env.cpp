@@ -130,6 +130,42 @@ TEST_CASE("environment: the cache directory, the cache switch and staging") {
                       "GPURT_STAGING='sometimes' is malformed: expected auto, on or off");
 }
 
+// README, "Environment variables": "Switches (GPURT_CACHE, GPURT_STAGING, GPURT_VENDOR_LIBRARIES,
+// GPURT_ENABLE_MOCK) follow one rule: on, 1 or true turns the switch on; off, 0 or false turns it off;
+// GPURT_STAGING and GPURT_VENDOR_LIBRARIES also take auto. Any case ..., surrounding spaces and tabs
+// ignored; unset or empty means the default. Any other value (a blank one ... included; yes and no
+// too) is malformed". GPURT_CACHE took 0 and 1 while GPURT_STAGING refused them and GPURT_ENABLE_MOCK
+// ignored everything but 1; the README listed only on and off.
+TEST_CASE("environment: every switch takes on/1/true and off/0/false, in any case, and refuses the rest") {
+  for (const char* on : {"on", "1", "true", "ON", "True", " 1 ", "\ttrue"}) {
+    INFO("on = '" << on << "'");
+    CHECK(parse({{"GPURT_CACHE", on}}).cache.enabled);
+    CHECK(parse({{"GPURT_STAGING", on}}).transfer.staging == gpurt::Staging::always);
+    CHECK(parse({{"GPURT_ENABLE_MOCK", on}}).loader.enable_test_backends);
+  }
+  for (const char* off : {"off", "0", "false", "OFF", "False", " 0\t"}) {
+    INFO("off = '" << off << "'");
+    CHECK_FALSE(parse({{"GPURT_CACHE", off}}).cache.enabled);
+    CHECK(parse({{"GPURT_STAGING", off}}).transfer.staging == gpurt::Staging::never);
+    CHECK_FALSE(parse({{"GPURT_ENABLE_MOCK", off}}).loader.enable_test_backends);
+  }
+  CHECK(parse({{"GPURT_STAGING", " Auto "}}).transfer.staging == gpurt::Staging::automatic);
+  CHECK(parse({{"GPURT_CACHE", ""}}).cache.enabled);  // empty: the default
+  CHECK_FALSE(parse({{"GPURT_ENABLE_MOCK", ""}}).loader.enable_test_backends);
+  for (const char* bad : {"yes", "no", "2", "01", "auto", " ", "o n", "enabled"}) {
+    INFO("bad = '" << bad << "'");
+    GPURT_REQUIRE_ERROR(parse({{"GPURT_CACHE", bad}}), ErrorCategory::invalid_argument,
+                        "is malformed: expected on or off (on may also be written 1 or true, off 0 or false; in any case)");
+    GPURT_REQUIRE_ERROR(parse({{"GPURT_ENABLE_MOCK", bad}}), ErrorCategory::invalid_argument,
+                        "GPURT_ENABLE_MOCK='");
+  }
+  for (const char* bad : {"yes", "2", " ", "automatic"}) {
+    INFO("bad = '" << bad << "'");
+    GPURT_REQUIRE_ERROR(parse({{"GPURT_STAGING", bad}}), ErrorCategory::invalid_argument,
+                        "expected auto, on or off (on may also be written 1 or true, off 0 or false; in any case)");
+  }
+}
+
 TEST_CASE("environment: plugin and cache directories are taken without trailing '/', '.' or repeated '/'") {
   // README: a GPURT_PLUGIN_PATH directory or GPURT_CACHE_DIR that is a symbolic link is refused "also
   // when written /dir/ or /dir/." - the checks that do not follow links look at the last component,

@@ -45,7 +45,10 @@ class Event {
 };
 
 // Device time in milliseconds from `start` to `end`, both recorded on timed queues of the same
-// device (negative when `end` ran first). Blocks until both have completed.
+// device (negative when `end` ran first). Blocks until both have completed. Throws
+// Error(invalid_argument) for events of two devices, an event recorded on a queue with timing
+// disabled, and an event made by import_event from a native event (gpurt did not record it, so it
+// has no timing of it: the message says so and how to time it instead).
 double elapsed_ms(const Event& start, const Event& end);
 
 }  // namespace gpurt

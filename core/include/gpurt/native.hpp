@@ -140,7 +140,8 @@ inline Queue import_queue(const Device& device, std::uint64_t native, Ownership 
   return detail::import_queue(device, native, ownership, nullptr, "gpurt::import_queue");
 }
 // A native event (CUevent, cl_event) of `device` as an Event: Queue::wait, Event::wait and
-// Event::complete work on it (elapsed_ms does not).
+// Event::complete work on it; elapsed_ms of it throws Error(invalid_argument) saying it was
+// imported, not recorded by gpurt (time it with the native API, or record events with Queue::record).
 inline Event import_event(const Device& device, std::uint64_t native, Ownership ownership) {
   return detail::import_event(device, native, ownership, nullptr, "gpurt::import_event");
 }
@@ -157,9 +158,12 @@ inline Device import_device(const std::string& backend, std::uint64_t context, s
 }
 
 // true when `a`'s kernels and copies reach `b`'s memory directly (CUDA peer access between two GPUs;
-// gpurt enables it on first use). A device always reaches its own memory, also through a Device
-// imported over its own native context (import_device). Never throws for valid devices; false
-// across backends.
+// gpurt enables it on first use). A device always reaches its own memory: peer_access(d, d) is true.
+// A Device imported (import_device) over gpurt's own native context of a device (the one
+// cuda::context / opencl::context returns) and that device reach each other's memory: true both
+// ways. A Device imported over a foreign context (one the application created) is another context:
+// false between it and gpurt's Device of the same native device. Never throws for valid devices;
+// false across backends.
 bool peer_access(const Device& a, const Device& b);
 
 }  // namespace gpurt

@@ -12,6 +12,16 @@
 // Work that other code enqueues on a gpurt queue's native queue (a vendor library, the application's
 // own native calls: gpurt/native.hpp) is invisible to gpurt; a TraceSpan around it puts it in the
 // trace (below).
+//
+// Names in the trace. Every text the trace records - a TraceSpan's name, a ProgramSource::name, a
+// Recording's name, a kernel name, a device description - is recorded up to its first NUL byte and
+// written so that the file is always valid JSON in UTF-8: valid UTF-8 (RFC 3629: "é", "日本") is kept
+// byte for byte, with quotes, backslashes and control characters escaped as JSON needs (they read
+// back unchanged); each byte that is not part of a valid UTF-8 sequence (0xFF, a lone continuation
+// byte such as 0x80, each byte of a truncated sequence, of an overlong form such as 0xC0 0xAF, or
+// of a surrogate) is written as the four characters \xHH, HH its value in uppercase hex
+// (the bytes 'a', 0xFF, 'b' read back from the JSON as the five characters a\xFFb; the file itself
+// holds "a\\xFFb", its backslash escaped). Such a name never makes stop_trace() fail.
 #pragma once
 
 #include <cstdint>
@@ -57,7 +67,7 @@ bool tracing();
 class TraceSpan {
  public:
   // `name` is copied only while tracing, up to its first NUL character (the trace and the log record
-  // that much; any other bytes are kept and escaped as JSON needs).
+  // that much; the trace writes its bytes as "Names in the trace" above says).
   TraceSpan(const Queue& queue, std::string_view name);
   ~TraceSpan();
   TraceSpan(const TraceSpan&) = delete;

@@ -186,6 +186,7 @@ Event import_event(const Device& device, std::uint64_t native, Ownership ownersh
   auto e = std::make_shared<EventState>();
   e->device = d;
   e->timing = false;
+  e->imported = true;
   check(d->impl->import_event(native, ownership == Ownership::adopt, e->impl), d);
   return Access::make<Event>(std::move(e));
 }

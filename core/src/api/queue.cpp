@@ -373,6 +373,13 @@ double elapsed_ms(const Event& start, const Event& end) {
     detail::invalid("the two events come from different devices (" + a->device->description +
                         ", " + b->device->description + "); time events of one device",
                     "gpurt::elapsed_ms", a->device);
+  if (a->imported || b->imported)
+    detail::invalid(std::string("the ") + (a->imported ? "start" : "end") +
+                        " event was imported from a native event (import_event), not recorded by gpurt, so gpurt "
+                        "has no timing of it; time native events with the native API (cuEventElapsedTime, "
+                        "clGetEventProfilingInfo), or record both events with Queue::record on a queue with timing "
+                        "enabled (an imported queue included)",
+                    "gpurt::elapsed_ms", a->device);
   if (!a->timing || !b->timing)
     detail::invalid("an event was recorded on a queue created with timing disabled; create the "
                     "queue with QueueOptions{QueueOptions::Timing::enabled}",

@@ -107,6 +107,7 @@ struct EventState {
   DeviceState* device = nullptr;
   std::unique_ptr<bridge::Event> impl;
   bool timing = false;
+  bool imported = false;  // made by import_event from a native event, not recorded by gpurt
 };
 
 struct ProgramState {

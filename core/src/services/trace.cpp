@@ -17,6 +17,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpurt/error.hpp"
@@ -81,6 +82,52 @@ Tracer& tracer() {
 
 std::atomic<std::uint64_t> g_next_queue{1};
 
+// Length of the valid UTF-8 sequence (RFC 3629: shortest form, no surrogates, at most U+10FFFF)
+// that starts at p[0], or 0 when p[0] does not start one.
+std::size_t utf8_length(const unsigned char* p, std::size_t n) {
+  const unsigned char c = p[0];
+  if (c < 0x80) return 1;
+  std::size_t len = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) len = 2;
+  else if (c == 0xE0) len = 3, lo = 0xA0;
+  else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) len = 3;
+  else if (c == 0xED) len = 3, hi = 0x9F;
+  else if (c == 0xF0) len = 4, lo = 0x90;
+  else if (c >= 0xF1 && c <= 0xF3) len = 4;
+  else if (c == 0xF4) len = 4, hi = 0x8F;
+  else return 0;
+  if (n < len || p[1] < lo || p[1] > hi) return 0;
+  for (std::size_t i = 2; i < len; ++i)
+    if (p[i] < 0x80 || p[i] > 0xBF) return 0;
+  return len;
+}
+
+// Text as the trace records it (trace.hpp, "Names in the trace"): up to its first NUL; valid UTF-8
+// kept byte for byte; each byte that is not part of a valid UTF-8 sequence written as the four
+// characters \xHH (uppercase hex), so the result is always valid UTF-8 and nlohmann::json can dump it.
+std::string json_text(std::string_view text) {
+  text = text.substr(0, text.find('\0'));
+  std::string out;
+  out.reserve(text.size());
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t len = utf8_length(p + i, text.size() - i);
+    if (len == 0) {
+      static const char hex[] = "0123456789ABCDEF";
+      out += "\\x";
+      out += hex[p[i] >> 4];
+      out += hex[p[i] & 0xF];
+      ++i;
+    } else {
+      out.append(text.data() + i, len);
+      i += len;
+    }
+  }
+  return out;
+}
+
 void at_exit() {
   try {
     (void)gpurt::stop_trace();
@@ -99,7 +146,7 @@ Calibration& calibration(Tracer& t, DeviceState* d) {
     std::atexit(at_exit);
   }
   t.events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", c.pid},
-                      {"args", {{"name", d->description}}}});
+                      {"args", {{"name", json_text(d->description)}}}});
   t.events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", c.pid}, {"args", {{"sort_index", c.pid}}}});
   bridge::QueueOptions opts;
   opts.timing = true;
@@ -306,9 +353,9 @@ void Traced::end() noexcept {
     const double end_us = now_us();
     const bool ok = ok_ && std::uncaught_exceptions() == s.exceptions;
     nlohmann::json args = nlohmann::json::object();
-    if (!s.detail.empty()) args["name"] = s.detail;
+    if (!s.detail.empty()) args["name"] = json_text(s.detail);
     if (s.bytes) args["bytes"] = s.bytes;
-    if (s.device) args["device"] = s.device->selector;
+    if (s.device) args["device"] = json_text(s.device->selector);
     if (!ok) args["failed"] = true;
     const std::string name = s.detail.empty() ? std::string(s.what) : std::string(s.what) + " " + s.detail;
     if (log_enabled(detail::LogLevel::debug)) {
@@ -331,7 +378,7 @@ void Traced::end() noexcept {
       t.events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", 1}, {"tid", tid},
                           {"args", {{"name", "host thread " + std::to_string(tid)}}}});
     }
-    t.events.push_back({{"ph", "X"}, {"name", name}, {"cat", "host"}, {"pid", 1}, {"tid", tid},
+    t.events.push_back({{"ph", "X"}, {"name", json_text(name)}, {"cat", "host"}, {"pid", 1}, {"tid", tid},
                         {"ts", s.start_us}, {"dur", end_us - s.start_us}, {"args", args}});
     if (end_event) {
       if (s.queue->trace_id == 0) {
@@ -340,7 +387,7 @@ void Traced::end() noexcept {
         t.events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", c.pid}, {"tid", s.queue->trace_id},
                             {"args", {{"name", "queue " + std::to_string(s.queue->trace_id)}}}});
       }
-      t.pending.push_back({s.queue->device, s.queue->trace_id, name, std::move(args), std::move(s.begin),
+      t.pending.push_back({s.queue->device, s.queue->trace_id, json_text(name), std::move(args), std::move(s.begin),
                            std::move(end_event)});
       if (t.pending.size() >= 4096) collect(t, false);
     }
@@ -425,7 +472,7 @@ namespace gpurt::detail {
 std::size_t stop_trace_locked() {
   using namespace gpurt;
   detail::Tracer& t = detail::tracer();
-  std::string path, text;
+  std::string path, text, json_error;
   std::size_t count = 0;
   {
     std::lock_guard<std::mutex> lock(t.mutex);
@@ -433,10 +480,25 @@ std::size_t stop_trace_locked() {
     detail::collect(t, true);
     t.on = false;
     count = t.events.size();
-    text = nlohmann::json{{"traceEvents", std::move(t.events)}, {"displayTimeUnit", "ms"}}.dump();
-    t.events = nlohmann::json::array();
     path = t.path;
     t.devices.clear();
+    try {
+      text = nlohmann::json{{"traceEvents", std::move(t.events)}, {"displayTimeUnit", "ms"}}.dump();
+    } catch (const nlohmann::json::exception& e) {
+      // Every string is made valid UTF-8 as it is recorded (json_text), so this is a gpurt bug;
+      // it still reaches the caller as the one exception type.
+      t.events = nlohmann::json::array();
+      text.clear();
+      json_error = e.what();
+    }
+    t.events = nlohmann::json::array();
+  }
+  if (!json_error.empty()) {
+    detail::update_observing();
+    throw Error(ErrorCategory::internal,
+                "could not write the trace to " + path + ": its JSON could not be formed (" + json_error +
+                    "); nothing was written. Please report this",
+                ErrorDetails{{}, 0, {}, "gpurt::stop_trace", {}, {}, {}});
   }
   detail::update_observing();
   bool direct = false;

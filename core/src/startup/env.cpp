@@ -39,12 +39,27 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
-// Keywords (GPURT_LOG, GPURT_CACHE, GPURT_STAGING) are case-insensitive: trimmed and lowered.
+// Keywords (GPURT_LOG, GPURT_CACHE, GPURT_STAGING, GPURT_ENABLE_MOCK) are case-insensitive: trimmed
+// and lowered.
 std::string keyword(const char* v) {
   std::string s = trim(v);
   for (char& c : s)
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   return s;
+}
+
+// The one rule for switches (README, "Environment"): on, 1 or true turn it on; off, 0 or false turn
+// it off; in any case, surrounding spaces and tabs ignored; `extra` (GPURT_STAGING's auto) is a third
+// value where the variable has one. Returns 1 (on), 0 (off) or 2 (`extra`); anything else is
+// malformed, naming the variable and every accepted spelling.
+int switch_value(const char* var, const char* v, const char* extra = nullptr) {
+  const std::string s = keyword(v);
+  if (s == "on" || s == "1" || s == "true") return 1;
+  if (s == "off" || s == "0" || s == "false") return 0;
+  if (extra && s == extra) return 2;
+  malformed(var, v,
+            std::string("expected ") + (extra ? std::string(extra) + ", on or off" : "on or off") +
+                " (on may also be written 1 or true, off 0 or false; in any case)");
 }
 }  // namespace
 
@@ -119,7 +134,8 @@ Settings parse_environment(const std::function<const char*(const char*)>& get) {
     }
     env.loader.disabled_backends_text = v;
   }
-  if (const char* v = get("GPURT_ENABLE_MOCK"); v && std::string(v) == "1") env.loader.enable_test_backends = true;
+  if (const char* v = get("GPURT_ENABLE_MOCK"); v && *v)
+    env.loader.enable_test_backends = switch_value("GPURT_ENABLE_MOCK", v) == 1;
   if (const char* v = get("GPURT_LOG"); v && *v) {
     const std::string s = keyword(v);
     static const char* levels[] = {"off", "error", "warn", "info", "debug"};
@@ -132,17 +148,11 @@ Settings parse_environment(const std::function<const char*(const char*)>& get) {
     if (!found) malformed("GPURT_LOG", v, "expected one of off, error, warn, info, debug (in any case)");
   }
   if (const char* v = get("GPURT_CACHE"); v && *v) {
-    const std::string s = keyword(v);
-    if (s == "off" || s == "0") env.cache.enabled = false;
-    else if (s == "on" || s == "1") env.cache.enabled = true;
-    else malformed("GPURT_CACHE", v, "expected on or off");
+    env.cache.enabled = switch_value("GPURT_CACHE", v) == 1;
   }
   if (const char* v = get("GPURT_STAGING"); v && *v) {
-    const std::string s = keyword(v);
-    if (s == "auto") env.transfer.staging = Staging::automatic;
-    else if (s == "on") env.transfer.staging = Staging::always;
-    else if (s == "off") env.transfer.staging = Staging::never;
-    else malformed("GPURT_STAGING", v, "expected auto, on or off");
+    const int x = switch_value("GPURT_STAGING", v, "auto");
+    env.transfer.staging = x == 2 ? Staging::automatic : x == 1 ? Staging::always : Staging::never;
   }
   if (const char* v = get("GPURT_TRACE"); v && *v) {
     const std::string s = trim(v);

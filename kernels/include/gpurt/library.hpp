@@ -98,8 +98,8 @@ void transpose(Queue& queue, const Buffer<float>& in, const Buffer<float>& out, 
 //    cuBLAS (libcublas.so.13/.12, found at run time like NVRTC) on CUDA, CLBlast (libclblast.so.1,
 //    found at run time) on OpenCL. CLBlast has no TF32 or bf16: those calls are never vendor on OpenCL.
 // Which one runs is chosen per call by Options::vendor; its default, VendorLibraries::from_environment,
-// reads GPURT_VENDOR_LIBRARIES (auto, on or off, in any case, surrounding spaces and tabs ignored as
-// for every GPURT_* keyword; unset or empty means auto; anything else, a blank value included, makes
+// reads GPURT_VENDOR_LIBRARIES (auto, on or off - on also 1 or true, off also 0 or false, as for every
+// GPURT_* switch - in any case, surrounding spaces and tabs ignored; unset or empty means auto; anything else, a blank value included, makes
 // the call throw Error(invalid_argument) naming the variable and its value):
 //  - automatic (auto): the vendor library when it is present and covers the call, else portable;
 //  - on: the vendor library; Error(unsupported) saying why when it is absent or does not cover the

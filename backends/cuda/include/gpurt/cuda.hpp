@@ -1,7 +1,8 @@
 // <gpurt/cuda.hpp>: gpurt's objects as CUDA driver API objects and back - the typed form of
 // gpurt/native.hpp for the cuda backend. Include it only where you call CUDA (or a CUDA library:
 // cuBLAS, cuFFT, NCCL) yourself: it includes <cuda.h>; nothing else of gpurt does. Link
-// gpurt::cuda_interop (CMake) to get the include paths.
+// gpurt::cuda_interop (CMake; find_package(gpurt CONFIG REQUIRED COMPONENTS cuda_interop) from an
+// installed gpurt) to get the include paths.
 //
 // Every accessor checks the backend: a gpurt object of another backend (an OpenCL buffer) throws
 // Error(invalid_argument) naming it, never a reinterpreted handle. Handles stay owned by gpurt

@@ -1,7 +1,8 @@
 // <gpurt/opencl.hpp>: gpurt's objects as OpenCL objects and back - the typed form of
 // gpurt/native.hpp for the opencl backend. Include it only where you call OpenCL (or an OpenCL
 // library such as CLBlast) yourself: it includes <CL/cl.h>; nothing else of gpurt does. Link
-// gpurt::opencl_interop (CMake) to get the include paths.
+// gpurt::opencl_interop (CMake; find_package(gpurt CONFIG REQUIRED COMPONENTS opencl_interop) from an
+// installed gpurt) to get the include paths.
 //
 // Every accessor checks the backend: a gpurt object of another backend (a CUDA queue) throws
 // Error(invalid_argument) naming it, never a reinterpreted handle. Handles stay owned by gpurt
