@@ -1,10 +1,13 @@
 // ClBuffer views for kernels, and pinned host memory.
+#include <algorithm>
+
 #include "cl_common.hpp"
 
 namespace gpurt::opencl {
 
 // The cache keeps at most max_cached_views sub-buffers per buffer (a program passing ever new
-// views must not grow memory without bound); the oldest goes first. The caller holds a reference
+// views must not grow memory without bound); the least recently used goes first, so views a program
+// keeps passing stay cached among ever new ones. The caller holds a reference
 // of its own (`hold`) until its launch is enqueued, so an evicted view stays valid until then, and
 // OpenCL keeps it alive for enqueued commands after that.
 Status ClBuffer::kernel_handle(std::size_t offset, std::size_t size, cl_mem& out, cl::Buffer& hold) noexcept {
@@ -28,6 +31,9 @@ Status ClBuffer::kernel_handle(std::size_t offset, std::size_t size, cl_mem& out
         order_.pop_front();
       }
       it = views_.emplace(key, std::move(sub)).first;
+      order_.push_back(key);
+    } else if (order_.back() != key) {  // now the most recently used (a scan of at most 64)
+      order_.erase(std::find(order_.begin(), order_.end(), key));
       order_.push_back(key);
     }
     hold = it->second;

@@ -107,7 +107,7 @@ class ClBuffer final : public plugin::Buffer {
   std::size_t bytes_;
   std::mutex mutex_;
   std::map<std::pair<std::size_t, std::size_t>, cl::Buffer> views_;
-  std::deque<std::pair<std::size_t, std::size_t>> order_;  // insertion order, oldest first
+  std::deque<std::pair<std::size_t, std::size_t>> order_;  // least recently used first
 };
 
 class ClHostAllocation final : public plugin::HostAllocation {

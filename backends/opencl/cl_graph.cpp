@@ -15,8 +15,8 @@ cl_mem mem_of(plugin::Buffer* b) { return b ? static_cast<ClBuffer*>(b)->handle(
 
 // A new kernel object of `k`'s program and function, with no arguments set: the graph's own, so
 // that neither a replay nor an update touches the application's cl_kernel (clCloneKernel would do,
-// but it is OpenCL 2.1 and the plugin targets 1.2). `name` is for messages.
-Status own_kernel(cl_kernel k, const std::string& name, cl::Kernel& out) {
+// but it is OpenCL 2.1 and the plugin targets 1.2). `name` is for messages. `g` owns it.
+Status own_kernel(ClGraph& g, cl_kernel k, const std::string& name, cl_kernel& out) {
   cl_program program = nullptr;
   cl_int err = clGetKernelInfo(k, CL_KERNEL_PROGRAM, sizeof program, &program, nullptr);
   if (err != CL_SUCCESS) return fail(err, "clGetKernelInfo", "reading the program of '" + name + "'");
@@ -28,19 +28,19 @@ Status own_kernel(cl_kernel k, const std::string& name, cl::Kernel& out) {
   while (!function.empty() && function.back() == '\0') function.pop_back();
   cl_kernel made = clCreateKernel(program, function.c_str(), &err);
   if (err != CL_SUCCESS) return fail(err, "clCreateKernel", "making a kernel object of '" + name + "' for the graph");
-  out = cl::Kernel(made);  // adopts the reference
+  out = g.keep(cl::Kernel(made));  // adopts the reference
   return Status::success();
 }
-Status own_kernel(const ClKernel& k, cl::Kernel& out) { return own_kernel(k.handle(), k.info().name, out); }
+Status own_kernel(ClGraph& g, const ClKernel& k, cl_kernel& out) { return own_kernel(g, k.handle(), k.info().name, out); }
 
 // A fill the device runs as a kernel (GPUs, ClDevice::fill_with_kernel) as a kernel object of the
 // graph's own with its arguments set; else nothing is made, and replays use clEnqueueFillBuffer.
-Status fill_as_kernel(ClDevice& device, ClGraph::Step& st) {
+Status fill_as_kernel(ClDevice& device, ClGraph& g, ClGraph::Step& st) {
   ClDevice::FillPlan plan;
   if (!device.plan_fill(st.dst_offset, st.bytes, st.pattern, st.pattern_size, plan)) return Status::success();
-  Status s = own_kernel(device.fill_kernel(plan), "gpurt_fill", st.kernel);
+  Status s = own_kernel(g, device.fill_kernel(plan), "gpurt_fill", st.kernel);
   if (!s.ok()) return s;
-  const cl_int err = ClDevice::set_fill_args(st.kernel(), st.dst, plan);
+  const cl_int err = ClDevice::set_fill_args(st.kernel, st.dst, plan);
   if (err != CL_SUCCESS) return fail(err, "clSetKernelArg", "setting the arguments of a fill kernel");
   st.range.dims = 1;
   st.range.global[0] = plan.global;
@@ -49,13 +49,13 @@ Status fill_as_kernel(ClDevice& device, ClGraph::Step& st) {
 }
 
 // Packs commands[i] into `st`.
-Status pack(ClDevice& device, const plugin::Command& c, ClGraph::Step& st) {
+Status pack(ClDevice& device, ClGraph& g, const plugin::Command& c, ClGraph::Step& st) {
   switch (c.kind) {
     case Kind::launch: {
       st.user = static_cast<const ClKernel*>(c.kernel);
-      Status s = own_kernel(*st.user, st.kernel);
+      Status s = own_kernel(g, *st.user, st.kernel);
       if (!s.ok()) return s;
-      s = set_kernel_args(*st.user, st.kernel(), c.args, c.arg_count, st.views);
+      s = set_kernel_args(*st.user, st.kernel, c.args, c.arg_count, st.views);
       if (!s.ok()) return s;
       st.range = nd_range(c.shape);
       break;
@@ -88,7 +88,7 @@ Status pack(ClDevice& device, const plugin::Command& c, ClGraph::Step& st) {
         if (err != CL_SUCCESS) return fail(err, "clCreateBuffer", "the pattern of an unaligned fill");
         return Status::success();
       }
-      return fill_as_kernel(device, st);
+      return fill_as_kernel(device, g, st);
     case Kind::wait:
       st.event = cl::Event(static_cast<const ClEvent*>(c.event)->handle(), true);  // retains it
       break;
@@ -104,6 +104,17 @@ Status named(Status s, const ClGraph::Step& st) {
 }
 
 }  // namespace
+
+// Newest first (cl_graph.hpp, Release): linear on PoCL, whose clReleaseKernel searches the
+// program's kernel list from its newest entry.
+ClGraph::~ClGraph() {
+  while (!kernels_.empty()) kernels_.pop_back();
+}
+
+cl_kernel ClGraph::keep(cl::Kernel k) {
+  kernels_.push_back(std::move(k));
+  return kernels_.back()();
+}
 
 std::string ClGraph::describe(const Step& st) {
   std::string what;
@@ -126,6 +137,7 @@ Status ClDevice::create_graph(const plugin::Command* commands, std::size_t count
   return guarded("Recording::finish", [&] {
     auto g = std::make_unique<ClGraph>(name);
     g->steps_.reserve(count);
+    g->kernels_.reserve(count);
     for (std::size_t i = 0; i < count; ++i) {
       const plugin::Command& c = commands[i];
       if (c.kind == Kind::nothing) continue;
@@ -133,7 +145,7 @@ Status ClDevice::create_graph(const plugin::Command* commands, std::size_t count
       ClGraph::Step& st = g->steps_.back();
       st.kind = c.kind;
       st.index = i;
-      Status s = guarded("Recording::finish", [&] { return pack(*this, c, st); });
+      Status s = guarded("Recording::finish", [&] { return pack(*this, *g, c, st); });
       if (!s.ok()) return named(std::move(s), st);
     }
     out = std::move(g);
@@ -156,12 +168,12 @@ Status ClGraph::set_args(std::size_t index, const plugin::LaunchShape& shape, co
                              "command " + std::to_string(index) + " is not a launch of this OpenCL graph",
                              "Graph::set_args");
     Step& st = *it;
-    if (!st.spare()) {
-      Status s = own_kernel(*st.user, st.spare);
+    if (!st.spare) {
+      Status s = own_kernel(*this, *st.user, st.spare);
       if (!s.ok()) return s;
     }
     st.spare_views.clear();
-    Status s = set_kernel_args(*st.user, st.spare(), args, arg_count, st.spare_views);
+    Status s = set_kernel_args(*st.user, st.spare, args, arg_count, st.spare_views);
     if (!s.ok()) {
       st.spare_views.clear();
       return s;
@@ -185,7 +197,7 @@ Status ClQueue::replay(plugin::Graph& graph) noexcept {
     const char* call = "";
     switch (st.kind) {
       case Kind::launch:
-        err = clEnqueueNDRangeKernel(q, st.kernel(), st.range.dims, nullptr, st.range.global, st.range.local, 0,
+        err = clEnqueueNDRangeKernel(q, st.kernel, st.range.dims, nullptr, st.range.global, st.range.local, 0,
                                      nullptr, nullptr);
         call = "clEnqueueNDRangeKernel";
         break;
@@ -202,8 +214,8 @@ Status ClQueue::replay(plugin::Graph& graph) noexcept {
         call = "clEnqueueReadBuffer";
         break;
       case Kind::fill:
-        if (st.kernel()) {  // as ClQueue::fill: a fill kernel on GPUs
-          err = clEnqueueNDRangeKernel(q, st.kernel(), 1, nullptr, st.range.global, st.range.local, 0, nullptr,
+        if (st.kernel) {  // as ClQueue::fill: a fill kernel on GPUs
+          err = clEnqueueNDRangeKernel(q, st.kernel, 1, nullptr, st.range.global, st.range.local, 0, nullptr,
                                        nullptr);
           call = "clEnqueueNDRangeKernel";
           break;

@@ -220,9 +220,11 @@ Status import_context(std::uint64_t context, std::uint64_t device, plugin::Owner
                        "clGetContextInfo");
       dev = devices[0];
     } else if (std::find(devices.begin(), devices.end(), dev) == devices.end()) {
+      // Only the context's own devices are asked for their names: `dev` may be any pointer (a
+      // device of another platform, a released one, garbage), and any call on it could crash.
       std::string names;
       for (cl_device_id d : devices) names += (names.empty() ? "" : ", ") + device_name(d);
-      return invalid("device " + device_name(dev) + " is not one of the cl_context's devices (" + names +
+      return invalid("the cl_device_id " + hex(dev) + " is not one of the cl_context's devices (" + names +
                          "); pass one of those, or a context made with it",
                      "clGetContextInfo");
     }

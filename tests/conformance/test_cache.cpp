@@ -1,10 +1,13 @@
 // The compile cache on every device: hit after miss, corrupt entries rebuilt, unwritable
 // directories tolerated, concurrent builders.
+#include <openssl/evp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <string>
 #include <thread>
 
 #include "fixture.hpp"
@@ -19,6 +22,23 @@ std::string fresh_source(std::uint32_t& constant) {
   constant = test::random_vector<std::uint32_t>(1, 1, 1u << 30)[0];
   return "GPURT_KERNEL void cached_kernel(GPURT_GLOBAL uint32_t* out) { out[gpurt_global_id(0)] = " +
          std::to_string(constant) + "u + (uint32_t)gpurt_global_id(0); }\n";
+}
+
+std::string sha256(const std::string& data) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  REQUIRE(EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr) == 1);
+  return std::string(reinterpret_cast<char*>(md), len);
+}
+std::string u64(std::uint64_t v) {
+  std::string out;
+  for (int i = 0; i < 8; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+  return out;
+}
+// A well-formed entry of `key` around `body`, as cache.cpp writes one: magic, body size, SHA-256 of
+// the length-prefixed key and the body, the body.
+std::string well_formed(const std::string& magic, const std::string& key, const std::string& body) {
+  return magic + u64(body.size()) + sha256(std::to_string(key.size()) + ":" + key + body) + body;
 }
 
 void check_runs(test::Fixture& f, const Program& p, std::uint32_t constant) {
@@ -80,6 +100,58 @@ TEST_CASE("compile cache: a corrupt or truncated entry is detected and rebuilt")
     CHECK(cache_statistics().corrupt_entries == before.corrupt_entries + 1);
     check_runs(f, p, c);
     CHECK(f.dev.build({SourceLanguage::portable, src, "corrupt.gpurt"}).build_info().path == BuildPath::loaded_from_cache);
+  }
+}
+
+TEST_CASE("compile cache: a well-formed entry around a truncated binary is counted corrupt and rebuilt") {
+  // errors.md: an entry that would not load is counted corrupt and rebuilt ("Never crash"). An entry
+  // rewritten in the entry format with a valid checksum over the first half of the real binary
+  // killed the process inside PoCL's clCreateProgramWithBinary (SIGSEGV, or an assertion). The
+  // payload's own size and SHA-256, written when it was stored, must catch any such truncation
+  // before a driver sees a byte: as the current format (the record kept, or made up for the half
+  // binary without its SHA-256), and as the previous one (GPURTC02: no record at all).
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  set_cache_config({true, temp_dir()});
+  std::uint32_t c = 0;
+  const std::string src = fresh_source(c);
+  const Program first = f.dev.build({SourceLanguage::portable, src, "truncated.gpurt"});
+  REQUIRE(first.build_info().path == BuildPath::built_and_cached);
+  const std::string entry = first.build_info().cache_entry;
+  const std::string file = entry.substr(entry.rfind('/') + 1);
+  REQUIRE(file.size() > 4);
+  const std::string key = file.substr(0, file.size() - 4);  // "<key>.bin"
+  std::string bytes;
+  {
+    std::ifstream in(entry, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::size_t outer = 48, record = 40;
+  REQUIRE(bytes.size() > outer + record + 64);
+  REQUIRE(bytes.compare(0, 8, "GPURTC03") == 0);
+  const std::string kept_record = bytes.substr(outer, record);
+  const std::string binary = bytes.substr(outer + record);
+  const std::string half = binary.substr(0, binary.size() / 2);
+  const std::string forged[] = {
+      well_formed("GPURTC03", key, kept_record + half),                  // the stored record kept
+      well_formed("GPURTC03", key, u64(half.size()) + kept_record.substr(8) + half),  // size fixed, not the hash
+      well_formed("GPURTC02", key, half),                                 // the previous format
+      well_formed("GPURTC03", key, half),                                 // no record
+  };
+  for (const std::string& damaged : forged) {
+    INFO("forged entry of " << damaged.size() << " bytes, format " << damaged.substr(0, 8));
+    {
+      std::ofstream out(entry, std::ios::binary | std::ios::trunc);
+      out << damaged;
+    }
+    REQUIRE(::chmod(entry.c_str(), 0600) == 0);
+    const CacheStatistics before = cache_statistics();
+    Program p = f.dev.build({SourceLanguage::portable, src, "truncated.gpurt"});
+    CHECK(p.build_info().path == BuildPath::built_and_cached);
+    CHECK(cache_statistics().corrupt_entries == before.corrupt_entries + 1);
+    check_runs(f, p, c);
+    CHECK(f.dev.build({SourceLanguage::portable, src, "truncated.gpurt"}).build_info().path ==
+          BuildPath::loaded_from_cache);
   }
 }
 

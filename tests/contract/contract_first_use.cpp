@@ -202,7 +202,7 @@ TEST_CASE("transfer.hpp: a corrupt or truncated stored measurement is ignored an
   skip_without_staging(f.dev);
   const auto [valid, name] = valid_entry();
   const std::string damaged[] = {valid.substr(0, valid.size() / 2), std::string(valid.size(), '\0'),
-                                 valid.substr(0, valid.size() - 1) + "X", "GPURTC02"};
+                                 valid.substr(0, valid.size() - 1) + "X", "GPURTC03"};
   for (const std::string& bytes : damaged) {
     const std::string dir = test::temp_dir("contract-first-use");
     { std::ofstream(dir + "/" + name, std::ios::binary) << bytes; }

@@ -1,7 +1,7 @@
 // libFuzzer target: the compile cache's entry reader, and the build inputs the cache key rests on.
 // Any bytes must be accepted as an entry only when they are a well-formed one no larger than the
-// bound (and then round-trip), else rejected; the include scan must finish on any text; a program
-// name escaped for #line must never be able to end its string or line; define lines are exactly
+// bound (88 bytes of header and the payload's record, then the payload), else rejected; the include
+// scan must finish on any text; a program name escaped for #line must never be able to end its string or line; define lines are exactly
 // one line per define plus the #line, or a typed error. Never crash.
 #include <cstddef>
 #include <cstdint>
@@ -43,7 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string bytes(reinterpret_cast<const char*>(data), size);
   std::string payload;
   if (gpurt::detail::parse_cache_entry("fuzz", bytes, payload) &&
-      (payload.size() + 48 != bytes.size() || payload.size() > gpurt::max_cache_entry_bytes))
+      (payload.size() + 88 != bytes.size() || payload.size() > gpurt::max_cache_entry_bytes))
     __builtin_trap();
   (void)gpurt::detail::reads_other_files(bytes);
   check_line_name(bytes);

@@ -14,8 +14,11 @@
 // through a planted link), and checked when read: an entry is used only when it is a regular file
 // (not a link, FIFO or device: opened without following links and without blocking), yours, not
 // writable by others, at most max_cache_entry_bytes of payload, and passes its SHA-256 (taken over
-// the entry's key and payload, so an entry copied or renamed to another program's name fails it).
-// A bad entry is rebuilt. The directory itself must be a directory, not a symbolic link (however the
+// the entry's key and payload, so an entry copied or renamed to another program's name fails it) and
+// the binary's own size and SHA-256, recorded when it was stored and checked before the driver sees
+// a byte of it (an entry rewritten well-formed around a truncated binary fails it: drivers trust
+// the binaries they load, and PoCL crashed on half of one). A bad entry is counted corrupt and rebuilt;
+// entries of earlier gpurt versions' formats count as corrupt once and are rebuilt. The directory itself must be a directory, not a symbolic link (however the
 // path is spelled: "/link/" and "/link/." are the link), yours and not writable by others. A directory that cannot be written means no caching and one warning, never an
 // error.
 //

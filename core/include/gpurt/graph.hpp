@@ -36,6 +36,11 @@
 // long as the Recording, and then the Graph, lives), so a replay never touches freed memory: a
 // Graph destroyed while its replays may still run hands them to the queues it was replayed on,
 // which release them at their next finish() (or when the queue goes, after its work).
+// Releasing a graph costs one release per native object it made, and grows linearly with its
+// commands: the OpenCL plugin releases its kernel objects newest first, which PoCL, searching a
+// program's kernel objects from the newest on each release, finds at once (oldest first took 22 s
+// and more for 100,000 launches). A graph dropped while later graphs of the same program live
+// also passes their kernel objects on PoCL, each release up to the number those made.
 //
 // Replay: Queue::replay(graph) enqueues the commands, in order, after the queue's earlier work;
 // later work on the queue runs after them, and record()/finish() cover them as any work. It is

@@ -1,9 +1,14 @@
 // The on-disk compile cache: keys, atomic writes, checked reads, statistics.
 //
-// Entry format: "GPURTC02", the payload size (8 bytes, little endian), the SHA-256 of the entry's
-// key and its payload (32 bytes), the payload (at most max_cache_entry_bytes). The key is in the
-// checksum, so an entry copied or renamed to another key's name fails it (and is rebuilt) instead of
-// serving one program's binary for another. Writers create a temporary file next to
+// Entry format: "GPURTC03", the body size (8 bytes, little endian), the SHA-256 of the entry's key
+// and its body (32 bytes), then the body: the payload's size (8 bytes, little endian) and its own
+// SHA-256 (32 bytes), both taken when it was stored, and the payload (at most max_cache_entry_bytes).
+// The key is in the first checksum, so an entry copied or renamed to another key's name fails it (and
+// is rebuilt) instead of serving one program's binary for another. The payload's own record is
+// checked last, just before the payload goes to a driver: an entry rewritten well-formed around part
+// of a binary (a valid first checksum over the first half of a PoCL binary) killed the process in
+// clCreateProgramWithBinary, and now fails it, counted corrupt and rebuilt. Drivers trust the
+// binaries they are given; these checks make sure a driver gets exactly the bytes it produced. Writers create a temporary file next to
 // the entry exclusively (O_CREAT|O_EXCL|O_NOFOLLOW, a random name) and rename it into place, so
 // readers see a whole entry or none, and concurrent writers of the same key all succeed (the last
 // rename wins with identical content). Readers open the directory and then the entry without
@@ -35,8 +40,19 @@ namespace gpurt {
 namespace detail {
 namespace {
 
-constexpr char magic[8] = {'G', 'P', 'U', 'R', 'T', 'C', '0', '2'};
-constexpr std::size_t header_size = 8 + 8 + 32;
+constexpr char magic[8] = {'G', 'P', 'U', 'R', 'T', 'C', '0', '3'};
+constexpr std::size_t outer_size = 8 + 8 + 32;         // magic, body size, SHA-256 of key and body
+constexpr std::size_t record_size = 8 + 32;            // the payload's size and SHA-256
+constexpr std::size_t header_size = outer_size + record_size;
+
+void put_u64(std::string& out, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+}
+std::uint64_t get_u64(const char* p) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= static_cast<std::uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
+  return v;
+}
 
 std::atomic<std::uint64_t> g_hits{0}, g_misses{0}, g_corrupt{0}, g_write_failures{0}, g_refused{0};
 std::atomic<bool> g_warned{false};
@@ -80,15 +96,18 @@ std::string digest(const char* data, std::size_t size) {
 }
 std::string digest(const std::string& data) { return digest(data.data(), data.size()); }
 
-// The checksum of an entry: SHA-256 over its key (length-prefixed) and its payload.
-std::string entry_digest(const std::string& key, const char* payload, std::size_t size) {
+// The checksum of an entry: SHA-256 over its key (length-prefixed) and its body, given in two parts.
+std::string entry_digest(const std::string& key, const char* payload, std::size_t size, const char* more = nullptr,
+                         std::size_t more_size = 0) {
   const std::string prefix = std::to_string(key.size()) + ":" + key;
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_MD_CTX* ctx = EVP_MD_CTX_new();
   const bool ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) == 1 &&
                   EVP_DigestUpdate(ctx, prefix.data(), prefix.size()) == 1 &&
-                  EVP_DigestUpdate(ctx, payload, size) == 1 && EVP_DigestFinal_ex(ctx, md, &len) == 1;
+                  EVP_DigestUpdate(ctx, payload, size) == 1 &&
+                  (more_size == 0 || EVP_DigestUpdate(ctx, more, more_size) == 1) &&
+                  EVP_DigestFinal_ex(ctx, md, &len) == 1;
   EVP_MD_CTX_free(ctx);
   return ok ? std::string(reinterpret_cast<char*>(md), len) : std::string();
 }
@@ -281,10 +300,14 @@ std::string cache_entry_path(const std::string& key) {
 
 bool parse_cache_entry(const std::string& key, const std::string& data, std::string& payload) {
   if (data.size() < header_size || std::memcmp(data.data(), magic, 8) != 0) return false;
-  std::uint64_t size = 0;
-  for (int i = 0; i < 8; ++i) size |= static_cast<std::uint64_t>(static_cast<unsigned char>(data[8 + i])) << (8 * i);
+  const std::uint64_t body = get_u64(data.data() + 8);
+  if (body > max_cache_entry_bytes + record_size || body != data.size() - outer_size) return false;
+  if (entry_digest(key, data.data() + outer_size, body) != data.substr(16, 32)) return false;
+  // The payload's own record, written when it was stored.
+  const std::uint64_t size = get_u64(data.data() + outer_size);
   if (size > max_cache_entry_bytes || size != data.size() - header_size) return false;
-  if (entry_digest(key, data.data() + header_size, size) != data.substr(16, 32)) return false;
+  const std::string own = digest(data.data() + header_size, size);
+  if (own.empty() || own != data.substr(outer_size + 8, 32)) return false;
   payload.assign(data, header_size, std::string::npos);
   return true;
 }
@@ -377,10 +400,13 @@ bool cache_store(const std::string& key, const std::string& payload, std::string
     warn_once("cannot write to the cache directory " + cfg.directory + " (" + std::strerror(errno) + ")");
     return false;
   }
+  std::string record;
+  put_u64(record, payload.size());
+  record += digest(payload);
   std::string header(magic, 8);
-  const std::uint64_t size = payload.size();
-  for (int i = 0; i < 8; ++i) header += static_cast<char>((size >> (8 * i)) & 0xff);
-  header += entry_digest(key, payload.data(), payload.size());
+  put_u64(header, record.size() + payload.size());
+  header += entry_digest(key, record.data(), record.size(), payload.data(), payload.size());
+  header += record;
   const bool written = write_all(fd, header.data(), header.size()) && write_all(fd, payload.data(), payload.size());
   const bool closed = ::close(fd) == 0;
   // rename replaces whatever is at the entry's name (a link, a FIFO) without following it.

@@ -2,8 +2,11 @@
 // cl_event and cl_context used as gpurt objects, with reference counts read from the driver.
 // Runs on the device "opencl" (PoCL here); GPURT_ENABLE_MOCK=1 gives the cross-backend cases a
 // device of another backend.
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <thread>
+#include <vector>
 
 #include "gpurt/opencl.hpp"
 #include "harness.hpp"
@@ -363,6 +366,60 @@ TEST_CASE("opencl.hpp: import_context gives a Device working in the application'
   CHECK(context_refs(ctx) == before);
   CHECK(opencl::context(d2) == ctx);
   clReleaseContext(ctx);  // ours; gpurt keeps its own for the process
+}
+
+TEST_CASE("opencl.hpp: import_context refuses a cl_device_id not of the context before any call on it") {
+  // opencl.hpp import_context: "`dev` (one of the context's devices; nullptr when it has exactly
+  // one)"; docs/errors.md: "import_context with a device not in the context" is invalid_argument.
+  // The plugin called clGetDeviceInfo on such a handle to name it in the message, and crashed
+  // inside the OpenCL plugin on a pointer that is no device at all. It must compare `dev` with the
+  // context's device list before any call on it, and leave the context's reference count as it was.
+  Device listed = test::device_under_test();
+  cl_device_id cd = opencl::device(listed);
+  cl_context ctx = own_context(cd);
+  const cl_uint base = context_refs(ctx);
+  // Pointer values that are no cl_device_id: any call on them would read through them.
+  unsigned char junk[64];
+  for (unsigned char& c : junk) c = 0xA5;
+  for (cl_device_id bad : {reinterpret_cast<cl_device_id>(std::uintptr_t(0x10)),
+                           reinterpret_cast<cl_device_id>(static_cast<void*>(junk)),
+                           reinterpret_cast<cl_device_id>(~std::uintptr_t(0) - 15)}) {
+    GPURT_REQUIRE_ERROR(opencl::import_context(ctx, bad, Ownership::borrow), ErrorCategory::invalid_argument,
+                        "is not one of the cl_context's devices");
+    GPURT_REQUIRE_ERROR(opencl::import_context(ctx, bad, Ownership::adopt), ErrorCategory::invalid_argument,
+                        "is not one of the cl_context's devices");
+  }
+  // Real devices outside the context: a sub-device of the context's device (drivers that partition
+  // devices, PoCL's CPU device), and the devices of every other platform.
+  std::vector<cl_device_id> foreign;
+  cl_uint units = 0;
+  clGetDeviceInfo(cd, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, nullptr);
+  const cl_device_partition_property equally[] = {CL_DEVICE_PARTITION_EQUALLY, 1, 0};
+  cl_device_id sub[64] = {};
+  cl_uint subs = 0;
+  if (units > 1 && clCreateSubDevices(cd, equally, 64, sub, &subs) == CL_SUCCESS)
+    foreign.insert(foreign.end(), sub, sub + std::min<cl_uint>(subs, 64));
+  cl_platform_id mine = nullptr;
+  REQUIRE(clGetDeviceInfo(cd, CL_DEVICE_PLATFORM, sizeof mine, &mine, nullptr) == CL_SUCCESS);
+  cl_platform_id platforms[16] = {};
+  cl_uint np = 0;
+  REQUIRE(clGetPlatformIDs(16, platforms, &np) == CL_SUCCESS);
+  for (cl_uint i = 0; i < std::min<cl_uint>(np, 16); ++i) {
+    if (platforms[i] == mine) continue;
+    cl_device_id ds[16] = {};
+    cl_uint nd = 0;
+    if (clGetDeviceIDs(platforms[i], CL_DEVICE_TYPE_ALL, 16, ds, &nd) == CL_SUCCESS)
+      foreign.insert(foreign.end(), ds, ds + std::min<cl_uint>(nd, 16));
+  }
+  if (foreign.empty()) WARN("no sub-device nor device of another platform here: only the garbage handles were tried");
+  for (cl_device_id other : foreign)
+    GPURT_REQUIRE_ERROR(opencl::import_context(ctx, other, Ownership::borrow), ErrorCategory::invalid_argument,
+                        "is not one of the cl_context's devices");
+  CHECK(context_refs(ctx) == base);
+  for (cl_uint i = 0; i < std::min<cl_uint>(subs, 64); ++i) clReleaseDevice(sub[i]);
+  // The context's own device still imports.
+  Device d = opencl::import_context(ctx, cd, Ownership::adopt);
+  CHECK(opencl::device(d) == cd);
 }
 
 TEST_CASE("opencl.hpp: a queue waits on an event of another cl_context (on the host)") {

@@ -248,8 +248,9 @@ TEST_CASE("OpenCL C build logs name the user's file, not PoCL's temporary copy")
 
 TEST_CASE("the sub-buffer cache of a buffer stays bounded however many views pass through it") {
   // issue 16: 80,000 distinct views of one buffer passed to an OpenCL C kernel grew memory by
-  // ~48 MiB (every sub-buffer was kept). At most max_cached_views stay cached; each caller's own
-  // reference keeps an evicted view valid until its launch is enqueued.
+  // ~48 MiB (every sub-buffer was kept). At most max_cached_views stay cached, the least recently
+  // used evicted first; each caller's own reference keeps an evicted view valid until its launch is
+  // enqueued.
   std::vector<cl::Platform> platforms;
   cl::Platform::get(&platforms);
   cl::Device device;
@@ -283,6 +284,19 @@ TEST_CASE("the sub-buffer cache of a buffer stays bounded however many views pas
     CHECK(h.getInfo(CL_MEM_SIZE, &size) == CL_SUCCESS);
     CHECK(size == align);
   }
+  // The least recently used goes first: a view passed again between ever new ones stays cached (the
+  // same sub-buffer each time; `first` holds it, so its handle cannot be reused meanwhile).
+  cl_mem kept = nullptr;
+  cl::Buffer first;
+  REQUIRE(buffer.kernel_handle(align, align, kept, first).ok());
+  for (std::size_t i = 2; i <= 3 * gpurt::opencl::ClBuffer::max_cached_views; ++i) {
+    cl_mem out = nullptr, again = nullptr;
+    cl::Buffer hold, hold_again;
+    REQUIRE(buffer.kernel_handle(i * align, align, out, hold).ok());
+    REQUIRE(buffer.kernel_handle(align, align, again, hold_again).ok());
+    CHECK(again == kept);
+  }
+  CHECK(buffer.cached_views() == gpurt::opencl::ClBuffer::max_cached_views);
   // The whole buffer needs no sub-buffer and adds nothing to the cache.
   cl_mem whole = nullptr;
   cl::Buffer none;

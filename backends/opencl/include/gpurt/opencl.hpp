@@ -99,7 +99,9 @@ inline Event import_event(const Device& d, cl_event e, Ownership ownership) {
 }
 // A Device working in the application's context `ctx` on `dev` (one of the context's devices; nullptr
 // when it has exactly one) - see gpurt::import_device. borrow: gpurt retains the context for the
-// process; adopt: gpurt takes over the caller's reference.
+// process; adopt: gpurt takes over the caller's reference. A `dev` that is not one of the context's
+// devices (a sub-device, another platform's, any other pointer) is invalid_argument, found by comparing
+// it with the context's device list: nothing is ever called on it, and the context is not retained.
 inline Device import_context(cl_context ctx, cl_device_id dev, Ownership ownership) {
   return gpurt::detail::import_device("opencl", detail::bits(ctx), detail::bits(dev), ownership,
                                       "gpurt::opencl::import_context");
