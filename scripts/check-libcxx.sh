@@ -58,10 +58,10 @@ def check(u):
     return f, p.returncode, p.stderr
 bad = 0
 with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-    for f, rc, err in pool.map(check, sorted({u[0]: u for u in units}.values(), key=lambda u: u[0])):
+    for f, rc, err in pool.map(check, sorted({tuple(u[2]): u for u in units}.values(), key=lambda u: u[0])):
         if rc != 0:
             bad += 1
             print(f"FAILED {f}\n" + "\n".join(err.splitlines()[:30]))
-print(f"check-libcxx: {len(units) - bad} of {len(units)} translation units compile with {cxx} -stdlib=libc++ -Werror")
+print(f"check-libcxx: {len(set(tuple(u[2]) for u in units)) - bad} of {len(set(tuple(u[2]) for u in units))} translation units compile with {cxx} -stdlib=libc++ -Werror")
 sys.exit(1 if bad else 0)
 EOF

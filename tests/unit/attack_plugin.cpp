@@ -28,21 +28,22 @@ struct gpurt_buffer_o { int unused; };
 struct gpurt_program_o { int unused; };
 struct gpurt_kernel_o { int unused; };
 
+// Each ATTACK_MODE uses some of what follows, so all of it is [[maybe_unused]].
 namespace {
-gpurt_backend_o g_backend;
-gpurt_device_o g_device;
-gpurt_queue_o g_queue;
-gpurt_buffer_o g_buffer;
-gpurt_program_o g_program;
-gpurt_kernel_o g_kernel;
+[[maybe_unused]] gpurt_backend_o g_backend;
+[[maybe_unused]] gpurt_device_o g_device;
+[[maybe_unused]] gpurt_queue_o g_queue;
+[[maybe_unused]] gpurt_buffer_o g_buffer;
+[[maybe_unused]] gpurt_program_o g_program;
+[[maybe_unused]] gpurt_kernel_o g_kernel;
 
 // Every operation this plugin does not care about: returns a zero value (GPURT_SUCCESS, NULL).
 template <class R, class... A>
-R stub(A...) {
+[[maybe_unused]] R stub(A...) {
   return R();
 }
 
-void describe(gpurt_plugin_info* info) {
+[[maybe_unused]] void describe(gpurt_plugin_info* info) {
 #if ATTACK_MODE == 1
   throw std::runtime_error("describe blew up");
 #elif ATTACK_MODE == 5
@@ -55,7 +56,7 @@ void describe(gpurt_plugin_info* info) {
   info->priority = 1;
 }
 
-void open_backend(const gpurt_host* host, gpurt_open_result* out) {
+[[maybe_unused]] void open_backend(const gpurt_host* host, gpurt_open_result* out) {
 #if ATTACK_MODE == 2
   (void)host, (void)out;
   throw std::logic_error("open blew up");
@@ -76,9 +77,9 @@ void open_backend(const gpurt_host* host, gpurt_open_result* out) {
 #endif
 }
 
-std::size_t device_count(gpurt_backend) { return 1; }
-gpurt_device device(gpurt_backend, std::size_t) { return &g_device; }
-void properties(gpurt_device, gpurt_device_properties* p) {
+[[maybe_unused]] std::size_t device_count(gpurt_backend) { return 1; }
+[[maybe_unused]] gpurt_device device(gpurt_backend, std::size_t) { return &g_device; }
+[[maybe_unused]] void properties(gpurt_device, gpurt_device_properties* p) {
 #if ATTACK_MODE == 8
   throw std::out_of_range("device_properties blew up");
 #endif
@@ -97,45 +98,45 @@ void properties(gpurt_device, gpurt_device_properties* p) {
 }
 
 // Mode 7: a timed queue (gpurt's default) is created, an untimed one throws.
-gpurt_result create_queue(gpurt_device, std::int32_t timing, gpurt_queue* out, gpurt_status*) {
+[[maybe_unused]] gpurt_result create_queue(gpurt_device, std::int32_t timing, gpurt_queue* out, gpurt_status*) {
   if (!timing) throw std::runtime_error("create_queue blew up");
   *out = &g_queue;
   return GPURT_SUCCESS;
 }
 // Mode 7: 16 bytes succeed without a buffer; 32 throw bad_alloc; 48 throw an int.
-gpurt_result allocate(gpurt_device, std::size_t bytes, gpurt_buffer* out, gpurt_status*) {
+[[maybe_unused]] gpurt_result allocate(gpurt_device, std::size_t bytes, gpurt_buffer* out, gpurt_status*) {
   if (bytes == 32) throw std::bad_alloc();
   if (bytes == 48) throw 42;
   (void)out;  // success, and *out left as the core passed it
   return GPURT_SUCCESS;
 }
 // Mode 7: a build that succeeds without a program.
-gpurt_result build(gpurt_device, const gpurt_program_source*, const char* const*, std::size_t, gpurt_program*,
+[[maybe_unused]] gpurt_result build(gpurt_device, const gpurt_program_source*, const char* const*, std::size_t, gpurt_program*,
                    gpurt_status*) {
   return GPURT_SUCCESS;
 }
 // Mode 7: a record that succeeds without an event.
-gpurt_result record(gpurt_queue, std::int32_t, gpurt_event*, gpurt_status*) { return GPURT_SUCCESS; }
+[[maybe_unused]] gpurt_result record(gpurt_queue, std::int32_t, gpurt_event*, gpurt_status*) { return GPURT_SUCCESS; }
 
 // Mode 10: every object is made; every function without a result throws.
 template <class... A>
-void thrower(A...) {
+[[maybe_unused]] void thrower(A...) {
   throw std::runtime_error("a function without a result blew up");
 }
-gpurt_result build_program(gpurt_device, const gpurt_program_source*, const char* const*, std::size_t,
+[[maybe_unused]] gpurt_result build_program(gpurt_device, const gpurt_program_source*, const char* const*, std::size_t,
                            gpurt_program* out, gpurt_status*) {
   *out = &g_program;
   return GPURT_SUCCESS;
 }
-gpurt_result get_kernel(gpurt_program, const char*, gpurt_kernel* out, gpurt_status*) {
+[[maybe_unused]] gpurt_result get_kernel(gpurt_program, const char*, gpurt_kernel* out, gpurt_status*) {
   *out = &g_kernel;
   return GPURT_SUCCESS;
 }
-gpurt_result allocate_buffer(gpurt_device, std::size_t, gpurt_buffer* out, gpurt_status*) {
+[[maybe_unused]] gpurt_result allocate_buffer(gpurt_device, std::size_t, gpurt_buffer* out, gpurt_status*) {
   *out = &g_buffer;
   return GPURT_SUCCESS;
 }
-const gpurt_kernel_info* throwing_info(gpurt_kernel) { throw std::runtime_error("kernel_info blew up"); }
+[[maybe_unused]] const gpurt_kernel_info* throwing_info(gpurt_kernel) { throw std::runtime_error("kernel_info blew up"); }
 
 [[noreturn]] void never(...) { std::abort(); }  // lies past a 4.0 table's size: never called
 
