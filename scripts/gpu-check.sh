@@ -35,6 +35,34 @@ exec > >(tee "$OUT/summary.txt") 2>&1
 t0=$(date +%s)
 step() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 
+# Several processes: 10_mpi with 2 ranks on the CUDA devices (each rank prints its halo path:
+# staged through pinned memory, or device pointers where the MPI library is CUDA-aware), over each
+# transport named (default: the MPI library's own; shared-memory: that alone), unstaged and
+# --staged; and NCCL on every CUDA device. A failure sets rc=1.
+mpi_and_nccl() {
+  echo "10_mpi (2 ranks, mpirun, -d cuda; halo path per rank) and nccl_allreduce:"
+  if [ -x "$BUILD/bin/10_mpi" ] && command -v mpirun > /dev/null; then
+    for transport in "$@"; do
+      local env=(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_base_warn_component_unused=0)
+      [ "$transport" = shared-memory ] && env+=(OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader)
+      for staged in "" --staged; do
+        env "${env[@]}" timeout 300 mpirun -n 2 --oversubscribe "$BUILD/bin/10_mpi" -d cuda -n 10000019 -s 100 $staged \
+          > "$BUILD.10_mpi.log" 2>&1
+        local mpi_rc=$? label="$transport${staged:+ $staged}"
+        grep -E "^rank |ranks, |^OK|^FAILED" "$BUILD.10_mpi.log" | sed "s/^/  $label: /"
+        [ $mpi_rc -eq 0 ] || { echo "  $label: exit $mpi_rc"; tail -15 "$BUILD.10_mpi.log" | sed "s/^/    /"; rc=1; }
+      done
+    done
+  else
+    echo "  10_mpi not built (no MPI found when configuring) or no mpirun"
+  fi
+  if [ -x "$BUILD/bin/nccl_allreduce" ]; then
+    "$BUILD/bin/nccl_allreduce" 2>&1 | tail -6 | sed "s/^/  nccl_allreduce: /"
+  else
+    echo "  nccl_allreduce not built (no CUDA backend)"
+  fi
+}
+
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; uname -a; date -u
 
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release > "$BUILD.configure.log" 2>&1 || { tail -40 "$BUILD.configure.log"; exit 1; }
@@ -61,23 +89,7 @@ if [ $fast = 1 ]; then
   done
   echo "differential check across every device:"
   "$BUILD/bin/gpurt_differential" 2>&1 | grep -vE "^(gpurt test seed|Randomness|===|All tests|~~~)" | tail -5
-  echo "10_mpi (2 ranks, mpirun, -d cuda; halo path per rank) and nccl_allreduce:"
-  if [ -x "$BUILD/bin/10_mpi" ] && command -v mpirun > /dev/null; then
-    for staged in "" --staged; do
-      env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_base_warn_component_unused=0 \
-        timeout 120 mpirun -n 2 --oversubscribe "$BUILD/bin/10_mpi" -d cuda -n 10000019 -s 100 $staged > "$BUILD.10_mpi.log" 2>&1
-      mpi_rc=$?
-      grep -E "^rank |ranks, |^OK|^FAILED" "$BUILD.10_mpi.log" | sed "s/^/  default${staged:+ $staged}: /"
-      [ $mpi_rc -eq 0 ] || { echo "  exit $mpi_rc"; tail -15 "$BUILD.10_mpi.log" | sed "s/^/    /"; rc=1; }
-    done
-  else
-    echo "  10_mpi not built (no MPI found when configuring) or no mpirun"
-  fi
-  if [ -x "$BUILD/bin/nccl_allreduce" ]; then
-    "$BUILD/bin/nccl_allreduce" 2>&1 | tail -6 | sed "s/^/  nccl_allreduce: /"
-  else
-    echo "  nccl_allreduce not built (no CUDA backend)"
-  fi
+  mpi_and_nccl default
   step "gpu-check --fast done, exit $rc"
   exit $rc
 fi
@@ -104,31 +116,7 @@ for sel in $selectors; do
   "$BUILD/bin/03_overlap" "$sel" $mib 2>&1 | tail -2 | sed "s/^/  $sel: /"
 done
 
-# Several processes: 10_mpi with 2 ranks on the CUDA devices (each rank prints its halo path:
-# staged through pinned memory, or device pointers where the MPI library is CUDA-aware), with the
-# MPI library's own transport first and then over shared memory alone; and NCCL on every CUDA device.
-echo "10_mpi (2 ranks, mpirun, -d cuda; halo path per rank) and nccl_allreduce:"
-if [ -x "$BUILD/bin/10_mpi" ] && command -v mpirun > /dev/null; then
-  for transport in default shared-memory; do
-    env=(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_base_warn_component_unused=0)
-    [ $transport = shared-memory ] && env+=(OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader)
-    for staged in "" --staged; do
-      env "${env[@]}" timeout 300 mpirun -n 2 --oversubscribe "$BUILD/bin/10_mpi" -d cuda -n 10000019 -s 100 $staged \
-        > "$OUT/10_mpi.log" 2>&1
-      mpi_rc=$?
-      label="$transport${staged:+ $staged}"
-      grep -E "^rank |ranks, |^OK|^FAILED" "$OUT/10_mpi.log" | sed "s/^/  $label: /"
-      [ $mpi_rc -eq 0 ] || { echo "  $label: exit $mpi_rc"; tail -15 "$OUT/10_mpi.log" | sed "s/^/    /"; }
-    done
-  done
-else
-  echo "  10_mpi not built (no MPI found when configuring) or no mpirun"
-fi
-if [ -x "$BUILD/bin/nccl_allreduce" ]; then
-  "$BUILD/bin/nccl_allreduce" 2>&1 | tail -6 | sed "s/^/  nccl_allreduce: /"
-else
-  echo "  nccl_allreduce not built (no CUDA backend)"
-fi
+mpi_and_nccl default shared-memory
 
 echo "differential check across every device:"
 "$BUILD/bin/gpurt_differential" 2>&1 | grep -vE "^(gpurt test seed|Randomness|===|All tests|~~~)"
