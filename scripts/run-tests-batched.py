@@ -14,7 +14,7 @@ per-entry verdicts:
   - every entry that is not a Catch2 case (examples, CLI, package, layers) runs as ctest runs it
     (its environment, working directory, skip code and expression, timeout; an entry that needs a
     fixture after the entry that sets it up), in the same pool as the batches, longest first.
-Usage: scripts/run-tests-batched.py BUILD [--out DIR] [-j N] [--timeout S] [--times FILE]
+Usage: scripts/run-tests-batched.py BUILD [--out DIR] [-j N] [--timeout S] [--times FILE] [-R REGEX]
 Writes to DIR: results.tsv (status, seconds, entry per line), failures.log, case-times.json (for
 the next run's chunking). Exit status 0 when nothing failed.
 """
@@ -153,7 +153,12 @@ class Suite:
 
     def run_group(self, batch):
         while batch:
-            batch = self.run_batch(batch)
+            rest = self.run_batch(batch)
+            if len(rest) >= len(batch):  # no case of the batch reported back: never loop on it
+                for e in rest:
+                    self.record(e["name"], "failed", 0.0, "not run: the program reported no result for it")
+                return
+            batch = rest
 
     # An entry run exactly as ctest runs it, one process: for "runs alone" cases and for the rerun
     # of a failure.
@@ -213,6 +218,17 @@ def tail_failures(text):
     return "\n".join(out[-400:])
 
 
+def unescape_spec(spec):
+    """The case name behind a Catch2 test spec as cmake/GpurtAddTests.cmake escapes it."""
+    out, i = [], 0
+    while i < len(spec):
+        if spec[i] == "\\" and i + 1 < len(spec):
+            i += 1
+        out.append(spec[i])
+        i += 1
+    return "".join(out)
+
+
 def read_lines(path):
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
@@ -255,6 +271,7 @@ def main():
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds a case may take (ctest's --timeout)")
     ap.add_argument("--times", help="case-times.json of an earlier run, to size the chunks")
+    ap.add_argument("-R", "--tests-regex", help="only the entries whose name this regular expression finds (as ctest -R)")
     ap.add_argument("--chunk-seconds", type=float, default=6.0,
                     help="about how long one process runs (from --times; an unknown case counts 1 s)")
     args = ap.parse_args()
@@ -262,13 +279,19 @@ def main():
     wall = time.monotonic()
     suite = Suite(args)
     entries = load_entries(args.build)
+    if args.tests_regex:
+        entries = [e for e in entries if re.search(args.tests_regex, e["name"])]
+    if not entries:  # nothing discovered is a failure, never a pass
+        print(f"run-tests-batched: no CTest entries in {args.build}" +
+              (f" match {args.tests_regex!r}" if args.tests_regex else " (is it built, and do its test programs list their cases?)"))
+        return 2
 
     groups, alone, plain = {}, [], []
     for e in entries:
         if CASE_MARK not in e["env"]:
             plain.append(e)
             continue
-        e["case"] = e["name"].split(" | ", 1)[1] if " | " in e["name"] else e["name"]
+        e["case"] = unescape_spec(e["command"][-1])
         e["prefix"] = e["name"].split(" | ", 1)[0] if " | " in e["name"] else ""
         if e["serial"]:
             alone.append(e)
