@@ -586,8 +586,7 @@ TEST_CASE("trace.hpp: start_trace from two threads at once writes the trace it r
     std::string errors[2];
     auto starter = [&](int i, const std::string& path) {
       ++ready;
-      while (ready.load() < 2) {
-      }
+      while (ready.load() < 2) std::this_thread::yield();  // on a loaded machine the other may not run yet
       try {
         start_trace(path);
       } catch (const std::exception& e) {
