@@ -8,7 +8,9 @@ per-entry verdicts:
   - a case whose name ends in "runs alone" (CTest's RUN_SERIAL) runs by itself, after the rest,
     with nothing beside it, as under ctest;
   - a case that crashes or hangs its process is failed ("crashed"/"timed out"); the cases after it
-    run again in a fresh process, so one crash costs no other case its result;
+    run again in a fresh process, so one crash costs no other case its result. A case that ends
+    the process before it reports (std::exit(0) in the middle) is failed too, where ctest, seeing
+    exit status 0, passes it: the one verdict that differs, and the stricter one;
   - every failed case runs once more alone, as ctest would run it, and that output goes to the
     failures log (with the verdict it had alone);
   - every entry that is not a Catch2 case (examples, CLI, package, layers) runs as ctest runs it
@@ -165,6 +167,8 @@ class Suite:
     def run_alone(self, e):
         env = dict(os.environ, **e["env"])
         start = time.monotonic()
+        if not e["command"]:
+            return "failed", 0.0, None, "ctest found no program to run for this entry (Not Run)"
         try:
             p = subprocess.run(e["command"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                cwd=e["cwd"] or None, timeout=self.case_timeout(e), start_new_session=True)
@@ -288,7 +292,7 @@ def main():
 
     groups, alone, plain = {}, [], []
     for e in entries:
-        if CASE_MARK not in e["env"]:
+        if CASE_MARK not in e["env"] or len(e["command"]) < 2:  # (no command: ctest found no program)
             plain.append(e)
             continue
         e["case"] = unescape_spec(e["command"][-1])

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""scripts/run-tests-batched.py gives the verdict ctest gives, entry by entry.
+
+    check_batched_runner.py CASES_PROGRAM RUNNER CATCH2_MAJOR
+
+Writes a CTest directory of its own whose entries are the hidden cases of CASES_PROGRAM
+(tests/runner/runner_cases.cpp), marked as cmake/GpurtAddTests.cmake marks Catch2 cases, runs it
+with ctest and with the runner, and compares. The runner's docstring promises: a crash or a hang
+fails only the case that was running and the cases after it still run; a skip is a skip. The one
+difference it documents: a case that ends the process before it reports (std::exit(0)) is failed
+by the runner, where ctest, seeing exit status 0, passes it.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+program, runner, major = os.path.abspath(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+cases = ["runner: passes", "runner: fails", "runner: skips", "runner: throws", "runner: crashes",
+         "runner: hangs", "runner: exits 0 in the middle",
+         "runner: a name with a comma, [brackets] and a \\ backslash", "runner: passes after the others"]
+expected = {"runner: passes": "passed", "runner: fails": "failed", "runner: skips": "skipped",
+            "runner: throws": "failed", "runner: crashes": "failed", "runner: hangs": "failed",
+            "runner: exits 0 in the middle": "failed",
+            "runner: a name with a comma, [brackets] and a \\ backslash": "passed",
+            "runner: passes after the others": "passed"}
+ctest_differs = {"runner: exits 0 in the middle": "passed"}
+
+
+def spec(name):  # as cmake/GpurtAddTests.cmake escapes a case name
+    for a, b in (("\\", "\\\\"), (",", "\\,"), ("[", "\\["), ("]", "\\]")):
+        name = name.replace(a, b)
+    return name
+
+
+tmp = tempfile.mkdtemp(prefix="gpurt-runner-check-")
+run_args = "" if major >= 3 else '"--warn" "NoTests" '
+with open(os.path.join(tmp, "CTestTestfile.cmake"), "w") as f:
+    for c in cases:
+        name = "fake:0 | " + c
+        f.write(f'add_test([=[{name}]=] "{program}" {run_args}[=[{spec(c)}]=])\n')
+        f.write(f'set_tests_properties([=[{name}]=] PROPERTIES ENVIRONMENT "GPURT_TEST_CASE_OF=gpurt_runner_cases" '
+                f'SKIP_RETURN_CODE "77" TIMEOUT "10")\n')
+
+out = subprocess.run(["ctest", "--test-dir", tmp, "-j", "2"], capture_output=True, text=True).stdout
+by_ctest = {}
+for line in out.splitlines():
+    m = re.match(r"^\s*\d+/\d+ Test\s+#\d+: (.*?) \.{3,}.*?(Passed|Skipped|\*\*\*Failed|Failed|\*\*\*Timeout|"
+                 r"Subprocess aborted|\*\*\*Exception|Exception)", line)
+    if m:
+        word = m.group(2)
+        by_ctest[m.group(1)] = "passed" if word == "Passed" else "skipped" if word == "Skipped" else "failed"
+
+outdir = os.path.join(tmp, "out")
+p = subprocess.run([sys.executable, runner, tmp, "--out", outdir, "-j", "2", "--timeout", "10"],
+                   capture_output=True, text=True)
+by_runner = {}
+with open(os.path.join(outdir, "results.tsv")) as f:
+    for line in f:
+        status, _, name = line.rstrip("\n").split("\t")[:3]
+        by_runner[name] = status
+
+problems = []
+for c in cases:
+    name = "fake:0 | " + c
+    want_ctest = ctest_differs.get(c, expected[c])
+    if by_ctest.get(name) != want_ctest:
+        problems.append(f"ctest: {c!r} is {by_ctest.get(name)}, expected {want_ctest}")
+    if by_runner.get(name) != expected[c]:
+        problems.append(f"runner: {c!r} is {by_runner.get(name)}, expected {expected[c]}")
+    print(f"{c!r}: ctest {by_ctest.get(name)}, runner {by_runner.get(name)}")
+if p.returncode != 1:  # failures above: the runner must say so in its exit status
+    problems.append(f"the runner exited {p.returncode}, expected 1 (cases failed)\n{p.stdout}\n{p.stderr}")
+if problems:
+    print("\n".join(problems))
+    print("--- ctest\n" + out + "\n--- runner\n" + p.stdout + p.stderr)
+    sys.exit(1)
+print("OK: the runner gives ctest's verdicts (and fails the early exit ctest passes)")
