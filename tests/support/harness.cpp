@@ -25,6 +25,7 @@ namespace gpurt::test {
 namespace {
 bool g_skipped = false;       // some case of this run was skipped (the exit code 77 of a one-case run)
 bool g_case_skipped = false;  // the case running now was skipped
+std::string g_case_log;       // GPURT_TEST_CASE_LOG, taken out of the environment at start
 std::uint64_t g_seed = 0;
 
 const char* env(const char* name) {
@@ -158,10 +159,7 @@ class CaseLog final : public
 
  private:
   static std::FILE* file() {
-    static std::FILE* f = [] {
-      const char* path = std::getenv("GPURT_TEST_CASE_LOG");
-      return path && *path ? std::fopen(path, "a") : nullptr;
-    }();
+    static std::FILE* f = gpurt::test::g_case_log.empty() ? nullptr : std::fopen(gpurt::test::g_case_log.c_str(), "a");
     return f;
   }
   std::chrono::steady_clock::time_point start_{};
@@ -208,6 +206,12 @@ int main(int argc, char** argv) {
     }
   }
 
+  // The case log is this process's alone: a case that runs another case in a child process
+  // (tests/contract/child.hpp) must not have the child's lines appended to it.
+  if (const char* log = test::env("GPURT_TEST_CASE_LOG")) {
+    test::g_case_log = log;
+    ::unsetenv("GPURT_TEST_CASE_LOG");
+  }
   const int rc = Catch::Session().run(argc, argv);
   if (rc == 0 && test::g_skipped) return 77;
   return rc;
