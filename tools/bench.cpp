@@ -16,7 +16,7 @@
 
 #include "bench_check.hpp"
 #include "bench_graph.hpp"
-#include "bench_issue21.hpp"
+#include "bench_library_rows.hpp"
 #include "commands.hpp"
 #include "gpurt/gpurt.hpp"
 #include "runner.hpp"
@@ -330,7 +330,7 @@ void write_markdown(const nlohmann::json& doc, const GapCauses& causes, std::ost
         "of 5 single calls on constant inputs (their error is measured on random ones), and from issue 21 on host "
         "wall time of back-to-back calls to the queue's end, the same on both sides, gpurt's portable and vendor "
         "paths alternating with the vendor BLAS called directly at the same precision, on the same inputs: random "
-        "values in [-1, 1) from the H200 runs docs/bench/*issue21c*.json on (later runs' matmul timing names its "
+        "values in [-1, 1) from the H200 runs docs/bench/h200-2026-12-01-*.json on (later runs' matmul timing names its "
         "inputs), 2^-7 everywhere before "
         "(on which cuBLAS's tensor-core GEMMs ran up to 10 % faster than on random data). device_to_device counts bytes copied; "
         "the copy bandwidth the kernels are compared with counts bytes read plus bytes written. On a CPU device (device "
@@ -427,7 +427,7 @@ void write_markdown(const nlohmann::json& doc, const GapCauses& causes, std::ost
   if (cuda_ms > 0 && ocl_ms > 0)
     os << "| both | portable matmul on NVIDIA OpenCL within 10% of its CUDA time (OpenCL / CUDA) | "
        << fmt(ocl_ms / cuda_ms) << " | " << (ocl_ms / cuda_ms <= 1.1 ? "yes" : "no") << " |\n";
-  write_issue21_markdown(doc["runs"], causes, os);
+  write_library_markdown(doc["runs"], causes, os);
   for (const auto& r : doc["runs"]) {
     const auto& d = r["device"];
     os << "\n## " << d["selector"].get<std::string>() << ": " << d["name"].get<std::string>() << "\n\n"

@@ -1,5 +1,5 @@
 // The check of a saved bench document (bench_check.hpp): what the renderers of tools/bench.cpp,
-// bench_graph.cpp and bench_issue21.cpp read without checking.
+// bench_graph.cpp and bench_library_rows.cpp read without checking.
 #include "bench_check.hpp"
 
 #include <string>

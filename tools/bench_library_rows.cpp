@@ -1,5 +1,5 @@
-// The issue-21 rows of `gpurt bench` as a table, CSV and Markdown (see bench_issue21.hpp).
-#include "bench_issue21.hpp"
+// The kernel-library and matmul rows of `gpurt bench` as a table, CSV and Markdown (see bench_library_rows.hpp).
+#include "bench_library_rows.hpp"
 
 #include <algorithm>
 #include <iomanip>
@@ -107,7 +107,7 @@ Cell portable_cell(const nlohmann::json& runs, const nlohmann::json& run, const 
         if (t["precision"] == precision && t.contains("ratio_to_vendor_blas")) ratio = t["ratio_to_vendor_blas"];
     if (ratio.is_null()) return c;
     const double target = precision == "fp32" ? 0.75 : 0.5;
-    c.text = verdict(ratio, target) + " vs cuBLAS, " + std::to_string(m["n"].get<std::size_t>()) + "³ (before issue 21)";
+    c.text = verdict(ratio, target) + " vs cuBLAS, " + std::to_string(m["n"].get<std::size_t>()) + "³ (older run format)";
     c.gap = ratio.get<double>() < target;
     c.measured = num(ratio.get<double>()) + " x cuBLAS, target ≥ " + num(target, 2);
     return c;
@@ -300,11 +300,11 @@ GapCauses gap_causes(const std::string& text) {
   return causes;
 }
 
-void write_issue21_markdown(const nlohmann::json& runs, const GapCauses& causes, std::ostream& os) {
+void write_library_markdown(const nlohmann::json& runs, const GapCauses& causes, std::ostream& os) {
   bool any = false;  // the section shows runs from before issue 21 only beside one from after
   for (const auto& r : runs) any = any || !rows_of(r).empty();
   if (!any) return;
-  os << "\n## Issue 21: the kernel library against the copy bandwidth and the vendor BLAS, per device\n\n"
+  os << "\n## The kernel library against the copy bandwidth and the vendor BLAS, per device\n\n"
         "Each cell: the ratio, its target and whether it is met. Kernels: the fraction of the device's copy "
         "bandwidth (bytes read + written per second against the raw API's device-to-device copy, in the same run). "
         "Matmul, portable: the square shape against the raw vendor BLAS at the same precision in the same run "

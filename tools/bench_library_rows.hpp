@@ -1,4 +1,4 @@
-// How `gpurt bench` shows the rows of issue 21: the matmul rows (bench/matmul_rows.hpp: every
+// How `gpurt bench` shows the kernel-library and matmul rows: the matmul rows (bench/matmul_rows.hpp: every
 // precision, shape and implementation against the raw vendor BLAS) as a table, CSV and Markdown,
 // and the kernel x device table of ratios with each target met or its gap (docs/PERFORMANCE.md).
 // Each takes runs as tools/bench_check.cpp's check_bench_document has checked them.
@@ -31,6 +31,6 @@ GapCauses gap_causes(const std::string& approaches_text);
 // loop) where a run has them. Nothing when no run has issue-21 rows; beside one that has, a run from
 // before issue 21 is shown with issue 21's targets applied to what it measured (GPU targets where
 // the run does not give its device's type; its square fp32 and tensor rows against cuBLAS).
-void write_issue21_markdown(const nlohmann::json& runs, const GapCauses& causes, std::ostream& os);
+void write_library_markdown(const nlohmann::json& runs, const GapCauses& causes, std::ostream& os);
 
 }  // namespace gpurt::tool
