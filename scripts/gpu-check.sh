@@ -4,7 +4,9 @@
 #     configure, build (warnings counted), list backends and devices, EVERY test case on EVERY
 #     device through scripts/run-tests-batched.py (the cases of one program and device share a
 #     process; "runs alone" cases and the other CTest entries run as under ctest), the examples on
-#     every device, the differential check, and 10_mpi with 2 ranks on cuda and the NCCL example.
+#     every device, the differential check, and 10_mpi with 2 ranks on cuda and the NCCL example;
+#     a case may take 240 s (ctest's 600 where the entry sets no TIMEOUT of its own), so that one
+#     hung case cannot take the whole budget; any failure makes the exit status 1.
 #     $OUT: summary.txt (with the time each step took), results.tsv (every entry's verdict),
 #     failures.log (every failure's output), case-times.json, build-warnings.log, info.json.
 #   scripts/gpu-check.sh [--full] [--no-bench | --quick-bench] [--no-soak]
@@ -32,6 +34,8 @@ BUILD=${BUILD:-build-gpu}
 mkdir -p "$OUT"
 jobs=$(nproc)
 exec > >(tee "$OUT/summary.txt") 2>&1
+tee_pid=$!
+trap 'exec 1>&- 2>&-; wait "$tee_pid" 2> /dev/null' EXIT  # summary.txt whole before the script ends
 t0=$(date +%s)
 step() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 
@@ -57,7 +61,8 @@ mpi_and_nccl() {
     echo "  10_mpi not built (no MPI found when configuring) or no mpirun"
   fi
   if [ -x "$BUILD/bin/nccl_allreduce" ]; then
-    "$BUILD/bin/nccl_allreduce" 2>&1 | tail -6 | sed "s/^/  nccl_allreduce: /"
+    "$BUILD/bin/nccl_allreduce" > "$BUILD.nccl.log" 2>&1 || rc=1
+    tail -6 "$BUILD.nccl.log" | sed "s/^/  nccl_allreduce: /"
   else
     echo "  nccl_allreduce not built (no CUDA backend)"
   fi
@@ -85,10 +90,12 @@ if [ $fast = 1 ]; then
   # CTest's sizes); here at the larger sizes of the full check, every device.
   echo "examples on every device:"
   for sel in $selectors; do
-    "$BUILD/bin/01_vector_add" "$sel" 10000019 2>&1 | tail -1 | sed "s/^/  $sel: /"
+    "$BUILD/bin/01_vector_add" "$sel" 10000019 > "$BUILD.example.log" 2>&1 || rc=1
+    tail -1 "$BUILD.example.log" | sed "s/^/  $sel: /"
   done
   echo "differential check across every device:"
-  "$BUILD/bin/gpurt_differential" 2>&1 | grep -vE "^(gpurt test seed|Randomness|===|All tests|~~~)" | tail -5
+  "$BUILD/bin/gpurt_differential" > "$BUILD.differential.log" 2>&1 || rc=1
+  grep -vE "^(gpurt test seed|Randomness|===|All tests|~~~)" "$BUILD.differential.log" | tail -5
   mpi_and_nccl default
   step "gpu-check --fast done, exit $rc"
   exit $rc

@@ -171,6 +171,7 @@ Status set_kernel_args(const ClKernel& k, cl_kernel target, const plugin::Kernel
                        std::vector<cl::Buffer>& views) noexcept {
   cl_uint index = 0;  // native argument index: a portable kernel's global pointer takes two
   std::size_t local_args = 0;  // bytes in __local arguments (saturating)
+  std::size_t local_count = 0;  // __local arguments
   for (std::size_t i = 0; i < count; ++i, ++index) {
     const plugin::KernelArg& a = args[i];
     cl_int err = CL_SUCCESS;
@@ -205,16 +206,18 @@ Status set_kernel_args(const ClKernel& k, cl_kernel target, const plugin::Kernel
       case plugin::KernelArg::Kind::local:
         err = clSetKernelArg(target, index, a.size, nullptr);
         local_args = local_args + a.size < local_args ? SIZE_MAX : local_args + a.size;
+        ++local_count;
         break;
     }
     if (err != CL_SUCCESS)
       return fail(err, "clSetKernelArg", "setting argument " + std::to_string(i) + " of '" + k.info().name + "'");
   }
   // The core has checked the kernel's own bytes plus the arguments against the limit; the driver
-  // may lay the arguments out with padding of its own (NVIDIA: up to a few bytes per argument), so
-  // near the limit its count decides. 256 bytes is far more than any driver's padding seen.
-  constexpr std::size_t padding_margin = 256;
+  // may lay the arguments out with padding of its own (NVIDIA: up to 12 bytes for two arguments,
+  // measured), so near the limit its count decides. The margin - 256 bytes and 64 per local
+  // argument - is far more than any driver's padding seen, and launches far below it ask nothing.
   const std::size_t own = k.info().static_local_bytes;
+  const std::size_t padding_margin = 256 + 64 * local_count;
   if (local_args > 0 && own + local_args + padding_margin > k.local_memory()) {
     cl_ulong counted = 0;
     if (clGetKernelWorkGroupInfo(target, k.device(), CL_KERNEL_LOCAL_MEM_SIZE, sizeof counted, &counted, nullptr) ==

@@ -17,11 +17,16 @@ import sys
 import tempfile
 
 program, runner, major = os.path.abspath(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-cases = ["runner: passes", "runner: fails", "runner: skips", "runner: throws", "runner: crashes",
-         "runner: hangs", "runner: exits 0 in the middle",
-         "runner: a name with a comma, [brackets] and a \\ backslash", "runner: passes after the others"]
+# Two programs' worth of entries (each its own environment, so its own batches): one where a case
+# fails and the cases after it pass in the same process, one where the process crashes, hangs and
+# exits under them.
+calm = ["runner: passes", "runner: fails", "runner: skips", "runner: fails 77 assertions",
+        "runner: a name with a comma, [brackets] and a \\ backslash", "runner: passes after the others"]
+rough = ["runner: throws", "runner: crashes", "runner: hangs", "runner: exits 0 in the middle",
+         "runner: passes after the others"]
+cases = [("fake:0", c) for c in calm] + [("fake:1", c) for c in rough]
 expected = {"runner: passes": "passed", "runner: fails": "failed", "runner: skips": "skipped",
-            "runner: throws": "failed", "runner: crashes": "failed", "runner: hangs": "failed",
+            "runner: throws": "failed", "runner: fails 77 assertions": "failed", "runner: crashes": "failed", "runner: hangs": "failed",
             "runner: exits 0 in the middle": "failed",
             "runner: a name with a comma, [brackets] and a \\ backslash": "passed",
             "runner: passes after the others": "passed"}
@@ -37,11 +42,11 @@ def spec(name):  # as cmake/GpurtAddTests.cmake escapes a case name
 tmp = tempfile.mkdtemp(prefix="gpurt-runner-check-")
 run_args = "" if major >= 3 else '"--warn" "NoTests" '
 with open(os.path.join(tmp, "CTestTestfile.cmake"), "w") as f:
-    for c in cases:
-        name = "fake:0 | " + c
+    for group, c in cases:
+        name = f"{group} | {c}"
         f.write(f'add_test([=[{name}]=] "{program}" {run_args}[=[{spec(c)}]=])\n')
-        f.write(f'set_tests_properties([=[{name}]=] PROPERTIES ENVIRONMENT "GPURT_TEST_CASE_OF=gpurt_runner_cases" '
-                f'SKIP_RETURN_CODE "77" TIMEOUT "10")\n')
+        f.write(f'set_tests_properties([=[{name}]=] PROPERTIES ENVIRONMENT '
+                f'"GPURT_TEST_CASE_OF=gpurt_runner_cases;GPURT_RUNNER_GROUP={group}" SKIP_RETURN_CODE "77" TIMEOUT "10")\n')
 
 out = subprocess.run(["ctest", "--test-dir", tmp, "-j", "2"], capture_output=True, text=True).stdout
 by_ctest = {}
@@ -62,14 +67,14 @@ with open(os.path.join(outdir, "results.tsv")) as f:
         by_runner[name] = status
 
 problems = []
-for c in cases:
-    name = "fake:0 | " + c
+for group, c in cases:
+    name = f"{group} | {c}"
     want_ctest = ctest_differs.get(c, expected[c])
     if by_ctest.get(name) != want_ctest:
         problems.append(f"ctest: {c!r} is {by_ctest.get(name)}, expected {want_ctest}")
     if by_runner.get(name) != expected[c]:
         problems.append(f"runner: {c!r} is {by_runner.get(name)}, expected {expected[c]}")
-    print(f"{c!r}: ctest {by_ctest.get(name)}, runner {by_runner.get(name)}")
+    print(f"{name!r}: ctest {by_ctest.get(name)}, runner {by_runner.get(name)}")
 if p.returncode != 1:  # failures above: the runner must say so in its exit status
     problems.append(f"the runner exited {p.returncode}, expected 1 (cases failed)\n{p.stdout}\n{p.stderr}")
 if problems:
