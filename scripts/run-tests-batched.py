@@ -41,7 +41,7 @@ def load_entries(build):
     entries = []
     for number, t in enumerate(tests, start=1):
         props = {p["name"]: p["value"] for p in t.get("properties", [])}
-        for k in ("FIXTURES_SETUP", "FIXTURES_REQUIRED", "SKIP_REGULAR_EXPRESSION", "ENVIRONMENT"):
+        for k in ("FIXTURES_SETUP", "FIXTURES_REQUIRED", "SKIP_REGULAR_EXPRESSION", "ENVIRONMENT", "DEPENDS"):
             if isinstance(props.get(k), str):
                 props[k] = [props[k]]
         env = {}
@@ -49,7 +49,7 @@ def load_entries(build):
             k, _, v = kv.partition("=")
             env[k] = v
         unsupported = [k for k in ("WILL_FAIL", "PASS_REGULAR_EXPRESSION", "FAIL_REGULAR_EXPRESSION", "RESOURCE_LOCK",
-                                   "ENVIRONMENT_MODIFICATION", "DEPENDS", "FIXTURES_CLEANUP", "RESOURCE_GROUPS")
+                                   "ENVIRONMENT_MODIFICATION", "FIXTURES_CLEANUP", "RESOURCE_GROUPS")
                        if props.get(k) not in (None, False, [], "")]
         if unsupported:  # a verdict this runner would get wrong: refuse rather than guess
             sys.exit(f"run-tests-batched: entry {t['name']!r} uses {', '.join(unsupported)}, which this runner does "
@@ -60,7 +60,8 @@ def load_entries(build):
                         "cwd": props.get("WORKING_DIRECTORY"),
                         "skip_re": props.get("SKIP_REGULAR_EXPRESSION", []),
                         "fixtures_setup": props.get("FIXTURES_SETUP", []),
-                        "fixtures_required": props.get("FIXTURES_REQUIRED", [])})
+                        "fixtures_required": props.get("FIXTURES_REQUIRED", []),
+                        "depends": props.get("DEPENDS", [])})
     return entries
 
 
@@ -77,6 +78,7 @@ class Suite:
         self.new_times = {}
         self.fixtures = {}  # fixture name -> threading.Event, set once its setup entry has run
         self.fixture_ok = {}
+        self.finished = {}  # entry name -> threading.Event, for the entries others DEPEND on
 
     def record(self, name, status, seconds, note=""):
         with self.lock:
@@ -210,6 +212,17 @@ class Suite:
     # An entry that is not a Catch2 case (an example, a CLI or package check), run as ctest runs it.
     # One that needs a fixture waits until the entry that sets the fixture up has passed.
     def run_plain(self, e):
+        for d in e["depends"]:  # as ctest: after the entries it names (whatever their verdict)
+            ev = self.finished.get(d)
+            if ev is not None:
+                ev.wait()
+        try:
+            self.run_plain_now(e)
+        finally:
+            if e["name"] in self.finished:
+                self.finished[e["name"]].set()
+
+    def run_plain_now(self, e):
         for fx in e["fixtures_required"]:
             ev = self.fixtures.get(fx)
             if ev is None:
@@ -318,7 +331,7 @@ def main():
 
     groups, alone, plain = {}, [], []
     for e in entries:
-        if CASE_MARK not in e["env"] or len(e["command"]) < 2:  # (no command: ctest found no program)
+        if CASE_MARK not in e["env"] or len(e["command"]) < 2 or e["depends"]:  # (no command: not found)
             (alone if e["serial"] else plain).append(e)
             continue
         e["case"] = unescape_spec(e["command"][-1])
@@ -329,27 +342,45 @@ def main():
         key = (tuple(e["command"][:-1]), tuple(sorted(e["env"].items())), e["cwd"])
         groups.setdefault(key, []).append(e)
 
-    # One pool, longest first (from --times): batches of cases and the other entries alike. A fixture's
-    # setup entry goes first, so that the entries waiting for it never hold every worker.
+    # One pool, longest first (from --times): batches of cases and the other entries alike, each
+    # work item (first, -seconds, plain?, what).
     work = []
     for g in groups.values():
         for cost, batch in chunks(g, suite.times, args.chunk_seconds):
-            work.append((cost, False, batch))
+            work.append(((1, 0), -cost, False, batch))
     for e in plain:
         for fx in e["fixtures_setup"]:
             suite.fixtures[fx] = threading.Event()
+    names = {e["name"] for e in plain}
     for e in plain:
-        cost = suite.times.get(e["name"], 5.0)
-        if e["fixtures_setup"]:
-            cost = float("inf")
-        work.append((cost, True, e))
-    work.sort(key=lambda w: -w[0])
+        for d in e["depends"]:
+            if d in names:
+                suite.finished.setdefault(d, threading.Event())
+    # Entries in a chain of DEPENDS or that set up a fixture go first, in dependency order, so that an
+    # entry that waits only ever waits for one a worker has already taken.
+    by_name = {e["name"]: e for e in plain}
+    order = {}
+
+    def depth(e, seen=()):
+        if e["name"] in order:
+            return order[e["name"]]
+        if e["name"] in seen:
+            sys.exit(f"run-tests-batched: DEPENDS runs in a circle through {e['name']!r}")
+        d = 1 + max([depth(by_name[x], seen + (e["name"],)) for x in e["depends"] if x in by_name] or [0])
+        order[e["name"]] = d
+        return d
+
+    for e in plain:
+        chained = e["fixtures_setup"] or e["depends"] or e["name"] in suite.finished
+        first = (0, depth(e)) if chained else (1, 0)
+        work.append((first, -suite.times.get(e["name"], 5.0), True, e))
+    work.sort(key=lambda w: (w[0], w[1]))
 
     def run(w):
-        if w[1]:
-            suite.run_plain(w[2])
+        if w[2]:
+            suite.run_plain(w[3])
         else:
-            suite.run_group(w[2])
+            suite.run_group(w[3])
 
     with futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         list(pool.map(run, work))
