@@ -70,7 +70,9 @@ problems = []
 for group, c in cases:
     name = f"{group} | {c}"
     want_ctest = ctest_differs.get(c, expected[c])
-    if by_ctest.get(name) != want_ctest:
+    # (Under a leak checker the early exit's leaks fail it under ctest too: only the runner's
+    # verdict on it is the promise.)
+    if by_ctest.get(name) != want_ctest and c not in ctest_differs:
         problems.append(f"ctest: {c!r} is {by_ctest.get(name)}, expected {want_ctest}")
     if by_runner.get(name) != expected[c]:
         problems.append(f"runner: {c!r} is {by_runner.get(name)}, expected {expected[c]}")
