@@ -128,6 +128,149 @@ void need_kernel_baselines(const nlohmann::json& r, const std::string& w) {
 
 }  // namespace
 
+namespace {
+// One run's launch rows, and the optional method, allocation, launch-rate and transfer rows.
+void check_launch_and_transfers(const nlohmann::json& r, const std::string& w) {
+  const nlohmann::json& launch = need(r, w, "launch", Want::object);
+  const std::string where = w + ".launch";  // a named string: g++ 13 warns of a temporary otherwise
+  for (const char* k : {"async_us", "sync_us", "enqueue_four_args_us"}) {
+    const nlohmann::json& row = need(launch, where, k, Want::object);
+    need_all(row, w + ".launch." + k, {"gpurt", "raw", "ratio"}, Want::number);
+    need_spread(row, w + ".launch." + k);
+  }
+  for (const char* k : {"async_us_tracing_on", "launches_per_trial"})
+    if (launch.contains(k)) need(launch, w + ".launch", k, Want::number);
+  if (r.contains("method")) need(need(r, w, "method", Want::object), w + ".method", "trials", Want::number);
+  if (r.contains("alloc")) {
+    const std::string aw = w + ".alloc";
+    need(need(r, w, "alloc", Want::object), aw, "pairs_per_trial", Want::number);
+    each_object(r["alloc"], aw, "rows", [](const nlohmann::json& t, const std::string& p) {
+      need(t, p, "first_use", Want::boolean);
+      need_all(t, p, {"bytes", "gpurt", "raw", "ratio"}, Want::number);
+      need_spread(t, p);
+    });
+  }
+  if (r.contains("launch_scaling")) {
+    const std::string lw = w + ".launch_scaling";
+    need(need(r, w, "launch_scaling", Want::object), lw, "launches_per_trial", Want::number);
+    each_object(r["launch_scaling"], lw, "rows", [](const nlohmann::json& t, const std::string& p) {
+      need(t, p, "layout", Want::string);
+      need_all(t, p, {"threads", "launches_per_thread", "gpurt", "raw", "ratio"}, Want::number);
+      need_spread(t, p);
+    });
+  }
+  each_object(r, w, "transfers", [](const nlohmann::json& t, const std::string& p) {
+    need_all(t, p, {"direction", "memory"}, Want::string);
+    need_all(t, p, {"bytes", "gpurt", "raw", "ratio"}, Want::number);
+    need_spread(t, p);
+  });
+}
+
+// One run's compile times, kernel rows and the fp32 matmul (with its rows and tensor rows).
+void check_build_kernels_matmul(const nlohmann::json& r, const std::string& w) {
+  const nlohmann::json& b = need(r, w, "build", Want::object);
+  need_all(b, w + ".build", {"raw_cold_ms", "gpurt_cold_ms", "gpurt_cached_ms"}, Want::number);
+  need_all(b, w + ".build", {"gpurt_cold_path", "gpurt_cached_path"}, Want::string);
+  each_object(r, w, "kernels", [](const nlohmann::json& k, const std::string& p) {
+    need(k, p, "name", Want::string);
+    need_all(k, p, {"bytes", "gbps", "fraction_of_copy"}, Want::number);
+    need_kernel_targets(k, p);
+  });
+  if (r.contains("kernel_baselines")) need_kernel_baselines(r, w);
+  const std::string mw = w + ".matmul";
+  const nlohmann::json& m = need(r, w, "matmul", Want::object);
+  need_all(m, mw, {"n", "gflops", "milliseconds"}, Want::number);
+  if (need(m, mw, "vendor_blas_gflops", Want::number_or_null).is_number())
+    need(m, mw, "ratio_to_vendor_blas", Want::number);
+  for (const char* k : {"max_error", "ratio_to_vendor_blas"})
+    if (m.contains(k)) need(m, mw, k, Want::number);
+  for (const char* k : {"vendor_blas_note", "tensor_note"})
+    if (m.contains(k)) need(m, mw, k, Want::string);
+  if (m.contains("rows")) each_object(m, mw, "rows", need_matmul_row);
+  if (m.contains("tensor"))
+    each_object(m, mw, "tensor", [](const nlohmann::json& t, const std::string& p) {
+      need(t, p, "precision", Want::string);
+      need_all(t, p, {"n", "gflops", "max_error"}, Want::number);
+      for (const char* k : {"vendor_blas_gflops", "ratio_to_vendor_blas"})
+        if (t.contains(k)) need(t, p, k, Want::number);
+    });
+}
+
+// One run's optional interop rows: cuBLAS through native handles, peer and relayed copies.
+void check_interop(const nlohmann::json& r, const std::string& w) {
+  if (!r.contains("interop")) return;
+  const std::string iw = w + ".interop";
+  const nlohmann::json& in = need(r, w, "interop", Want::object);
+  const nlohmann::json& g = need(in, iw, "cublas_sgemm", Want::object);
+  if (g.contains("skipped")) need(g, iw + ".cublas_sgemm", "skipped", Want::string);
+  else {
+    need_all(g, iw + ".cublas_sgemm", {"n", "gpurt", "raw", "ratio"}, Want::number);
+    need_spread(g, iw + ".cublas_sgemm");
+  }
+  if (!in.contains("peer_copy")) throw UsageError(iw + ".peer_copy is missing");
+  if (in["peer_copy"].is_object())
+    need(in["peer_copy"], iw + ".peer_copy", "skipped", Want::string);
+  else
+    each_object(in, iw, "peer_copy", [](const nlohmann::json& t, const std::string& p) {
+      need_all(t, p, {"bytes", "gpurt", "raw", "ratio"}, Want::number);
+      need_spread(t, p);
+      need(t, p, "peer", Want::string);
+      need(t, p, "peer_access", Want::boolean);
+    });
+  if (in.contains("relayed_copy")) {
+    if (in["relayed_copy"].is_object())
+      need(in["relayed_copy"], iw + ".relayed_copy", "skipped", Want::string);
+    else
+      each_object(in, iw, "relayed_copy", [](const nlohmann::json& t, const std::string& p) {
+        need_all(t, p, {"bytes", "gpurt", "slower_link", "ratio"}, Want::number);
+        need_spread(t, p, "slower_link");
+        need(t, p, "from", Want::string);
+        need(t, p, "to", Want::string);
+      });
+  }
+}
+
+// One run's optional staging-thread sweep and recorded-chain (graph) rows.
+void check_staging_and_graph(const nlohmann::json& r, const std::string& w) {
+  if (r.contains("staging_threads")) {
+    const nlohmann::json& st = need(r, w, "staging_threads", Want::object);
+    const std::string sw = w + ".staging_threads";
+    if (!st.contains("default_threads")) throw UsageError(sw + ".default_threads is missing");
+    if (!st["default_threads"].is_number())  // one number, or one per direction
+      need_all(need(st, sw, "default_threads", Want::object), sw + ".default_threads",
+               {"host_to_device", "device_to_host"}, Want::number);
+    each_object(st, w + ".staging_threads", "rows", [](const nlohmann::json& t, const std::string& p) {
+      need_all(t, p, {"threads", "bytes", "host_to_device", "device_to_host"}, Want::number);
+    });
+  }
+  if (r.contains("graph")) {  // recorded chains (bench/graph_rows.hpp); absent before issue 20
+    const std::string gw = w + ".graph";
+    const nlohmann::json& g = need(r, w, "graph", Want::object);
+    if (g.contains("skipped")) {
+      need(g, gw, "skipped", Want::string);
+    } else {
+      need_all(g, gw, {"kernels_per_measurement", "trials"}, Want::number);
+      each_object(g, gw, "rows", [](const nlohmann::json& t, const std::string& p) {
+        need(t, p, "chain", Want::string);
+        need_all(t, p, {"kernels", "repeats", "gpurt_replay_us", "gpurt_launch_us", "replay_to_launch"}, Want::number);
+        need_all(t, p, {"raw_stream_us", "raw_graph_us"}, Want::number_or_null);
+        if (t.contains("replay_computes_the_chain")) need(t, p, "replay_computes_the_chain", Want::boolean);
+        if (!t.contains("ratio")) return;
+        need_all(t, p, {"ratio", "target"}, Want::number);
+        const std::string versus = need(t, p, "versus", Want::string);
+        if (versus != "raw_graph" && versus != "raw_stream")
+          throw UsageError(p + ".versus is '" + versus + "', not raw_graph or raw_stream");
+        need(t, p, (versus + "_us").c_str(), Want::number);
+        const nlohmann::json& spread = need(t, p, "ratio_spread", Want::array);
+        if (spread.size() != 2 || !spread[0].is_number() || !spread[1].is_number())
+          throw UsageError(p + ".ratio_spread is not two numbers (lowest, highest)");
+      });
+    }
+  }
+}
+
+}  // namespace
+
 void check_bench_document(const nlohmann::json& doc) {
   if (!doc.is_object()) throw UsageError(std::string("the document is ") + doc.type_name() + ", not an object");
   need(doc, "", "command", Want::string);
@@ -141,132 +284,10 @@ void check_bench_document(const nlohmann::json& doc) {
     need(r, w, "copy_bandwidth_gbps", Want::number);
     need_all(need(r, w, "device", Want::object), w + ".device",
              {"selector", "name", "backend", "driver", "backend_version", "raw_api"}, Want::string);
-    const nlohmann::json& launch = need(r, w, "launch", Want::object);
-    const std::string where = w + ".launch";  // a named string: g++ 13 warns of a temporary otherwise
-    for (const char* k : {"async_us", "sync_us", "enqueue_four_args_us"}) {
-      const nlohmann::json& row = need(launch, where, k, Want::object);
-      need_all(row, w + ".launch." + k, {"gpurt", "raw", "ratio"}, Want::number);
-      need_spread(row, w + ".launch." + k);
-    }
-    for (const char* k : {"async_us_tracing_on", "launches_per_trial"})
-      if (launch.contains(k)) need(launch, w + ".launch", k, Want::number);
-    if (r.contains("method")) need(need(r, w, "method", Want::object), w + ".method", "trials", Want::number);
-    if (r.contains("alloc")) {
-      const std::string aw = w + ".alloc";
-      need(need(r, w, "alloc", Want::object), aw, "pairs_per_trial", Want::number);
-      each_object(r["alloc"], aw, "rows", [](const nlohmann::json& t, const std::string& p) {
-        need(t, p, "first_use", Want::boolean);
-        need_all(t, p, {"bytes", "gpurt", "raw", "ratio"}, Want::number);
-        need_spread(t, p);
-      });
-    }
-    if (r.contains("launch_scaling")) {
-      const std::string lw = w + ".launch_scaling";
-      need(need(r, w, "launch_scaling", Want::object), lw, "launches_per_trial", Want::number);
-      each_object(r["launch_scaling"], lw, "rows", [](const nlohmann::json& t, const std::string& p) {
-        need(t, p, "layout", Want::string);
-        need_all(t, p, {"threads", "launches_per_thread", "gpurt", "raw", "ratio"}, Want::number);
-        need_spread(t, p);
-      });
-    }
-    each_object(r, w, "transfers", [](const nlohmann::json& t, const std::string& p) {
-      need_all(t, p, {"direction", "memory"}, Want::string);
-      need_all(t, p, {"bytes", "gpurt", "raw", "ratio"}, Want::number);
-      need_spread(t, p);
-    });
-    const nlohmann::json& b = need(r, w, "build", Want::object);
-    need_all(b, w + ".build", {"raw_cold_ms", "gpurt_cold_ms", "gpurt_cached_ms"}, Want::number);
-    need_all(b, w + ".build", {"gpurt_cold_path", "gpurt_cached_path"}, Want::string);
-    each_object(r, w, "kernels", [](const nlohmann::json& k, const std::string& p) {
-      need(k, p, "name", Want::string);
-      need_all(k, p, {"bytes", "gbps", "fraction_of_copy"}, Want::number);
-      need_kernel_targets(k, p);
-    });
-    if (r.contains("kernel_baselines")) need_kernel_baselines(r, w);
-    const std::string mw = w + ".matmul";
-    const nlohmann::json& m = need(r, w, "matmul", Want::object);
-    need_all(m, mw, {"n", "gflops", "milliseconds"}, Want::number);
-    if (need(m, mw, "vendor_blas_gflops", Want::number_or_null).is_number())
-      need(m, mw, "ratio_to_vendor_blas", Want::number);
-    for (const char* k : {"max_error", "ratio_to_vendor_blas"})
-      if (m.contains(k)) need(m, mw, k, Want::number);
-    for (const char* k : {"vendor_blas_note", "tensor_note"})
-      if (m.contains(k)) need(m, mw, k, Want::string);
-    if (m.contains("rows")) each_object(m, mw, "rows", need_matmul_row);
-    if (m.contains("tensor"))
-      each_object(m, mw, "tensor", [](const nlohmann::json& t, const std::string& p) {
-        need(t, p, "precision", Want::string);
-        need_all(t, p, {"n", "gflops", "max_error"}, Want::number);
-        for (const char* k : {"vendor_blas_gflops", "ratio_to_vendor_blas"})
-          if (t.contains(k)) need(t, p, k, Want::number);
-      });
-    if (r.contains("interop")) {
-      const std::string iw = w + ".interop";
-      const nlohmann::json& in = need(r, w, "interop", Want::object);
-      const nlohmann::json& g = need(in, iw, "cublas_sgemm", Want::object);
-      if (g.contains("skipped")) need(g, iw + ".cublas_sgemm", "skipped", Want::string);
-      else {
-        need_all(g, iw + ".cublas_sgemm", {"n", "gpurt", "raw", "ratio"}, Want::number);
-        need_spread(g, iw + ".cublas_sgemm");
-      }
-      if (!in.contains("peer_copy")) throw UsageError(iw + ".peer_copy is missing");
-      if (in["peer_copy"].is_object())
-        need(in["peer_copy"], iw + ".peer_copy", "skipped", Want::string);
-      else
-        each_object(in, iw, "peer_copy", [](const nlohmann::json& t, const std::string& p) {
-          need_all(t, p, {"bytes", "gpurt", "raw", "ratio"}, Want::number);
-          need_spread(t, p);
-          need(t, p, "peer", Want::string);
-          need(t, p, "peer_access", Want::boolean);
-        });
-      if (in.contains("relayed_copy")) {
-        if (in["relayed_copy"].is_object())
-          need(in["relayed_copy"], iw + ".relayed_copy", "skipped", Want::string);
-        else
-          each_object(in, iw, "relayed_copy", [](const nlohmann::json& t, const std::string& p) {
-            need_all(t, p, {"bytes", "gpurt", "slower_link", "ratio"}, Want::number);
-            need_spread(t, p, "slower_link");
-            need(t, p, "from", Want::string);
-            need(t, p, "to", Want::string);
-          });
-      }
-    }
-    if (r.contains("staging_threads")) {
-      const nlohmann::json& st = need(r, w, "staging_threads", Want::object);
-      const std::string sw = w + ".staging_threads";
-      if (!st.contains("default_threads")) throw UsageError(sw + ".default_threads is missing");
-      if (!st["default_threads"].is_number())  // one number, or one per direction
-        need_all(need(st, sw, "default_threads", Want::object), sw + ".default_threads",
-                 {"host_to_device", "device_to_host"}, Want::number);
-      each_object(st, w + ".staging_threads", "rows", [](const nlohmann::json& t, const std::string& p) {
-        need_all(t, p, {"threads", "bytes", "host_to_device", "device_to_host"}, Want::number);
-      });
-    }
-    if (r.contains("graph")) {  // recorded chains (bench/graph_rows.hpp); absent before issue 20
-      const std::string gw = w + ".graph";
-      const nlohmann::json& g = need(r, w, "graph", Want::object);
-      if (g.contains("skipped")) {
-        need(g, gw, "skipped", Want::string);
-      } else {
-        need_all(g, gw, {"kernels_per_measurement", "trials"}, Want::number);
-        each_object(g, gw, "rows", [](const nlohmann::json& t, const std::string& p) {
-          need(t, p, "chain", Want::string);
-          need_all(t, p, {"kernels", "repeats", "gpurt_replay_us", "gpurt_launch_us", "replay_to_launch"}, Want::number);
-          need_all(t, p, {"raw_stream_us", "raw_graph_us"}, Want::number_or_null);
-          if (t.contains("replay_computes_the_chain")) need(t, p, "replay_computes_the_chain", Want::boolean);
-          if (!t.contains("ratio")) return;
-          need_all(t, p, {"ratio", "target"}, Want::number);
-          const std::string versus = need(t, p, "versus", Want::string);
-          if (versus != "raw_graph" && versus != "raw_stream")
-            throw UsageError(p + ".versus is '" + versus + "', not raw_graph or raw_stream");
-          need(t, p, (versus + "_us").c_str(), Want::number);
-          const nlohmann::json& spread = need(t, p, "ratio_spread", Want::array);
-          if (spread.size() != 2 || !spread[0].is_number() || !spread[1].is_number())
-            throw UsageError(p + ".ratio_spread is not two numbers (lowest, highest)");
-        });
-      }
-    }
+    check_launch_and_transfers(r, w);
+    check_build_kernels_matmul(r, w);
+    check_interop(r, w);
+    check_staging_and_graph(r, w);
   }
 }
-
 }  // namespace gpurt::tool
