@@ -187,16 +187,18 @@ void check_case_filter(const std::string& pattern) {
 
 }  // namespace
 
-int run_conformance(const ConformanceCommand& cmd) {
-  const std::string suite = cmd.suite.empty() ? default_suite() : cmd.suite;
+namespace {
+using Results = std::map<std::pair<std::size_t, std::size_t>, Outcome>;  // (case, column) -> outcome
+
+// The suite program, checked before it is run (README exit codes: "2 usage error: ... an input
+// file that is ... not a regular file ... or not what the command reads" - the suite is such an input).
+void check_suite_program(const std::string& suite) {
   struct stat st {};
   if (::stat(suite.c_str(), &st) != 0)
     throw Error(ErrorCategory::invalid_argument,
                 "the conformance suite " + suite +
                     " is not there; build the tests (GPURT_BUILD_TESTS=ON, cmake --build build --target "
                     "gpurt_conformance) and install again, or pass --suite");
-  // README exit codes: "2 usage error: ... an input file that is ... not a regular file ... or not
-  // what the command reads" - the suite is such an input.
   if (!S_ISREG(st.st_mode))
     throw UsageError("the conformance suite " + suite + " is " +
                      (S_ISDIR(st.st_mode) ? "a directory" : "not a regular file") +
@@ -204,15 +206,12 @@ int run_conformance(const ConformanceCommand& cmd) {
   if (::access(suite.c_str(), X_OK) != 0)
     throw UsageError("the conformance suite " + suite + " is not executable (" + std::strerror(errno) +
                      "); --suite names the gpurt_conformance program");
-  // A program that is not the suite (it cannot list its devices) is a wrong --suite; the suite found
-  // by default failing so is an error while doing the work.
-  auto not_a_suite = [&](const std::string& why) {
-    if (!cmd.suite.empty()) throw UsageError(suite + " is not a gpurt conformance suite: " + why);
-    throw Error(ErrorCategory::internal, why);
-  };
+}
 
-  // The devices come from the suite binary itself, as CTest's discovery gets them: this process
-  // never initialises a driver, so its children see the machine exactly as CTest's do.
+// The devices as the suite itself lists them (as CTest's discovery gets them: this process never
+// initialises a driver, so its children see the machine exactly as CTest's do), sorted.
+template <class NotASuite>
+std::vector<Column> list_columns(const std::string& suite, NotASuite&& not_a_suite) {
   std::vector<Column> columns;
   {
     std::string out;
@@ -251,36 +250,36 @@ int run_conformance(const ConformanceCommand& cmd) {
     }
   }
   std::sort(columns.begin(), columns.end(), [](const Column& a, const Column& b) { return a.selector < b.selector; });
-  if (!cmd.devices.empty()) {
-    // One matcher for the library, GPURT_DEVICE and every command line: gpurt::selector_matches on
-    // the properties the suite listed. An unavailable backend's column answers any selector of it.
-    std::vector<Column> chosen;
-    for (const std::string& sel : cmd.devices) {
-      selector_matches(sel, DeviceProperties{});  // throws invalid_argument, with the syntax, when malformed
-      std::string backend = sel.substr(0, sel.find(':'));
-      for (char& c : backend) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      bool matched = false;
-      for (const Column& c : columns) {
-        const bool hit = c.unavailable_reason.empty() ? selector_matches(sel, c.props) : c.props.backend == backend;
-        matched = matched || hit;
-        if (hit && std::none_of(chosen.begin(), chosen.end(), [&](const Column& x) { return x.selector == c.selector; }))
-          chosen.push_back(c);
-      }
-      if (!matched) {
-        std::string have;
-        for (const Column& c : columns) have += "\n  " + c.selector + " " + c.title;
-        throw Error(ErrorCategory::invalid_argument, "no device matches '" + sel + "'; these exist:" + have);
-      }
-    }
-    columns = chosen;
-  }
+  return columns;
+}
 
-  std::vector<std::string> cases;
-  try {
-    cases = list_cases(suite);
-  } catch (const Error& e) {
-    not_a_suite(e.message());
+// The columns -d chose. One matcher for the library, GPURT_DEVICE and every command line:
+// gpurt::selector_matches on the properties the suite listed. An unavailable backend's column
+// answers any selector of it.
+std::vector<Column> choose_columns(const std::vector<Column>& columns, const std::vector<std::string>& devices) {
+  std::vector<Column> chosen;
+  for (const std::string& sel : devices) {
+    selector_matches(sel, DeviceProperties{});  // throws invalid_argument, with the syntax, when malformed
+    std::string backend = sel.substr(0, sel.find(':'));
+    for (char& c : backend) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    bool matched = false;
+    for (const Column& c : columns) {
+      const bool hit = c.unavailable_reason.empty() ? selector_matches(sel, c.props) : c.props.backend == backend;
+      matched = matched || hit;
+      if (hit && std::none_of(chosen.begin(), chosen.end(), [&](const Column& x) { return x.selector == c.selector; }))
+        chosen.push_back(c);
+    }
+    if (!matched) {
+      std::string have;
+      for (const Column& c : columns) have += "\n  " + c.selector + " " + c.title;
+      throw Error(ErrorCategory::invalid_argument, "no device matches '" + sel + "'; these exist:" + have);
+    }
   }
+  return chosen;
+}
+
+// The cases -c keeps (all of them without -c).
+void filter_cases(std::vector<std::string>& cases, const ConformanceCommand& cmd, const std::string& suite) {
   const std::size_t all_cases = cases.size();
   if (!cmd.case_filter.empty()) {
     check_case_filter(cmd.case_filter);
@@ -297,8 +296,12 @@ int run_conformance(const ConformanceCommand& cmd) {
       throw UsageError("-c '" + cmd.case_filter + "' matches none of the suite's " + std::to_string(all_cases) +
                        " cases; " + suite + " --list-tests lists them");
   }
+}
 
-  std::map<std::pair<std::size_t, std::size_t>, Outcome> results;
+// Every case on every column, each run in a process of its own, cmd.jobs at a time.
+Results run_matrix(const std::string& suite, const std::vector<std::string>& cases, const std::vector<Column>& columns,
+                   const ConformanceCommand& cmd) {
+  Results results;
   std::mutex mutex;
   std::atomic<std::size_t> next{0}, done{0};
   const std::size_t total = cases.size() * columns.size();
@@ -345,40 +348,37 @@ int run_conformance(const ConformanceCommand& cmd) {
   for (auto& t : pool) t.join();
   if (worker_error) std::rethrow_exception(worker_error);
   if (!cmd.json && ::isatty(2)) std::cerr << "\r" << std::string(40, ' ') << "\r";
+  return results;
+}
 
-  std::vector<std::array<std::size_t, 3>> totals(columns.size(), {0, 0, 0});
-  bool failed = false;
-  for (const auto& [key, o] : results) {
-    totals[key.second][static_cast<int>(o.kind)]++;
-    failed = failed || o.kind == Outcome::Kind::fail;
-  }
-
-  if (cmd.json) {
-    nlohmann::json j;
-    j["suite"] = suite;
-    j["devices"] = nlohmann::json::array();
-    for (std::size_t d = 0; d < columns.size(); ++d)
-      j["devices"].push_back({{"selector", columns[d].selector},
-                              {"title", columns[d].title},
-                              {"unavailable_reason", columns[d].unavailable_reason},
-                              {"passed", totals[d][0]},
-                              {"failed", totals[d][1]},
-                              {"skipped", totals[d][2]}});
-    j["cases"] = nlohmann::json::array();
-    static const char* names[] = {"pass", "fail", "skip"};
-    for (std::size_t c = 0; c < cases.size(); ++c) {
-      nlohmann::json row{{"name", cases[c]}, {"results", nlohmann::json::object()}};
-      for (std::size_t d = 0; d < columns.size(); ++d) {
-        const Outcome& o = results[{c, d}];
-        row["results"][columns[d].selector] = {{"status", names[static_cast<int>(o.kind)]}, {"detail", o.detail}};
-      }
-      j["cases"].push_back(row);
+void write_json(const std::string& suite, const std::vector<std::string>& cases, const std::vector<Column>& columns,
+                Results& results, const std::vector<std::array<std::size_t, 3>>& totals, bool failed) {
+  nlohmann::json j;
+  j["suite"] = suite;
+  j["devices"] = nlohmann::json::array();
+  for (std::size_t d = 0; d < columns.size(); ++d)
+    j["devices"].push_back({{"selector", columns[d].selector},
+                            {"title", columns[d].title},
+                            {"unavailable_reason", columns[d].unavailable_reason},
+                            {"passed", totals[d][0]},
+                            {"failed", totals[d][1]},
+                            {"skipped", totals[d][2]}});
+  j["cases"] = nlohmann::json::array();
+  static const char* names[] = {"pass", "fail", "skip"};
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    nlohmann::json row{{"name", cases[c]}, {"results", nlohmann::json::object()}};
+    for (std::size_t d = 0; d < columns.size(); ++d) {
+      const Outcome& o = results[{c, d}];
+      row["results"][columns[d].selector] = {{"status", names[static_cast<int>(o.kind)]}, {"detail", o.detail}};
     }
-    j["failed"] = failed;
-    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";  // device names need not be UTF-8
-    return failed ? 1 : 0;
+    j["cases"].push_back(row);
   }
+  j["failed"] = failed;
+  std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";  // device names need not be UTF-8
+}
 
+void write_table(const std::vector<std::string>& cases, const std::vector<Column>& columns, Results& results,
+                 const std::vector<std::array<std::size_t, 3>>& totals) {
   std::size_t width = 10;
   for (const auto& c : cases) width = std::max(width, std::min<std::size_t>(c.size(), 70));
   std::cout << std::string(width, ' ');
@@ -408,7 +408,37 @@ int run_conformance(const ConformanceCommand& cmd) {
     std::cout << "\nSkips and failures:\n";
     for (const auto& n : notes) std::cout << "  " << n << "\n";
   }
+}
+}  // namespace
+
+int run_conformance(const ConformanceCommand& cmd) {
+  const std::string suite = cmd.suite.empty() ? default_suite() : cmd.suite;
+  check_suite_program(suite);
+  // A program that is not the suite (it cannot list its devices) is a wrong --suite; the suite found
+  // by default failing so is an error while doing the work.
+  auto not_a_suite = [&](const std::string& why) {
+    if (!cmd.suite.empty()) throw UsageError(suite + " is not a gpurt conformance suite: " + why);
+    throw Error(ErrorCategory::internal, why);
+  };
+  std::vector<Column> columns = list_columns(suite, not_a_suite);
+  if (!cmd.devices.empty()) columns = choose_columns(columns, cmd.devices);
+  std::vector<std::string> cases;
+  try {
+    cases = list_cases(suite);
+  } catch (const Error& e) {
+    not_a_suite(e.message());
+  }
+  filter_cases(cases, cmd, suite);
+  Results results = run_matrix(suite, cases, columns, cmd);
+
+  std::vector<std::array<std::size_t, 3>> totals(columns.size(), {0, 0, 0});
+  bool failed = false;
+  for (const auto& [key, o] : results) {
+    totals[key.second][static_cast<int>(o.kind)]++;
+    failed = failed || o.kind == Outcome::Kind::fail;
+  }
+  if (cmd.json) write_json(suite, cases, columns, results, totals, failed);
+  else write_table(cases, columns, results, totals);
   return failed ? 1 : 0;
 }
-
 }  // namespace gpurt::tool
