@@ -1,8 +1,13 @@
-# A layering rule over source files, run by CTest (tests/layers/CMakeLists.txt):
+# Layering rules over source files, run by CTest (tests/layers/CMakeLists.txt). Two kinds:
 #   cmake -DROOT=dir -DPATTERN=regex [-DALLOW=subdir] -DRULE=text -P check_layers.cmake
 # fails, listing FILE:LINE: TEXT, when a line of a C or C++ file under ROOT matches PATTERN,
 # unless the file lies under ROOT/ALLOW. With -DSELFTEST=ON it instead checks that it catches
 # getenv and secure_getenv outside an allowed folder and passes them inside it.
+#   cmake -DROOT=dir -DLAYERS=bottom,...,top -DRULE=text -P check_layers.cmake
+# fails, listing FILE:LINE: TEXT, when a file in ROOT/<layer N>/ includes ("..." or <...>) a file
+# of ROOT/<layer M>/ with M > N - an include that runs up the stack - or when a file under ROOT lies in no listed folder (a new folder must take its place
+# in the stack). With -DSELFTEST_LAYERS=ON it instead checks that it catches planted includes that
+# run up and passes ones that run down or stay in their folder.
 cmake_minimum_required(VERSION 3.16)
 
 if(SELFTEST)
@@ -28,6 +33,95 @@ if(SELFTEST)
     message(FATAL_ERROR "the check reported an allowed or clean file:\n${out}")
   endif()
   message(STATUS "the check catches getenv and secure_getenv outside the allowed folder")
+  return()
+endif()
+
+if(SELFTEST_LAYERS)
+  set(tree "${CMAKE_CURRENT_BINARY_DIR}/layers-stack-selftest")
+  file(REMOVE_RECURSE "${tree}")
+  file(WRITE "${tree}/base/log.hpp" "#pragma once\n#include <string>\n")
+  file(WRITE "${tree}/model/state.hpp" "#pragma once\n#include \"base/log.hpp\"\n#include \"model/bridge.hpp\"\n#include \"gpurt/types.hpp\"\n")
+  file(WRITE "${tree}/model/bridge.hpp" "#pragma once\n  #  include \"loader/loader.hpp\"\n")
+  file(WRITE "${tree}/loader/loader.hpp" "#pragma once\n#include \"model/state.hpp\"\n")
+  file(WRITE "${tree}/services/cache.cpp" "#include \"services/cache.hpp\"\n#include \"loader/loader.hpp\"\n#include <startup/startup.hpp>\n")
+  file(WRITE "${tree}/services/cache.hpp" "#pragma once\n// #include \"api/runtime.hpp\" in a comment is no include\n")
+  file(WRITE "${tree}/api/nested/runtime.cpp" "#include \"services/cache.hpp\"\n#include \"api/selector.hpp\"\n")
+  file(WRITE "${tree}/startup/startup.cpp" "#include \"api/nested/runtime.hpp\"\n#include \"base/log.hpp\"\n")
+  file(WRITE "${tree}/stray/helper.cpp" "int helper;\n")
+  execute_process(COMMAND "${CMAKE_COMMAND}" "-DROOT=${tree}" "-DLAYERS=base,model,loader,services,api,startup"
+                          "-DRULE=includes run down the stack" -P "${CMAKE_CURRENT_LIST_FILE}"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  file(REMOVE_RECURSE "${tree}")
+  if(rc EQUAL 0)
+    message(FATAL_ERROR "the check passed a tree with includes that run up the stack:\n${out}")
+  endif()
+  foreach(expected "model/bridge.hpp:2: #  include \"loader/loader.hpp\" \\(model includes loader, a layer above it\\)"
+                   "services/cache.cpp:3: #include <startup/startup.hpp> \\(services includes startup, a layer above it\\)"
+                   "stray/helper.cpp: lies in no layer")
+    if(NOT out MATCHES "${expected}")
+      message(FATAL_ERROR "the check's report lacks '${expected}':\n${out}")
+    endif()
+  endforeach()
+  foreach(clean "state.hpp:" "loader/loader.hpp:" "cache.hpp:" "runtime.cpp:" "startup.cpp:" "cache.cpp:1:" "cache.cpp:2:")
+    if(out MATCHES "${clean}")
+      message(FATAL_ERROR "the check reported an include that runs down or stays in its folder (${clean}):\n${out}")
+    endif()
+  endforeach()
+  message(STATUS "the check catches includes that run up the stack and passes those that run down")
+  return()
+endif()
+
+if(DEFINED LAYERS)
+  string(REPLACE "," ";" LAYERS "${LAYERS}")
+  foreach(v ROOT RULE)
+    if(NOT DEFINED ${v})
+      message(FATAL_ERROR "check_layers.cmake needs -D${v}=...")
+    endif()
+  endforeach()
+  if(NOT IS_DIRECTORY "${ROOT}")
+    message(FATAL_ERROR "${ROOT} is not a directory")
+  endif()
+  file(GLOB_RECURSE files RELATIVE "${ROOT}" "${ROOT}/*.c" "${ROOT}/*.h" "${ROOT}/*.cpp" "${ROOT}/*.hpp" "${ROOT}/*.cc")
+  list(SORT files)
+  set(found "")
+  set(scanned 0)
+  foreach(f IN LISTS files)
+    string(REGEX REPLACE "/.*" "" own "${f}")
+    list(FIND LAYERS "${own}" own_index)
+    if(own_index LESS 0 OR own STREQUAL f)
+      string(APPEND found "  ${f}: lies in no layer (the layers, bottom first: ${LAYERS})\n")
+      continue()
+    endif()
+    math(EXPR scanned "${scanned} + 1")
+    file(READ "${ROOT}/${f}" text)
+    # Line numbers: one list element per line (';' and brackets masked, as below).
+    string(REPLACE ";" "<semicolon>" text "${text}")
+    string(REPLACE "[" "<open>" text "${text}")
+    string(REPLACE "]" "<close>" text "${text}")
+    string(REPLACE "\n" ";" all "${text}")
+    set(n 0)
+    foreach(line IN LISTS all)
+      math(EXPR n "${n} + 1")
+      if(NOT line MATCHES "^[ \t]*#[ \t]*include[ \t]*[\"<]([^/\">]+)/")
+        continue()
+      endif()
+      set(target "${CMAKE_MATCH_1}")
+      list(FIND LAYERS "${target}" target_index)
+      if(target_index LESS 0 OR target STREQUAL own OR target_index LESS own_index)
+        continue()
+      endif()
+      string(REPLACE "<semicolon>" ";" line "${line}")
+      string(REPLACE "<open>" "[" line "${line}")
+      string(REPLACE "<close>" "]" line "${line}")
+      string(STRIP "${line}" line)
+      string(APPEND found "  ${f}:${n}: ${line} (${own} includes ${target}, a layer above it)\n")
+    endforeach()
+  endforeach()
+  if(found)
+    message(FATAL_ERROR "rule broken: ${RULE}. A file may include only its own folder and the layers "
+                        "below it (bottom first: ${LAYERS}). Under ${ROOT}:\n${found}")
+  endif()
+  message(STATUS "${RULE}: ${scanned} files under ${ROOT} comply (bottom first: ${LAYERS})")
   return()
 endif()
 

@@ -1,8 +1,9 @@
 // GPURT_* variables: every accepted form, and a typed error for every malformed one.
 #include <map>
 
-#include "startup/env.hpp"
+#include "base/path.hpp"
 #include "harness.hpp"
+#include "startup/env.hpp"
 
 using gpurt::ErrorCategory;
 using gpurt::detail::LogThreshold;

@@ -10,7 +10,7 @@
 
 #include "harness.hpp"
 #include "loader/loader.hpp"
-#include "services/log.hpp"
+#include "base/log.hpp"
 
 using gpurt::BackendStatus;
 using gpurt::detail::load_backend;

@@ -12,7 +12,7 @@
 #include "gpurt/transfer.hpp"
 #include "harness.hpp"
 #include "loader/loader.hpp"
-#include "services/log.hpp"
+#include "base/log.hpp"
 #include "startup/startup.hpp"
 
 using gpurt::ErrorCategory;

@@ -7,7 +7,7 @@
 #include "gpurt/buffer.hpp"
 #include "gpurt/program.hpp"
 #include "gpurt/queue.hpp"
-#include "api/state.hpp"
+#include "model/state.hpp"
 #include "services/trace.hpp"
 #include "services/transfer.hpp"
 

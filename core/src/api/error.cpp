@@ -6,7 +6,7 @@
 #include "gpurt/device.hpp"
 #include "gpurt/types.hpp"
 #include "gpurt/version.hpp"
-#include "api/state.hpp"
+#include "model/state.hpp"
 
 namespace gpurt {
 

@@ -11,7 +11,7 @@
 
 #include "api/format.hpp"
 #include "api/launch.hpp"
-#include "api/state.hpp"
+#include "model/state.hpp"
 #include "services/trace.hpp"
 
 namespace gpurt {

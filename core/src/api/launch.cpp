@@ -6,7 +6,7 @@
 #include "api/launch.hpp"
 #include "gpurt/plugin/signature.hpp"
 #include "gpurt/queue.hpp"
-#include "api/state.hpp"
+#include "model/state.hpp"
 #include "services/trace.hpp"
 
 namespace gpurt {

@@ -3,7 +3,7 @@
 
 #include <cstddef>
 
-#include "api/state.hpp"
+#include "model/state.hpp"
 #include "gpurt/queue.hpp"
 
 namespace gpurt::detail {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "api/format.hpp"
-#include "api/state.hpp"
+#include "model/state.hpp"
 #include "loader/loader.hpp"
 
 namespace gpurt {

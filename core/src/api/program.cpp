@@ -11,9 +11,9 @@
 #include "services/cache.hpp"
 #include "services/dialect.hpp"
 #include "gpurt/plugin/signature.hpp"
-#include "services/log.hpp"
+#include "base/log.hpp"
 #include "gpurt/device.hpp"
-#include "api/state.hpp"
+#include "model/state.hpp"
 #include "services/trace.hpp"
 
 namespace gpurt {

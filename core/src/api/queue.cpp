@@ -9,7 +9,7 @@
 #include "api/format.hpp"
 #include "services/trace.hpp"
 #include "services/transfer.hpp"
-#include "api/state.hpp"
+#include "model/state.hpp"
 
 namespace gpurt {
 

@@ -1,12 +1,33 @@
 // gpurt::backends(), devices(), default_device() and device(selector).
 #include "gpurt/runtime.hpp"
 
+#include <atomic>
+#include <optional>
+#include <string>
+
+#include "api/default_device.hpp"
+#include "api/selector.hpp"
 #include "gpurt/error.hpp"
 #include "loader/loader.hpp"
-#include "api/selector.hpp"
-#include "startup/startup.hpp"
 
 namespace gpurt {
+
+namespace detail {
+namespace {
+std::atomic<DefaultDeviceSource> g_default_device_source{nullptr};  // installed by start-up
+
+// GPURT_DEVICE's selector, through start-up's source.
+const std::optional<std::string>& default_device_selector() {
+  static const std::optional<std::string> none;
+  const DefaultDeviceSource source = g_default_device_source.load(std::memory_order_acquire);
+  return source ? source() : none;
+}
+}  // namespace
+
+void set_default_device_source(DefaultDeviceSource source) noexcept {
+  g_default_device_source.store(source, std::memory_order_release);
+}
+}  // namespace detail
 
 namespace {
 
@@ -93,7 +114,7 @@ BackendInfo backend(std::string_view name) {
 }
 
 Device default_device() {
-  if (const auto& sel = detail::startup::settings().device) return select(*sel, "GPURT_DEVICE");
+  if (const auto& sel = detail::default_device_selector()) return select(*sel, "GPURT_DEVICE");
   Device best;
   int best_rank = 100, best_priority = 0;
   for (const auto& b : detail::all_backends())

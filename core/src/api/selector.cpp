@@ -4,9 +4,8 @@
 #include <algorithm>
 #include <cctype>
 
-#include "loader/loader.hpp"
-#include "startup/env.hpp"
 #include "gpurt/error.hpp"
+#include "loader/loader.hpp"
 
 namespace gpurt::detail {
 

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -34,8 +35,8 @@
 #include <new>
 #include <stdexcept>
 
-#include "services/log.hpp"
-#include "startup/startup.hpp"
+#include "base/log.hpp"
+#include "base/path.hpp"
 
 namespace gpurt::detail {
 
@@ -415,6 +416,13 @@ std::unique_ptr<BackendRecord> load_backend(const std::string& name, const std::
   return r;
 }
 
+bool backend_name_ok(const std::string& name) {
+  if (name.empty()) return false;
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return true;
+}
+
 std::vector<std::string> plugin_directories(const LoaderSettings& settings) {
   std::vector<std::string> dirs = settings.plugin_path;
   const std::string own = library_directory();
@@ -446,6 +454,13 @@ std::vector<std::string> discover_backends(const std::vector<std::string>& dirs)
 namespace {
 std::mutex g_registry_mutex;
 Registry* g_registry = nullptr;  // intentionally never destroyed: plugins stay loaded
+std::atomic<LoaderSettingsSource> g_settings_source{nullptr};  // installed by start-up
+
+const LoaderSettings& loader_settings() {
+  static const LoaderSettings defaults{};
+  const LoaderSettingsSource source = g_settings_source.load(std::memory_order_acquire);
+  return source ? source() : defaults;
+}
 
 void ensure_loaded(Registry& reg, BackendRecord& rec) {
   std::call_once(rec.loaded, [&] {
@@ -482,11 +497,15 @@ std::string name_list(Registry& reg) {
 }
 }  // namespace
 
+void set_loader_settings_source(LoaderSettingsSource source) noexcept {
+  g_settings_source.store(source, std::memory_order_release);
+}
+
 Registry& registry() {
   std::lock_guard<std::mutex> lock(g_registry_mutex);
   if (g_registry) return *g_registry;
   auto reg = std::make_unique<Registry>();
-  reg->settings = startup::settings().loader;  // throws on malformed variables; nothing is cached then
+  reg->settings = loader_settings();  // throws on malformed variables; nothing is cached then
   reg->dirs = plugin_directories(reg->settings);
   for (const std::string& name : discover_backends(reg->dirs)) {
     reg->backends.push_back(std::make_unique<BackendRecord>());

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "api/state.hpp"
 #include "gpurt/types.hpp"
-#include "loader/bridge.hpp"
-#include "startup/env.hpp"
+#include "loader/loader_settings.hpp"
+#include "model/bridge.hpp"
+#include "model/state.hpp"
 
 namespace gpurt::detail {
 
@@ -33,13 +33,15 @@ struct BackendRecord {
 
 // Created on first use; never destroyed (plugins stay loaded for the process).
 struct Registry {
-  LoaderSettings settings;  // from start-up (startup/startup.hpp)
+  LoaderSettings settings;  // from the installed source (loader_settings.hpp)
   std::vector<std::string> dirs;  // plugin search path
   std::vector<std::unique_ptr<BackendRecord>> backends;  // every discovered name, sorted by name
 };
 
-// The registry. Throws Error(invalid_argument) when a GPURT_* variable is malformed, including a
-// backend name no plugin directory holds (start-up reads the environment again on the next call).
+// The registry, created on first use with the settings from the installed source
+// (loader_settings.hpp). Throws what the source throws - start-up's: Error(invalid_argument) when a
+// GPURT_* variable is malformed, including a backend name no plugin directory holds (start-up reads
+// the environment again on the next call).
 Registry& registry();
 // The named backend's record, loading its plugin on first use; null for a name no plugin has
 // (or a test-only plugin while GPURT_ENABLE_MOCK is not 1).
@@ -50,6 +52,9 @@ std::vector<BackendRecord*> all_backends();
 std::string known_backend_list();
 // True when a plugin file for `name` was discovered.
 bool backend_discovered(const std::string& name);
+
+// A backend name as plugin files spell it (libgpurt_<name>.so): lower-case letters, digits, '_'.
+bool backend_name_ok(const std::string& name);
 
 // The plugin directories: GPURT_PLUGIN_PATH's, then the one holding libgpurt.
 std::vector<std::string> plugin_directories(const LoaderSettings& settings);

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "api/state.hpp"
+#include "model/state.hpp"
 
 namespace gpurt::detail {
 

@@ -29,11 +29,12 @@
 #include <mutex>
 #include <random>
 
+#include "base/log.hpp"
+#include "base/path.hpp"
 #include "gpurt/version.hpp"
 #include "loader/loader.hpp"  // BackendRecord: the plugin file that builds for a device is in the key
 #include "services/build_text.hpp"
-#include "services/log.hpp"
-#include "startup/startup.hpp"
+#include "services/cache_settings.hpp"
 
 namespace gpurt {
 
@@ -56,6 +57,14 @@ std::uint64_t get_u64(const char* p) {
 
 std::atomic<std::uint64_t> g_hits{0}, g_misses{0}, g_corrupt{0}, g_write_failures{0}, g_refused{0};
 std::atomic<bool> g_warned{false};
+std::atomic<CacheSettingsSource> g_settings_source{nullptr};  // installed by start-up
+
+// The settings the cache started with (GPURT_CACHE, GPURT_CACHE_DIR, through start-up's source).
+const CacheSettings& cache_settings() {
+  static const CacheSettings defaults{};
+  const CacheSettingsSource source = g_settings_source.load(std::memory_order_acquire);
+  return source ? source() : defaults;
+}
 
 struct Config {
   std::mutex mutex;
@@ -71,7 +80,7 @@ CacheConfig current() {
   Config& c = config_state();
   std::lock_guard<std::mutex> lock(c.mutex);
   if (!c.initialised) {
-    const CacheSettings& s = startup::settings().cache;  // GPURT_CACHE, GPURT_CACHE_DIR
+    const CacheSettings& s = cache_settings();  // GPURT_CACHE, GPURT_CACHE_DIR
     c.config.enabled = s.enabled && !s.directory.empty();
     c.config.directory = s.directory;
     c.initialised = true;
@@ -248,7 +257,7 @@ std::string cache_key(const DeviceState& d, const bridge::ProgramSource& source,
                       const std::vector<std::string>& flags, std::string& why) {
   const CacheConfig cfg = current();
   if (!cfg.enabled) {
-    why = cfg.directory.empty() && startup::settings().cache.enabled
+    why = cfg.directory.empty() && cache_settings().enabled
               ? "the compile cache has no directory: neither GPURT_CACHE_DIR nor XDG_CACHE_HOME nor HOME names an "
                 "absolute one; set GPURT_CACHE_DIR"
               : "the compile cache is off";
@@ -427,6 +436,10 @@ void count_cache_hit() { ++g_hits; }
 void count_cache_miss() { ++g_misses; }
 void count_cache_corrupt() { ++g_corrupt; }
 
+void set_cache_settings_source(CacheSettingsSource source) noexcept {
+  g_settings_source.store(source, std::memory_order_release);
+}
+
 }  // namespace detail
 
 CacheConfig cache_config() { return detail::current(); }
@@ -441,7 +454,7 @@ void set_cache_config(const CacheConfig& config) {
   std::lock_guard<std::mutex> lock(c.mutex);
   c.config = config;
   c.config.directory = detail::plain_directory(config.directory);  // "/link/" is the link, not through it
-  if (c.config.directory.empty()) c.config.directory = detail::startup::settings().cache.directory;
+  if (c.config.directory.empty()) c.config.directory = detail::cache_settings().directory;
   c.config.enabled = config.enabled && !c.config.directory.empty();
 }
 

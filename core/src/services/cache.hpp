@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "gpurt/cache.hpp"
-#include "api/state.hpp"
+#include "model/state.hpp"
 
 namespace gpurt::detail {
 

@@ -23,7 +23,7 @@
 #include "gpurt/error.hpp"
 #include "gpurt/queue.hpp"
 #include "gpurt/trace.hpp"
-#include "services/log.hpp"
+#include "base/log.hpp"
 
 namespace gpurt::detail {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "api/state.hpp"
+#include "model/state.hpp"
 
 namespace gpurt::detail {
 

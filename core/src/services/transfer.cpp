@@ -11,7 +11,7 @@
 
 #include "gpurt/transfer.hpp"
 #include "services/cache.hpp"
-#include "services/log.hpp"
+#include "base/log.hpp"
 
 #if defined(__x86_64__) || defined(_M_X64)
 #include <emmintrin.h>

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "api/state.hpp"
+#include "model/state.hpp"
 
 namespace gpurt::detail {
 

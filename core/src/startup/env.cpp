@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "gpurt/error.hpp"
 #include "api/selector.hpp"
+#include "base/path.hpp"
+#include "gpurt/error.hpp"
+#include "loader/loader.hpp"
 
 namespace gpurt::detail {
 
@@ -62,25 +64,6 @@ int switch_value(const char* var, const char* v, const char* extra = nullptr) {
                 " (on may also be written 1 or true, off 0 or false; in any case)");
 }
 }  // namespace
-
-std::string plain_directory(const std::string& dir) {
-  if (dir.empty()) return dir;
-  std::string out;
-  for (const std::string& part : split(dir, '/')) {
-    if (part.empty() || part == ".") continue;
-    if (!out.empty() || dir.front() == '/') out += '/';
-    out += part;
-  }
-  if (out.empty()) return dir.front() == '/' ? "/" : ".";
-  return out;
-}
-
-bool backend_name_ok(const std::string& name) {
-  if (name.empty()) return false;
-  for (char c : name)
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
-  return true;
-}
 
 void check_backend_names(const Settings& env, const std::vector<std::string>& known, const std::string& list) {
   auto is_known = [&](const std::string& n) { return std::find(known.begin(), known.end(), n) != known.end(); };

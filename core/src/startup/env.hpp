@@ -1,6 +1,8 @@
 // Every GPURT_* environment variable, parsed in one place (README "Environment variables" lists
-// them) into typed settings, one struct per component that uses them. Only core/src/startup/ reads
-// the environment (a CTest greps core/src for getenv); components get these structs instead.
+// them) into typed settings, one struct per component that uses them (the loader's and the compile
+// cache's are declared beside their components, which take them as arguments). Only
+// core/src/startup/ reads the environment (a CTest greps core/src for getenv); components get these
+// structs instead.
 #pragma once
 
 #include <functional>
@@ -9,25 +11,13 @@
 #include <vector>
 
 #include "gpurt/transfer.hpp"
+#include "loader/loader_settings.hpp"
+#include "services/cache_settings.hpp"
 
 namespace gpurt::detail {
 
-// The plugin loader's settings.
-struct LoaderSettings {
-  std::vector<std::string> plugin_path;        // GPURT_PLUGIN_PATH: absolute directories, in order
-  std::vector<std::string> disabled_backends;  // GPURT_DISABLE_BACKENDS: backend names
-  std::string disabled_backends_text;          // GPURT_DISABLE_BACKENDS as given, for messages
-  bool enable_test_backends = false;           // GPURT_ENABLE_MOCK=1: test-only plugins (mock) are used
-};
-
 // The logger's threshold: a message is printed when its level is at or below it.
 enum class LogThreshold { off = 0, error = 1, warn = 2, info = 3, debug = 4 };  // GPURT_LOG
-
-// The compile cache's settings.
-struct CacheSettings {
-  bool enabled = true;    // GPURT_CACHE: on|off
-  std::string directory;  // GPURT_CACHE_DIR, else default_cache_dir(); empty: no usable directory
-};
 
 // The transfer engine's settings; unset leaves the engine's own default.
 struct TransferSettings {
@@ -44,17 +34,9 @@ struct Settings {
   TransferSettings transfer;
 };
 
-// `dir` with repeated '/', '.' components and trailing '/' removed ("/a//b/./c/" is "/a/b/c"; ".."
-// is kept: it means "the parent of where the path before it leads"). Its last component is then the
-// directory's own name, so a check that does not follow links (lstat, O_NOFOLLOW) sees a symbolic
-// link there however the path is spelled: "/tmp/link/" and "/tmp/link/." resolve through the link.
-std::string plain_directory(const std::string& dir);
-
 // The default cache directory: $XDG_CACHE_HOME/gpurt, else $HOME/.cache/gpurt; empty if neither.
 std::string default_cache_dir(const std::function<const char*(const char*)>& get);
 
-// A backend name as plugin files spell it (libgpurt_<name>.so): lower-case letters, digits, '_'.
-bool backend_name_ok(const std::string& name);
 // Throws Error(invalid_argument) like a malformed variable when GPURT_DEVICE or
 // GPURT_DISABLE_BACKENDS names a backend that is not in `known` (`list`: the names for the message).
 void check_backend_names(const Settings& s, const std::vector<std::string>& known, const std::string& list);

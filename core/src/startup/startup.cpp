@@ -5,9 +5,16 @@
 #include <memory>
 #include <mutex>
 
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/default_device.hpp"
+#include "base/log.hpp"
 #include "gpurt/transfer.hpp"
 #include "loader/loader.hpp"
-#include "services/log.hpp"
+#include "loader/loader_settings.hpp"
+#include "services/cache_settings.hpp"
 #include "services/trace.hpp"
 
 namespace gpurt::detail::startup {
@@ -42,5 +49,19 @@ const Settings& settings() {
   ready.store(s.get(), std::memory_order_release);
   return *s.release();
 }
+
+namespace {
+// The wiring: the components that take their settings when first used (the loader's registry, the
+// compile cache, default_device) get them from settings() above, so whichever is used first reads
+// the environment and starts gpurt. Installed while libgpurt is loaded, before any call into it.
+struct Wiring {
+  Wiring() noexcept {
+    set_loader_settings_source([]() -> const LoaderSettings& { return settings().loader; });
+    set_cache_settings_source([]() -> const CacheSettings& { return settings().cache; });
+    set_default_device_source([]() -> const std::optional<std::string>& { return settings().device; });
+  }
+};
+const Wiring wiring;
+}  // namespace
 
 }  // namespace gpurt::detail::startup

@@ -1,6 +1,8 @@
 // Start-up: the environment is read once, here, and each component is handed its typed settings
-// (startup/env.hpp). The loader and the compile cache ask for theirs when first used; logging,
-// tracing and the transfer engine are configured by start-up itself, before anything else runs.
+// (startup/env.hpp). Start-up is the top layer of core/src and the one that wires the others: the
+// loader, the compile cache and default_device take theirs when first used, through the sources
+// start-up installs (startup.cpp); logging, tracing and the transfer engine are configured by
+// start-up itself, before anything else runs.
 #pragma once
 
 #include "startup/env.hpp"

@@ -1,11 +1,11 @@
 // The core's side of the plugin boundary (bridge.hpp): table calls turned into Status, and the
 // plugin's sized C structs read into the core's types.
-#include "loader/bridge.hpp"
+#include "model/bridge.hpp"
 
 #include <cstring>
 #include <new>
 
-#include "services/log.hpp"
+#include "base/log.hpp"
 
 namespace gpurt::bridge {
 

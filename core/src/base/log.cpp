@@ -1,5 +1,5 @@
 // Logging to stderr, filtered by GPURT_LOG.
-#include "services/log.hpp"
+#include "base/log.hpp"
 
 #include <atomic>
 #include <cstdio>

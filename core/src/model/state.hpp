@@ -16,7 +16,7 @@
 #include "gpurt/cache.hpp"
 #include "gpurt/device.hpp"
 #include "gpurt/error.hpp"
-#include "loader/bridge.hpp"
+#include "model/bridge.hpp"
 #include "gpurt/plugin/signature.hpp"
 #include "gpurt/types.hpp"
 
