@@ -1,5 +1,6 @@
 // ClBuffer views for kernels, and pinned host memory.
 #include <algorithm>
+#include <cstdint>
 
 #include "cl_common.hpp"
 

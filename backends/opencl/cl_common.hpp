@@ -23,6 +23,7 @@
 #include <CL/cl_ext.h>
 #include <CL/opencl.hpp>
 
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>

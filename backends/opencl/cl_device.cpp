@@ -1,5 +1,6 @@
 // ClDevice: properties, queues, memory and program builds for one cl_device_id.
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>

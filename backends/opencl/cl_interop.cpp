@@ -7,6 +7,7 @@
 // stops there; adopt then drops the caller's reference, once nothing can fail any more: so a
 // refused or failed import leaves the caller's reference untouched.
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 
 #include "cl_common.hpp"

@@ -11,6 +11,7 @@
 //   gpurt-tune-matmul --device cuda:0 --only "bk16"      (the variants whose name has "bk16")
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
