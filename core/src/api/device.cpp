@@ -23,10 +23,6 @@ std::string Device::description() const {
   return detail::checked_device(*this, "Device::description")->description;
 }
 
-std::uint64_t detail::next_queue_id() {
-  static std::atomic<std::uint64_t> last_id{0};
-  return ++last_id;
-}
 
 Queue Device::create_queue(QueueOptions options) const {
   detail::DeviceState* d = detail::checked_device(*this, "Device::create_queue");
@@ -137,11 +133,6 @@ std::shared_ptr<HostAllocationState> allocate_host(const Device& device, std::si
 
 Device allocation_device(const Allocation* a) { return Access::make<Device>(a->device); }
 
-void throw_empty_handle(const char* what, const char* call) {
-  invalid(std::string("this ") + what +
-              " is empty (default-constructed or moved-from); create it from a Device first",
-          call);
-}
 
 void check_view(const Allocation* a, std::size_t offset_bytes, std::size_t view_bytes,
                 std::size_t offset, std::size_t count, std::size_t elem_size) {

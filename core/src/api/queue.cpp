@@ -92,15 +92,6 @@ void poll_until(bridge::Event& event, Clock::time_point deadline, std::chrono::n
 
 }  // namespace
 
-// The range a call is given must lie inside its allocation. Views are checked when they are made;
-// this second check costs two compares and keeps a forged or corrupted handle from reaching the
-// driver with an out-of-range pointer.
-void detail::check_range(const Allocation* a, std::size_t offset, std::size_t bytes, const char* call) {
-  if (offset > a->bytes || bytes > a->bytes - offset)
-    invalid("the range [" + std::to_string(offset) + ", +" + std::to_string(bytes) + ") bytes is outside its " +
-                std::to_string(a->bytes) + "-byte allocation; take views with Buffer::view",
-            call, a->device);
-}
 
 detail::QueueState* Queue::checked(const char* call) const {
   if (!state_) detail::throw_empty_handle("Queue", call);
@@ -251,42 +242,8 @@ void Queue::wait(const Event& event) {
   detail::check(s, q->device);
 }
 
-void detail::QueueState::retain(std::shared_ptr<const void> object) {
-  std::lock_guard<std::mutex> lock(kept_mutex);
-  retained.emplace_back(next_retained, std::move(object));
-  ++next_retained;
-}
 
-std::uint64_t detail::QueueState::retained_mark() {
-  std::lock_guard<std::mutex> lock(kept_mutex);
-  return next_retained;
-}
 
-void detail::QueueState::release_retained(std::uint64_t mark) noexcept {
-  // `retained` is in the order handed over (only appended to, only its front removed), so the
-  // objects before the mark are its first `count`. They are moved out under the lock into memory
-  // reserved outside it, and released after it (their destructors may call into gpurt); another
-  // thread's finish may take some meanwhile, hence the loop.
-  std::vector<std::pair<std::uint64_t, std::shared_ptr<const void>>> done;
-  for (;;) {
-    std::size_t count = 0;
-    {
-      std::lock_guard<std::mutex> lock(kept_mutex);
-      const auto end = std::find_if(retained.begin(), retained.end(), [mark](const auto& e) { return e.first >= mark; });
-      count = static_cast<std::size_t>(end - retained.begin());
-      if (count <= done.capacity()) {
-        std::move(retained.begin(), end, std::back_inserter(done));
-        retained.erase(retained.begin(), end);
-        return;  // `done` goes after the lock
-      }
-    }
-    try {
-      done.reserve(count);
-    } catch (...) {
-      return;  // no host memory to move them out: they stay for a later finish, or the queue's end
-    }
-  }
-}
 
 void Queue::finish() {
   detail::QueueState* q = checked("Queue::finish");

@@ -1,12 +1,10 @@
-// gpurt::Error and the names of the public enums.
+// gpurt::Error and the names of the public enums: the bottom of the stack, which every layer uses.
 #include "gpurt/error.hpp"
 
 #include <sstream>
 
-#include "gpurt/device.hpp"
 #include "gpurt/types.hpp"
 #include "gpurt/version.hpp"
-#include "model/state.hpp"
 
 namespace gpurt {
 
@@ -93,40 +91,4 @@ std::string to_string(const Dim3& d) {
 
 const char* version_string() noexcept { return "0.1.0"; }
 
-namespace detail {
-
-void raise(const bridge::Status& s, const DeviceState* device) {
-  ErrorDetails d;
-  if (device) {
-    d.backend = device->props.backend;
-    d.device = device->description;
-  }
-  d.native_code = s.native_code;
-  d.native_name = s.native_name;
-  d.call = s.call;
-  d.build_log = s.build_log;
-  d.build_options = s.build_options;
-  throw Error(s.category, s.message.empty() ? std::string("the backend reported a failure") : s.message,
-              std::move(d));
-}
-
-void invalid(const std::string& message, const char* call, const DeviceState* device) {
-  ErrorDetails d;
-  d.call = call ? call : "";
-  if (device) {
-    d.backend = device->props.backend;
-    d.device = device->description;
-  }
-  throw Error(ErrorCategory::invalid_argument, message, std::move(d));
-}
-
-DeviceState* checked_device(const Device& dev, const char* call) {
-  if (!detail::Access::state(dev))
-    invalid("this Device is empty (default-constructed); obtain one from gpurt::devices(), "
-            "gpurt::default_device() or gpurt::device(selector)",
-            call);
-  return detail::Access::state(dev);
-}
-
-}  // namespace detail
 }  // namespace gpurt
