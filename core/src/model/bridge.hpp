@@ -15,33 +15,20 @@
 
 #include "gpurt/error.hpp"
 #include "gpurt/plugin/abi.h"
+#include "gpurt/plugin/values.hpp"
 #include "gpurt/types.hpp"
 
 namespace gpurt::bridge {
 
-// The outcome of a plugin call. ok() when `failed` is false.
-struct Status {
-  bool failed = false;
-  ErrorCategory category = ErrorCategory::internal;
-  std::string message;  // what went wrong, for a person
-  std::int64_t native_code = 0;
-  std::string native_name;
-  std::string call;  // the native call that failed
-  std::string build_log;
-  std::string build_options;
-  std::string hint;  // what the user can do, from the plugin (GPURT_STATUS_HINT)
+// The values of the boundary, one definition shared with the plugin helper (gpurt/plugin/values.hpp).
+using plugin::KernelInfo;
+using plugin::LaunchShape;
+using plugin::ParamInfo;
+using plugin::ParamKind;
+using plugin::ProgramSource;
+using plugin::QueueOptions;
+using plugin::Status;
 
-  bool ok() const { return !failed; }
-  static Status success() { return {}; }
-  static Status failure(ErrorCategory c, std::string msg, std::string call_name = {}) {
-    Status s;
-    s.failed = true;
-    s.category = c;
-    s.message = std::move(msg);
-    s.call = std::move(call_name);
-    return s;
-  }
-};
 
 // The host services every plugin gets (log and status text).
 const gpurt_host& host() noexcept;
@@ -110,46 +97,14 @@ bool quietly(const char* function, F&& fn) noexcept {
 // the plugin's objects, released through their *_release): a failure naming the function.
 Status no_object(const char* function, const char* object);
 
-enum class ParamKind { unknown, global_pointer, local_pointer, scalar };
 
-struct ParamInfo {
-  ParamKind kind = ParamKind::unknown;
-  std::size_t size = 0;   // bytes; 0 when unknown
-  std::string type_name;  // as the compiler spells it, when known ("float*", "uint")
-};
 
-// gpurt_kernel_info in the core's form (abi.h says what each field means).
-struct KernelInfo {
-  std::string name;
-  bool params_known = false;
-  std::vector<ParamInfo> params;
-  std::size_t max_group_size = 0;
-  std::size_t preferred_group_multiple = 1;
-  std::size_t suggested_group_size = 0;
-  std::size_t static_local_bytes = 0;
-  bool dynamic_local_is_parameter = false;
-  bool local_arguments = false;
-  std::size_t view_alignment = 0;
-};
 
 using KernelArg = gpurt_kernel_arg;
 
 
-struct LaunchShape {
-  Dim3 groups;
-  Dim3 group_size;
-  std::size_t local_bytes = 0;
-};
 
-struct QueueOptions {
-  bool timing = true;
-};
 
-struct ProgramSource {
-  SourceLanguage language = SourceLanguage::opencl_c;
-  std::string text;
-  std::string name;
-};
 
 // A plugin's table, copied into a full-size table of this core's version: functions the plugin
 // does not have (an older minor version, or optional ones) are null.
