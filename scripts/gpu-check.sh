@@ -94,7 +94,9 @@ if [ $fast = 1 ]; then
     tail -1 "$BUILD.example.log" | sed "s/^/  $sel: /"
   done
   echo "differential check across every device:"
-  "$BUILD/bin/gpurt_differential" > "$BUILD.differential.log" 2>&1 || rc=1
+  "$BUILD/bin/gpurt_differential" > "$BUILD.differential.log" 2>&1
+  diff_rc=$?
+  [ $diff_rc -eq 0 ] || [ $diff_rc -eq 77 ] || rc=1  # 77: a case skipped (a device pair this machine lacks)
   grep -vE "^(gpurt test seed|Randomness|===|All tests|~~~)" "$BUILD.differential.log" | tail -5
   mpi_and_nccl default
   step "gpu-check --fast done, exit $rc"
