@@ -1,6 +1,7 @@
 // gpurt::Device and memory allocation.
 #include "gpurt/device.hpp"
 
+#include <cstdint>
 #include <limits>
 
 #include "api/format.hpp"

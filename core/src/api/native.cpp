@@ -5,6 +5,7 @@
 #include "gpurt/native.hpp"
 
 #include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <string>
 

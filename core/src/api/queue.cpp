@@ -2,6 +2,7 @@
 #include "gpurt/queue.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <iterator>
 #include <thread>
