@@ -1,6 +1,7 @@
 // Native handles both ways (gpurt/native.hpp), on every device of every backend, through the
 // backend-neutral interface only: no vendor header here. The typed headers are tested against real
 // vendor calls in tests/backends/<name>/.
+#include <cstdint>
 #include <map>
 
 #include "fixture.hpp"

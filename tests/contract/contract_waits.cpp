@@ -1,5 +1,6 @@
 // Contract cases (waits): each quotes the promise it tries to break and runs on every device.
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <string>
 

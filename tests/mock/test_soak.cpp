@@ -3,6 +3,7 @@
 // form is the same binary with GPURT_SOAK_ITERATIONS set (scripts/soak.sh runs it per device).
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <string>

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <iostream>
 

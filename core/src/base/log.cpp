@@ -2,6 +2,7 @@
 #include "base/log.hpp"
 
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 
 namespace gpurt::detail {

@@ -2,6 +2,7 @@
 // plugin's sized C structs read into the core's types.
 #include "model/bridge.hpp"
 
+#include <cstdint>
 #include <cstring>
 #include <new>
 

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <deque>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
