@@ -126,7 +126,9 @@ class ClHostAllocation final : public plugin::HostAllocation {
 
 class ClEvent final : public plugin::Event {
  public:
-  explicit ClEvent(cl::Event e) : event_(std::move(e)) {}
+  // device: the device of the queue that recorded it, known here because a query that fails after
+  // a fault cannot ask the event (NVIDIA's clGetEventInfo then fails with -9999); null: asked.
+  explicit ClEvent(cl::Event e, cl_device_id device = nullptr) : event_(std::move(e)), device_(device) {}
   Status wait() noexcept override;
   Status query(bool& complete) noexcept override;
   Status elapsed_ms(plugin::Event& end, double& ms) noexcept override;
@@ -134,7 +136,9 @@ class ClEvent final : public plugin::Event {
   Status native(plugin::Native& out) noexcept override;
 
  private:
+  cl_device_id device() const noexcept { return device_ ? device_ : device_of(event_()); }
   cl::Event event_;
+  cl_device_id device_;
 };
 
 class ClKernel final : public plugin::Kernel {

@@ -267,7 +267,7 @@ Status ClQueue::record(bool, std::unique_ptr<plugin::Event>& out) noexcept {
     cl_event e = nullptr;
     const cl_int err = clEnqueueMarkerWithWaitList(queue_(), 0, nullptr, &e);
     if (err != CL_SUCCESS) return fail(err, "clEnqueueMarkerWithWaitList");
-    out = std::make_unique<ClEvent>(cl::Event(e));  // adopts the reference
+    out = std::make_unique<ClEvent>(cl::Event(e), device_.native()());  // adopts the reference
     return Status::success();
   });
 }
@@ -315,14 +315,16 @@ Status ClQueue::finish() noexcept {
 Status ClEvent::wait() noexcept {
   cl_event h = event_();
   const cl_int err = clWaitForEvents(1, &h);
-  return err == CL_SUCCESS ? Status::success() : fail_wait(device_of(h), err, "clWaitForEvents");
+  return err == CL_SUCCESS ? Status::success() : fail_wait(device(), err, "clWaitForEvents");
 }
 
 Status ClEvent::query(bool& complete) noexcept {
   cl_int state = 0;
   const cl_int err = clGetEventInfo(event_(), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, nullptr);
-  if (err != CL_SUCCESS) return fail(err, "clGetEventInfo");
-  if (state < 0) return fail_wait(device_of(event_()), state, "clGetEventInfo", "the work before this event failed on the device");
+  // After a fault NVIDIA's driver fails the query itself (CL_UNKNOWN_ERROR, -9999, H200 driver
+  // 580): device_lost there, as every later failure on a faulted device (errors.md).
+  if (err != CL_SUCCESS) return fail_on(device(), err, "clGetEventInfo");
+  if (state < 0) return fail_wait(device(), state, "clGetEventInfo", "the work before this event failed on the device");
   complete = state == CL_COMPLETE;
   // A driver may hold enqueued commands until a flush (OpenCL promises progress only to blocking
   // calls), so a host polling for the event submits them.

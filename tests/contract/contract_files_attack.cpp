@@ -599,10 +599,15 @@ TEST_CASE("trace.hpp: start_trace from two threads at once writes the trace it r
     tb.join();
     CHECK(errors[0].empty());
     CHECK(errors[1].empty());
-    auto x = f.dev.alloc<int>(3);
-    f.q.fill(x, round);
-    CHECK(f.q.read(x) == std::vector<int>(3, round));
-    CHECK(stop_trace() > 0);
+    // Device work under the trace every 25th round: the first timed command of each trace
+    // calibrates the device's clock (a timing queue and five waits, ~75 ms on the H200 - 75 s for
+    // all 1000 rounds), and the race is in start_trace, not there.
+    if (round % 25 == 0) {
+      auto x = f.dev.alloc<int>(3);
+      f.q.fill(x, round);
+      CHECK(f.q.read(x) == std::vector<int>(3, round));
+    }
+    CHECK(stop_trace() > 0);  // the host's process metadata at least
     missing += (::access(a.c_str(), F_OK) != 0) + (::access(b.c_str(), F_OK) != 0);
   }
   CHECK(missing == 0);

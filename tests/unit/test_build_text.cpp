@@ -60,11 +60,15 @@ TEST_CASE("the include scan is linear on text built to make it quadratic") {
 
 TEST_CASE("device.hpp: a name in #line can never end its string or line") {
   // "quotes, backslashes and question marks are escaped and control characters (line breaks)
-  // become '_' before it reaches the compiler"
+  // become '_' ... each byte that is not part of valid UTF-8 reaches the compiler as the four
+  // characters \xHH" (NVRTC refused "prog \xFF\x80" in #line: "expected a file name")
   CHECK(line_directive_name("plain.gpurt") == "plain.gpurt");
   CHECK(line_directive_name("a\"b\\c?\?=d") == "a\\\"b\\\\c\\?\\?=d");
   CHECK(line_directive_name(std::string("n\nr\rt\tz\0e\x7f", 10)) == "n_r_t_z_e_");
   CHECK(line_directive_name("caf\xC3\xA9") == "caf\xC3\xA9");  // UTF-8 kept
+  // The directive's text holds an escaped backslash, so the compiler reads the file name \xFF\x80.
+  CHECK(line_directive_name("prog \xFF\x80") == "prog \\\\xFF\\\\x80");
+  CHECK(line_directive_name("cut \xE6\x97") == "cut \\\\xE6\\\\x97");
 }
 
 TEST_CASE("device.hpp: defines become #define lines, then a #line back to the source's first line") {

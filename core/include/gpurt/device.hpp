@@ -47,8 +47,9 @@ struct ProgramSource {
   SourceLanguage language = SourceLanguage::portable;
   std::string text;  // source text; for cubin, the binary bytes
   // How build logs refer to it (the file name in #line directives). Any text: quotes, backslashes
-  // and question marks are escaped and control characters (line breaks) become '_' before it
-  // reaches the compiler, so a name can never end the string or the line it is placed in.
+  // and question marks are escaped, control characters (line breaks) become '_', and each byte
+  // that is not part of valid UTF-8 reaches the compiler as the four characters \xHH, so a name
+  // can never end the string or the line it is placed in, and every compiler takes it.
   std::string name = "program";
 };
 

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "base/text.hpp"
 #include "model/state.hpp"
 
 namespace gpurt::detail {
@@ -118,7 +119,7 @@ std::string unfit_value(const std::string& value) {
 std::string line_directive_name(const std::string& name) {
   std::string out;
   out.reserve(name.size());
-  for (char c : name) {
+  for (char c : escape_invalid_utf8(name, "\\")) {
     const unsigned char u = static_cast<unsigned char>(c);
     if (c == '\\' || c == '"' || c == '?') {  // '?': no two in a row, so no trigraph
       out += '\\';

@@ -12,8 +12,10 @@ namespace gpurt::detail {
 struct DeviceState;
 
 // `name` made safe between the quotes of `#line 1 "..."`: backslash, double quote and question
-// mark (trigraphs) are escaped, control characters (line breaks included) become '_'. The result
-// can never end the string or the line.
+// mark (trigraphs) are escaped, control characters (line breaks included) become '_', and each byte
+// that is not part of valid UTF-8 is written \\xHH, which the compiler reads as the four characters
+// \xHH (NVRTC refuses a file name that is not UTF-8: "expected a file name"). The result can never
+// end the string or the line, and every compiler takes it.
 std::string line_directive_name(const std::string& name);
 
 // The text that goes ahead of a source's own text: one `#define NAME VALUE` line per define (an

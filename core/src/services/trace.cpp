@@ -25,6 +25,7 @@
 #include "gpurt/queue.hpp"
 #include "gpurt/trace.hpp"
 #include "base/log.hpp"
+#include "base/text.hpp"
 
 namespace gpurt::detail {
 
@@ -83,51 +84,10 @@ Tracer& tracer() {
 
 std::atomic<std::uint64_t> g_next_queue{1};
 
-// Length of the valid UTF-8 sequence (RFC 3629: shortest form, no surrogates, at most U+10FFFF)
-// that starts at p[0], or 0 when p[0] does not start one.
-std::size_t utf8_length(const unsigned char* p, std::size_t n) {
-  const unsigned char c = p[0];
-  if (c < 0x80) return 1;
-  std::size_t len = 0;
-  unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte
-  if (c >= 0xC2 && c <= 0xDF) len = 2;
-  else if (c == 0xE0) len = 3, lo = 0xA0;
-  else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) len = 3;
-  else if (c == 0xED) len = 3, hi = 0x9F;
-  else if (c == 0xF0) len = 4, lo = 0x90;
-  else if (c >= 0xF1 && c <= 0xF3) len = 4;
-  else if (c == 0xF4) len = 4, hi = 0x8F;
-  else return 0;
-  if (n < len || p[1] < lo || p[1] > hi) return 0;
-  for (std::size_t i = 2; i < len; ++i)
-    if (p[i] < 0x80 || p[i] > 0xBF) return 0;
-  return len;
-}
-
 // Text as the trace records it (trace.hpp, "Names in the trace"): up to its first NUL; valid UTF-8
 // kept byte for byte; each byte that is not part of a valid UTF-8 sequence written as the four
 // characters \xHH (uppercase hex), so the result is always valid UTF-8 and nlohmann::json can dump it.
-std::string json_text(std::string_view text) {
-  text = text.substr(0, text.find('\0'));
-  std::string out;
-  out.reserve(text.size());
-  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const std::size_t len = utf8_length(p + i, text.size() - i);
-    if (len == 0) {
-      static const char hex[] = "0123456789ABCDEF";
-      out += "\\x";
-      out += hex[p[i] >> 4];
-      out += hex[p[i] & 0xF];
-      ++i;
-    } else {
-      out.append(text.data() + i, len);
-      i += len;
-    }
-  }
-  return out;
-}
+std::string json_text(std::string_view text) { return escape_invalid_utf8(text.substr(0, text.find('\0')), "\\"); }
 
 void at_exit() {
   try {

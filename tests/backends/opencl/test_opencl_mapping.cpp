@@ -91,6 +91,16 @@ TEST_CASE("OpenCL: a failed clFinish (CL_INVALID_COMMAND_QUEUE, as NVIDIA's afte
   CHECK(read.category == ErrorCategory::device_lost);
   CHECK(read.call == "clEnqueueReadBuffer");
   CHECK(fail_on(enqueued, CL_OUT_OF_RESOURCES, "clCreateBuffer").category == ErrorCategory::device_lost);
+  // NVIDIA's clGetEventInfo on an event of a faulted device fails with -9999, a code outside the
+  // standard's list (H200, driver 580: a bounded wait said `internal`); ClEvent::query reports it
+  // through fail_on with the device that recorded the event, so it is device_lost there ...
+  const gpurt::plugin::Status query = fail_on(waited, -9999, "clGetEventInfo");
+  CHECK(query.category == ErrorCategory::device_lost);
+  CHECK(query.native_name == "CL_UNKNOWN_ERROR");
+  // ... and stays what it is on a device that never faulted.
+  int healthy_storage = 0;
+  CHECK(fail_on(reinterpret_cast<cl_device_id>(&healthy_storage), -9999, "clGetEventInfo").category ==
+        ErrorCategory::internal);
 }
 
 TEST_CASE("OpenCL C type names give scalar sizes") {
