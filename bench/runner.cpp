@@ -565,6 +565,12 @@ nlohmann::json measure_interop(Context& c) {
 
 }  // namespace
 
+const std::vector<std::string>& section_names() {
+  static const std::vector<std::string> names = {"launch", "launch_scaling", "alloc", "transfers", "staging_threads",
+                                                 "build", "kernels", "kernel_baselines", "matmul", "interop", "graph"};
+  return names;
+}
+
 nlohmann::json run(const Device& device, const Options& options) {
   Context c{device, options, open_raw_baseline(device), device.create_queue({QueueOptions::Timing::disabled}),
             device.create_queue(), options.trials > 0 ? options.trials : options.quick ? 3 : 7,
@@ -583,23 +589,31 @@ nlohmann::json run(const Device& device, const Options& options) {
                  {"value", "median of the trials"},
                  {"spread", "min..max of the trials"},
                  {"ratio", "median (and min..max) of the per-trial ratios gpurt / raw, trial i against trial i"}};
-  j["launch"] = measure_launch(c);
-  j["launch_scaling"] = measure_launch_scaling(c);
-  j["alloc"] = measure_alloc(c);
-  j["transfers"] = measure_transfers(c);
-  j["staging_threads"] = measure_staging_threads(c);
-  j["build"] = measure_build(c);
-  double copy_gbps = 0;
-  j["kernels"] = measure_kernels(c, copy_gbps);
-  add_kernel_targets(j["kernels"], p.type);
-  j["copy_bandwidth_gbps"] = copy_gbps;
+  const auto wanted = [&](const char* name) {
+    return options.sections.empty() ||
+           std::find(options.sections.begin(), options.sections.end(), name) != options.sections.end();
+  };
+  if (wanted("launch")) j["launch"] = measure_launch(c);
+  if (wanted("launch_scaling")) j["launch_scaling"] = measure_launch_scaling(c);
+  if (wanted("alloc")) j["alloc"] = measure_alloc(c);
+  if (wanted("transfers")) j["transfers"] = measure_transfers(c);
+  if (wanted("staging_threads")) j["staging_threads"] = measure_staging_threads(c);
+  if (wanted("build")) j["build"] = measure_build(c);
+  if (wanted("kernels")) {
+    double copy_gbps = 0;
+    j["kernels"] = measure_kernels(c, copy_gbps);
+    add_kernel_targets(j["kernels"], p.type);
+    j["copy_bandwidth_gbps"] = copy_gbps;
+  }
   // The OpenMP matmul row runs on CPU devices only: 2048^3 there, as the matmul rows' square shape.
-  j["kernel_baselines"] = measure_kernel_baselines(device, c.timed, c.opt.quick ? 1024 : 8192, c.opt.quick ? 256 : 2048,
-                                                  c.trials, c.opt.quick ? 2 : 5,
-                                                  [&](const std::string& s) { c.say(s); });  // bench/cpu_rows.hpp
-  j["matmul"] = measure_matmul_rows({device, c.q, *c.raw, options.quick, c.trials, [&](const std::string& s) { c.say(s); }});
-  j["interop"] = measure_interop(c);
-  j["graph"] = measure_graph_rows(device, options, c.trials);
+  if (wanted("kernel_baselines"))
+    j["kernel_baselines"] = measure_kernel_baselines(device, c.timed, c.opt.quick ? 1024 : 8192, c.opt.quick ? 256 : 2048,
+                                                    c.trials, c.opt.quick ? 2 : 5,
+                                                    [&](const std::string& s) { c.say(s); });  // bench/cpu_rows.hpp
+  if (wanted("matmul"))
+    j["matmul"] = measure_matmul_rows({device, c.q, *c.raw, options.quick, c.trials, [&](const std::string& s) { c.say(s); }});
+  if (wanted("interop")) j["interop"] = measure_interop(c);
+  if (wanted("graph")) j["graph"] = measure_graph_rows(device, options, c.trials);
   return j;
 }
 

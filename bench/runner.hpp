@@ -22,7 +22,14 @@ struct Options {
   // measured with the first of them of another backend, or of this backend without peer access
   // (another OpenCL context); none: the first device of another backend in gpurt::devices().
   std::vector<Device> partners;
+  // The sections to measure (gpurt bench --sections), by their JSON names: launch, launch_scaling,
+  // alloc, transfers, staging_threads, build, kernels, kernel_baselines, matmul, interop, graph.
+  // Empty: all of them. A run of some sections holds only those (and the run's description).
+  std::vector<std::string> sections;
 };
+
+// The names Options::sections takes, in the order a run measures them.
+const std::vector<std::string>& section_names();
 
 nlohmann::json run(const Device& device, const Options& options);
 

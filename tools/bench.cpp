@@ -108,21 +108,23 @@ void print_table(const nlohmann::json& r, std::ostream& os) {
   if (trials_of(r) > 0)
     os << "\neach row: median [min..max] of " << trials_of(r)
        << " trials, gpurt and raw alternating; gpurt/raw: median [min..max] of the per-trial ratios\n";
-  os << "\n" << std::left << std::setw(24) << "launch" << std::right << std::setw(11) << "gpurt" << std::setw(29) << "raw"
-     << std::setw(26) << "gpurt/raw" << "\n";
-  for (const char* k : {"async_us", "sync_us", "enqueue_four_args_us"}) {
-    const auto& v = r["launch"][k];
-    os << "  " << std::left << std::setw(22) << k << std::right << std::setw(8) << fmt(v["gpurt"].get<double>(), 2)
-       << " us" << std::left << std::setw(18) << spread_text(v, "gpurt", 2) << std::right << std::setw(8)
-       << fmt(v["raw"].get<double>(), 2) << " us" << std::left << std::setw(18) << spread_text(v, "raw", 2)
-       << std::right << std::setw(8) << fmt(v["ratio"].get<double>()) << spread_text(v, "ratio", 3) << "\n";
+  if (r.contains("launch")) {  // a run of some --sections holds only those
+    os << "\n" << std::left << std::setw(24) << "launch" << std::right << std::setw(11) << "gpurt" << std::setw(29) << "raw"
+       << std::setw(26) << "gpurt/raw" << "\n";
+    for (const char* k : {"async_us", "sync_us", "enqueue_four_args_us"}) {
+      const auto& v = r["launch"][k];
+      os << "  " << std::left << std::setw(22) << k << std::right << std::setw(8) << fmt(v["gpurt"].get<double>(), 2)
+         << " us" << std::left << std::setw(18) << spread_text(v, "gpurt", 2) << std::right << std::setw(8)
+         << fmt(v["raw"].get<double>(), 2) << " us" << std::left << std::setw(18) << spread_text(v, "raw", 2)
+         << std::right << std::setw(8) << fmt(v["ratio"].get<double>()) << spread_text(v, "ratio", 3) << "\n";
+    }
+    if (r["launch"].contains("launches_per_trial"))
+      os << "  (async_us: " << r["launch"]["launches_per_trial"].get<std::size_t>()
+         << " empty 1x1 launches on one queue, one wait, per trial)\n";
+    if (r["launch"].contains("async_us_tracing_on") && r["launch"]["async_us_tracing_on"].get<double>() > 0)
+      os << "  async_us with a trace running " << fmt(r["launch"]["async_us_tracing_on"].get<double>(), 2)
+         << " us (the rows above run with tracing off)\n";
   }
-  if (r["launch"].contains("launches_per_trial"))
-    os << "  (async_us: " << r["launch"]["launches_per_trial"].get<std::size_t>()
-       << " empty 1x1 launches on one queue, one wait, per trial)\n";
-  if (r["launch"].contains("async_us_tracing_on") && r["launch"]["async_us_tracing_on"].get<double>() > 0)
-    os << "  async_us with a trace running " << fmt(r["launch"]["async_us_tracing_on"].get<double>(), 2)
-       << " us (the rows above run with tracing off)\n";
   if (r.contains("launch_scaling")) {
     os << "\nlaunch rate by host threads (launches/s, all threads together)\n"
        << std::setw(44) << "gpurt" << std::setw(13) << "raw" << std::setw(10) << "gpurt/raw" << "\n";
@@ -141,12 +143,14 @@ void print_table(const nlohmann::json& r, std::ostream& os) {
          << fmt(t["raw"].get<double>(), 2) << std::setw(10) << fmt(t["ratio"].get<double>())
          << spread_text(t, "ratio", 3) << "\n";
   }
-  os << "\ntransfers (GB/s)             size       gpurt       raw      gpurt/raw\n";
-  for (const auto& t : r["transfers"]) {
-    os << "  " << std::left << std::setw(17) << t["direction"].get<std::string>() << std::setw(9)
-       << t["memory"].get<std::string>() << std::right << std::setw(9) << size_text(t["bytes"].get<std::uint64_t>())
-       << std::setw(10) << fmt(t["gpurt"].get<double>(), 2) << std::setw(10) << fmt(t["raw"].get<double>(), 2)
-       << std::setw(10) << fmt(t["ratio"].get<double>()) << spread_text(t, "ratio", 3) << "\n";
+  if (r.contains("transfers")) {
+    os << "\ntransfers (GB/s)             size       gpurt       raw      gpurt/raw\n";
+    for (const auto& t : r["transfers"]) {
+      os << "  " << std::left << std::setw(17) << t["direction"].get<std::string>() << std::setw(9)
+         << t["memory"].get<std::string>() << std::right << std::setw(9) << size_text(t["bytes"].get<std::uint64_t>())
+         << std::setw(10) << fmt(t["gpurt"].get<double>(), 2) << std::setw(10) << fmt(t["raw"].get<double>(), 2)
+         << std::setw(10) << fmt(t["ratio"].get<double>()) << spread_text(t, "ratio", 3) << "\n";
+    }
   }
   if (r.contains("staging_threads")) {
     const auto& st = r["staging_threads"];
@@ -157,37 +161,43 @@ void print_table(const nlohmann::json& r, std::ostream& os) {
          << ":  host_to_device " << fmt(t["host_to_device"].get<double>(), 2) << ", device_to_host "
          << fmt(t["device_to_host"].get<double>(), 2) << "\n";
   }
-  const auto& b = r["build"];
-  os << "\nprogram build (three tiny kernels): raw cold " << fmt(b["raw_cold_ms"].get<double>(), 1) << " ms, gpurt cold "
-     << fmt(b["gpurt_cold_ms"].get<double>(), 1) << " ms (" << b["gpurt_cold_path"].get<std::string>()
-     << "), gpurt from cache " << fmt(b["gpurt_cached_ms"].get<double>(), 2) << " ms ("
-     << b["gpurt_cached_path"].get<std::string>() << ")\n";
-  os << "\nlibrary kernels (device time)   GB/s     of copy bandwidth (" << fmt(r["copy_bandwidth_gbps"].get<double>(), 1)
-     << " GB/s, read + write)\n";
-  for (const auto& k : r["kernels"])
-    os << "  " << std::left << std::setw(26) << k["name"].get<std::string>() << std::right << std::setw(10)
-       << fmt(k["gbps"].get<double>(), 1) << std::setw(10) << fmt(k["fraction_of_copy"].get<double>()) << "\n";
-  const auto& m = r["matmul"];
-  print_matmul_rows(m, os);
-  if (!m.contains("rows")) {  // a run from before issue 21
-    os << "  matmul fp32 " << m["n"].get<std::size_t>() << "^3: " << fmt(m["gflops"].get<double>(), 1) << " GFLOP/s";
-    if (!m["vendor_blas_gflops"].is_null())
-      os << ", vendor SGEMM " << fmt(m["vendor_blas_gflops"].get<double>(), 1) << " GFLOP/s, ratio "
-         << fmt(m["ratio_to_vendor_blas"].get<double>());
-    else if (m.contains("vendor_blas_note"))
-      os << " (no vendor SGEMM: " << m["vendor_blas_note"].get<std::string>() << ")";
-    if (m.contains("max_error")) os << "; largest error vs fp64 " << fmt(m["max_error"].get<double>(), 8) << " of sum|a*b|";
-    os << "\n";
-    if (m.contains("tensor"))
-      for (const auto& t : m["tensor"]) {
-        os << "  matmul " << t["precision"].get<std::string>() << " (portable) " << t["n"].get<std::size_t>()
-           << "^3: " << fmt(t["gflops"].get<double>(), 1) << " GFLOP/s";
-        if (t.contains("vendor_blas_gflops"))
-          os << ", cuBLAS same precision " << fmt(t["vendor_blas_gflops"].get<double>(), 1) << " GFLOP/s, ratio "
-             << fmt(t["ratio_to_vendor_blas"].get<double>());
-        os << "; largest error vs fp64 " << fmt(t["max_error"].get<double>(), 6) << " of sum|a*b|\n";
-      }
-    if (m.contains("tensor_note")) os << "  tensor-core matmul: " << m["tensor_note"].get<std::string>() << "\n";
+  if (r.contains("build")) {
+    const auto& b = r["build"];
+    os << "\nprogram build (three tiny kernels): raw cold " << fmt(b["raw_cold_ms"].get<double>(), 1) << " ms, gpurt cold "
+       << fmt(b["gpurt_cold_ms"].get<double>(), 1) << " ms (" << b["gpurt_cold_path"].get<std::string>()
+       << "), gpurt from cache " << fmt(b["gpurt_cached_ms"].get<double>(), 2) << " ms ("
+       << b["gpurt_cached_path"].get<std::string>() << ")\n";
+  }
+  if (r.contains("kernels")) {
+    os << "\nlibrary kernels (device time)   GB/s     of copy bandwidth (" << fmt(r["copy_bandwidth_gbps"].get<double>(), 1)
+       << " GB/s, read + write)\n";
+    for (const auto& k : r["kernels"])
+      os << "  " << std::left << std::setw(26) << k["name"].get<std::string>() << std::right << std::setw(10)
+         << fmt(k["gbps"].get<double>(), 1) << std::setw(10) << fmt(k["fraction_of_copy"].get<double>()) << "\n";
+  }
+  if (r.contains("matmul")) {
+    const auto& m = r["matmul"];
+    print_matmul_rows(m, os);
+    if (!m.contains("rows")) {  // a run from before issue 21
+      os << "  matmul fp32 " << m["n"].get<std::size_t>() << "^3: " << fmt(m["gflops"].get<double>(), 1) << " GFLOP/s";
+      if (!m["vendor_blas_gflops"].is_null())
+        os << ", vendor SGEMM " << fmt(m["vendor_blas_gflops"].get<double>(), 1) << " GFLOP/s, ratio "
+           << fmt(m["ratio_to_vendor_blas"].get<double>());
+      else if (m.contains("vendor_blas_note"))
+        os << " (no vendor SGEMM: " << m["vendor_blas_note"].get<std::string>() << ")";
+      if (m.contains("max_error")) os << "; largest error vs fp64 " << fmt(m["max_error"].get<double>(), 8) << " of sum|a*b|";
+      os << "\n";
+      if (m.contains("tensor"))
+        for (const auto& t : m["tensor"]) {
+          os << "  matmul " << t["precision"].get<std::string>() << " (portable) " << t["n"].get<std::size_t>()
+             << "^3: " << fmt(t["gflops"].get<double>(), 1) << " GFLOP/s";
+          if (t.contains("vendor_blas_gflops"))
+            os << ", cuBLAS same precision " << fmt(t["vendor_blas_gflops"].get<double>(), 1) << " GFLOP/s, ratio "
+               << fmt(t["ratio_to_vendor_blas"].get<double>());
+          os << "; largest error vs fp64 " << fmt(t["max_error"].get<double>(), 6) << " of sum|a*b|\n";
+        }
+      if (m.contains("tensor_note")) os << "  tensor-core matmul: " << m["tensor_note"].get<std::string>() << "\n";
+    }
   }
   if (r.contains("interop")) print_interop(r["interop"], os);
   if (r.contains("graph")) print_graph_rows(r["graph"], os);
@@ -637,6 +647,7 @@ int run_bench(const BenchCommand& cmd) {
   if (!cmd.render.empty()) {  // re-render saved runs without measuring, several files' runs joined
     if (!cmd.devices.empty() || cmd.quick || cmd.trials_given)
       throw UsageError("--render re-renders a saved run; -d, --quick and --trials measure");
+    if (!cmd.sections.empty()) throw UsageError("--render re-renders a saved run; --sections measures");
     nlohmann::json doc{{"command", ""}, {"runs", nlohmann::json::array()}};
     std::string commands;
     for (const std::string& file : cmd.render) {
@@ -668,6 +679,15 @@ int run_bench(const BenchCommand& cmd) {
     throw UsageError("--trials " + std::to_string(cmd.trials) +
                      " is out of range: give 1 to 1000 trials per row (each row reports their median and min..max)");
   check_outputs(cmd, std::max<std::size_t>(cmd.devices.size(), 1));
+  if (!cmd.sections.empty() && (!cmd.csv.empty() || !cmd.svg.empty() || !cmd.markdown.empty()))
+    throw UsageError("--sections measures part of a run, which --csv, --svg and --markdown cannot draw: "
+                     "write it with --json (and read the table on the terminal)");
+  for (const std::string& s : cmd.sections)
+    if (std::find(bench::section_names().begin(), bench::section_names().end(), s) == bench::section_names().end()) {
+      std::string names;
+      for (const std::string& n : bench::section_names()) names += (names.empty() ? "" : ", ") + n;
+      throw UsageError("--sections " + s + " names no section of gpurt bench; give some of: " + names);
+    }
   std::vector<Device> devs;
   if (cmd.devices.empty()) devs.push_back(default_device());
   for (const std::string& sel : cmd.devices) devs.push_back(device(sel));
@@ -685,6 +705,7 @@ int run_bench(const BenchCommand& cmd) {
     bench::Options opt;
     opt.quick = cmd.quick;
     opt.trials = cmd.trials_given ? cmd.trials : 0;  // 0: the default
+    opt.sections = cmd.sections;
     // Each line starts with the seconds since this device's run began (which section takes how long).
     const auto started = std::chrono::steady_clock::now();
     opt.progress = [&, started](const std::string& what) {

@@ -76,6 +76,7 @@ struct BenchCommand {
   bool trials_given = false;             // --trials was on the command line (any value: -1 is out of range)
   std::string json, csv, svg, markdown;  // output files; empty: not written
   std::vector<std::string> render;   // saved --json files to re-render (runs joined) instead of measuring
+  std::vector<std::string> sections;  // --sections: measure only these (bench::Options::sections)
   std::string command_line;          // recorded in the JSON
 };
 int run_bench(const BenchCommand& cmd);

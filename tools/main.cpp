@@ -98,6 +98,11 @@ int run(int argc, char** argv) {
   CLI::Option* trials = bench->add_option("--trials", bench_cmd.trials,
                     "trials per row, gpurt and raw alternating; each row reports the median and min..max "
                     "(default 7, 3 with --quick; 1 to 1000)");
+  bench->add_option("--sections", bench_cmd.sections,
+                    "measure only these sections, by their JSON names (launch, launch_scaling, alloc, transfers, "
+                    "staging_threads, build, kernels, kernel_baselines, matmul, interop, graph); the run's JSON and "
+                    "tables then hold only those")
+      ->delimiter(',');
   bench->add_option("--json", bench_cmd.json, "write the results as JSON to this file ('-': standard output)");
   bench->add_option("--csv", bench_cmd.csv, "write the results as CSV to this file ('-': standard output)");
   bench->add_option("--svg", bench_cmd.svg,
