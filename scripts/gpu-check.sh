@@ -4,7 +4,7 @@
 #     configure, build (warnings counted), list backends and devices, EVERY test case on EVERY
 #     device through scripts/run-tests-batched.py (the cases of one program and device share a
 #     process; "runs alone" cases and the other CTest entries run as under ctest), the examples on
-#     every device, the differential check, and 10_mpi with 2 ranks on cuda and the NCCL example;
+#     every device, the differential check, and 10_mpi with 2 ranks on cuda and the NCCL example (those beside the suite);
 #     a case may take 240 s (ctest's 600 where the entry sets no TIMEOUT of its own), so that one
 #     hung case cannot take the whole budget; any failure makes the exit status 1.
 #     $OUT: summary.txt (with the time each step took), results.tsv (every entry's verdict),
@@ -78,16 +78,13 @@ step "build: ok, $(grep -c "warning:" "$BUILD.build.log") compiler warnings ($($
 
 "$BUILD/bin/gpurt" info
 "$BUILD/bin/gpurt" info --json > "$OUT/info.json"
-selectors=$("$BUILD/bin/gpurt" info --json | python3 -c 'import json,sys; print(" ".join(d["selector"] for d in json.load(sys.stdin)["devices"]))')
+selectors=$(python3 -c 'import json,sys; print(" ".join(d["selector"] for d in json.load(open(sys.argv[1]))["devices"]))' "$OUT/info.json")
 
-if [ $fast = 1 ]; then
-  step "the suite: every case on every device (scripts/run-tests-batched.py -j $jobs)"
-  times=tests/case-times.json
-  python3 scripts/run-tests-batched.py "$BUILD" --out "$OUT" -j "$jobs" --timeout 240 --times "$times"
-  rc=$?
-  step "suite done"
-  # The examples, the differential check and the multi-process smoke run in the suite already (at
-  # CTest's sizes); here at the larger sizes of the full check, every device.
+# The examples at the full check's sizes on every device, the differential check and the
+# multi-process smoke: in --fast they run beside the suite (the suite keeps the 16 cores about
+# three quarters busy), and their output is printed after it.
+extras() {
+  rc=0
   echo "examples on every device:"
   for sel in $selectors; do
     "$BUILD/bin/01_vector_add" "$sel" 10000019 > "$BUILD.example.log" 2>&1 || rc=1
@@ -99,6 +96,20 @@ if [ $fast = 1 ]; then
   [ $diff_rc -eq 0 ] || [ $diff_rc -eq 77 ] || rc=1  # 77: a case skipped (a device pair this machine lacks)
   grep -vE "^(gpurt test seed|Randomness|===|All tests|~~~)" "$BUILD.differential.log" | tail -5
   mpi_and_nccl default
+  return $rc
+}
+
+if [ $fast = 1 ]; then
+  ( extras > "$BUILD.extras.log" 2>&1; echo $? > "$BUILD.extras.rc" ) &
+  extras_pid=$!
+  step "the suite: every case on every device (scripts/run-tests-batched.py -j $jobs), the examples, the differential check and 10_mpi beside it"
+  times=tests/case-times.json
+  python3 scripts/run-tests-batched.py "$BUILD" --out "$OUT" -j "$jobs" --timeout 240 --times "$times"
+  rc=$?
+  step "suite done"
+  wait "$extras_pid"
+  cat "$BUILD.extras.log"
+  [ "$(cat "$BUILD.extras.rc" 2> /dev/null)" = 0 ] || rc=1
   step "gpu-check --fast done, exit $rc"
   exit $rc
 fi
