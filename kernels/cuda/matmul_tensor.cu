@@ -562,6 +562,54 @@ __device__ void wg_gemm(const In* __restrict__ A, const In* __restrict__ B, floa
 
 namespace gpurt_tensor {
 
+// One warp's 64 x 64 tile of the mma.sync kernels below: 4 x 8 m16n8 accumulators of 4 floats.
+__device__ __forceinline__ void zero_warp_tile(float (&acc)[4][8][4]) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+}
+
+// One k step over the tile: a holds the 4 A fragments (16 rows each), b the 4 B fragment pairs
+// (16 columns each: n8 tiles 2 j and 2 j + 1). bf16: mma.m16n8k16; TF32: mma.m16n8k8 (the same
+// registers: 8 x 8 b16 = 8 x 4 fp32).
+template <bool Tf32>
+__device__ __forceinline__ void mma_warp_tile(float (&acc)[4][8][4], const unsigned (&a)[4][4], const unsigned (&b)[4][4]) {
+#define GPURT_MMA_OPERANDS                                                                                 \
+  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                                       \
+  : "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]), "r"(a[i][3]), "r"(b[j / 2][(j % 2) * 2]), "r"(b[j / 2][(j % 2) * 2 + 1])
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      float* d = acc[i][j];
+      if constexpr (Tf32)
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                     "{%0, %1, %2, %3};\n" GPURT_MMA_OPERANDS);
+      else
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                     "{%0, %1, %2, %3};\n" GPURT_MMA_OPERANDS);
+    }
+#undef GPURT_MMA_OPERANDS
+}
+
+// The tile's results into C from (row0, col0): m16n8 accumulators hold e 0, 1 at row lane / 4,
+// columns 2 (lane % 4) + {0, 1}; e 2, 3 eight rows down.
+__device__ __forceinline__ void store_warp_tile(float* __restrict__ C, unsigned M, unsigned N, unsigned row0, unsigned col0,
+                                                unsigned lane, const float (&acc)[4][8][4]) {
+  const bool pairs = N % 2 == 0 && (reinterpret_cast<std::uintptr_t>(C) & 7) == 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        store_pair(C, M, N, row0 + i * 16 + lane / 4 + 8 * h, col0 + j * 8 + 2 * (lane % 4), acc[i][j][2 * h],
+                   acc[i][j][2 * h + 1], pairs);
+}
+
 // ---- bf16 with mma.sync (sm_80 and later): the wgmma kernels' shared layouts (128-byte-deep
 // k-tiles, 128B-swizzled: ldmatrix reads 8 rows of one 16-byte column without bank conflicts), a
 // cp.async ring of STAGES, 8 warps (2 x 4) of 64 x 64 each over a 128 x 256 block; A fragments by
@@ -581,12 +629,7 @@ __device__ void ms_gemm_bf16(const __nv_bfloat16* __restrict__ A, const __nv_bfl
   const unsigned wm = warp / 4, wn = warp % 4;  // 2 x 4 warps, 64 x 64 each
 
   float acc[4][8][4];
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+  zero_warp_tile(acc);
 
   const int tiles_k = int((K + S::BK - 1) / S::BK);
   auto stage = [&](int t) { return base + unsigned(t % S::STAGES) * S::STAGE_BYTES; };
@@ -624,33 +667,12 @@ __device__ void ms_gemm_bf16(const __nv_bfloat16* __restrict__ A, const __nv_bfl
                      : "=r"(b[j][0]), "=r"(b[j][1]), "=r"(b[j][2]), "=r"(b[j][3])
                      : "r"(bs + (n / 64) * 8192 + swizzled(k, (n % 64) / 8)));
       }
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-#pragma unroll
-        for (int j = 0; j < 8; ++j) {
-          float* d = acc[i][j];
-          asm volatile(
-              "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-              "{%0, %1, %2, %3};\n"
-              : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-              : "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]), "r"(a[i][3]), "r"(b[j / 2][(j % 2) * 2]),
-                "r"(b[j / 2][(j % 2) * 2 + 1]));
-        }
+      mma_warp_tile<false>(acc, a, b);
     }
   }
   wait_pending<0>();
 
-  // m16n8 accumulators: e 0, 1 at row lane / 4, columns 2 (lane % 4) + {0, 1}; e 2, 3 eight rows down.
-  const bool pairs = N % 2 == 0 && (reinterpret_cast<std::uintptr_t>(C) & 7) == 0;
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        store_pair(C, M, N, row0 + wm * 64 + i * 16 + lane / 4 + 8 * h, col0 + wn * 64 + j * 8 + 2 * (lane % 4),
-                   acc[i][j][2 * h], acc[i][j][2 * h + 1], pairs);
-      }
+  store_warp_tile(C, M, N, row0 + wm * 64, col0 + wn * 64, lane, acc);
 }
 
 }  // namespace gpurt_tensor
@@ -675,12 +697,7 @@ __device__ void ms_gemm_tf32(const float* __restrict__ A, const float* __restric
   const unsigned wm = warp / 4, wn = warp % 4;  // 2 x 4 warps, 64 x 64 each
 
   float acc[4][8][4];
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+  zero_warp_tile(acc);
 
   const int tiles_k = int((K + S::BK - 1) / S::BK);
   auto stage = [&](int t) { return base + unsigned(t % S::STAGES) * S::STAGE_BYTES; };
@@ -725,32 +742,12 @@ __device__ void ms_gemm_tf32(const float* __restrict__ A, const float* __restric
                      : "=r"(b[j][0]), "=r"(b[j][1]), "=r"(b[j][2]), "=r"(b[j][3])
                      : "r"(bs + swizzled(n, chunk)));
       }
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-#pragma unroll
-        for (int j = 0; j < 8; ++j) {
-          float* d = acc[i][j];
-          asm volatile(
-              "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-              "{%0, %1, %2, %3};\n"
-              : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-              : "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]), "r"(a[i][3]), "r"(b[j / 2][(j % 2) * 2]),
-                "r"(b[j / 2][(j % 2) * 2 + 1]));
-        }
+      mma_warp_tile<true>(acc, a, b);
     }
   }
   wait_pending<0>();
 
-  const bool pairs = N % 2 == 0 && (reinterpret_cast<std::uintptr_t>(C) & 7) == 0;
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        store_pair(C, M, N, row0 + wm * 64 + i * 16 + lane / 4 + 8 * h, col0 + wn * 64 + j * 8 + 2 * (lane % 4),
-                   acc[i][j][2 * h], acc[i][j][2 * h + 1], pairs);
-      }
+  store_warp_tile(C, M, N, row0 + wm * 64, col0 + wn * 64, lane, acc);
 }
 
 }  // namespace gpurt_tensor
