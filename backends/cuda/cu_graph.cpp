@@ -150,7 +150,7 @@ class CuGraph final : public plugin::Graph {
       Status s = make_current(ctx_);
       if (!s.ok()) return s;
       PackedLaunch p;
-      s = pack_launch(*l.kernel, shape, args, count, p);
+      s = pack_launch(*l.kernel, shape, args, count, p).status();
       if (!s.ok()) return s;
       std::vector<std::vector<unsigned char>> next = values_of(p, args, count);
       CUDA_KERNEL_NODE_PARAMS np = l.params;
@@ -207,7 +207,7 @@ Status CuDevice::create_graph(const plugin::Command* commands, std::size_t count
       l.index = i;
       l.kernel = static_cast<CuKernel*>(c.kernel);
       PackedLaunch p;
-      s = pack_launch(*l.kernel, c.shape, c.args, c.arg_count, p);
+      s = pack_launch(*l.kernel, c.shape, c.args, c.arg_count, p).status();
       if (!s.ok()) return in_command(std::move(s), i, c);
       l.values = values_of(p, c.args, c.arg_count);
       l.shared = p.shared;
@@ -239,7 +239,7 @@ Status CuDevice::create_graph(const plugin::Command* commands, std::size_t count
         const plugin::Command& c = commands[i];
         switch (c.kind) {
           case plugin::Command::Kind::launch:
-            s = queue.launch(*c.kernel, c.shape, c.args, c.arg_count);
+            s = queue.launch(*c.kernel, c.shape, c.args, c.arg_count).status();
             break;
           case plugin::Command::Kind::copy:
             s = queue.copy(*c.src, c.src_offset, *c.dst, c.dst_offset, c.bytes);
