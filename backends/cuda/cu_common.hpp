@@ -123,8 +123,10 @@ struct NvrtcProgramTraits {
   static constexpr const char* release_name = "nvrtcDestroyProgram";
 };
 
-// Makes `ctx` current on the calling thread when it is not already.
+// Makes `ctx` current on the calling thread when it is not already. enter_context is the same as
+// an Outcome, for the launch path: a context already current builds no Status.
 Status make_current(CUcontext ctx) noexcept;
+plugin::Outcome enter_context(CUcontext ctx) noexcept;
 // The device `ctx` works on (cuCtxGetDevice between a push and a pop, which leave the calling
 // thread's context as it was); invalid_argument when `ctx` is not a context the driver knows.
 Status device_of_context(CUcontext ctx, CUdevice& out) noexcept;
@@ -147,8 +149,8 @@ struct PackedLaunch {
 // Packs `args` for `kernel` and raises the kernel's dynamic shared memory limit when the launch
 // needs more than 48 KiB (CuKernel::allow_dynamic_shared). Used by CuQueue::launch and by graph
 // updates (cu_queue.cpp).
-Status pack_launch(CuKernel& kernel, const plugin::LaunchShape& shape, const plugin::KernelArg* args,
-                   std::size_t count, PackedLaunch& out) noexcept;
+plugin::Outcome pack_launch(CuKernel& kernel, const plugin::LaunchShape& shape, const plugin::KernelArg* args,
+                            std::size_t count, PackedLaunch& out) noexcept;
 
 // The allocations gpurt made in one context, with their exact sizes: the driver's view of an
 // allocation's extent (CU_POINTER_ATTRIBUTE_RANGE_SIZE) may be rounded up, so an import of gpurt's
@@ -271,8 +273,8 @@ class CuQueue final : public plugin::Queue {
               std::size_t dst_offset, std::size_t bytes) noexcept override;
   Status fill(plugin::Buffer& dst, std::size_t offset, std::size_t bytes, const void* pattern,
               std::size_t pattern_size) noexcept override;
-  Status launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
-                const plugin::KernelArg* args, std::size_t count) noexcept override;
+  plugin::Outcome launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
+                         const plugin::KernelArg* args, std::size_t count) noexcept override;
   Status record(bool timing, std::unique_ptr<plugin::Event>& out) noexcept override;
   Status wait(plugin::Event& event) noexcept override;
   Status finish() noexcept override;

@@ -28,12 +28,15 @@ Status fail(nvrtcResult code, const char* call, const std::string& what) {
   return Status::failure(category_of(code), std::move(msg), call, code, name ? name : "");
 }
 
-Status make_current(CUcontext ctx) noexcept {
+plugin::Outcome enter_context(CUcontext ctx) noexcept {
   CUcontext cur = nullptr;
   CUresult r = cuCtxGetCurrent(&cur);
-  if (r == CUDA_SUCCESS && cur == ctx) return Status::success();
+  if (r == CUDA_SUCCESS && cur == ctx) return {};
   r = cuCtxSetCurrent(ctx);
-  return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuCtxSetCurrent");
+  if (r == CUDA_SUCCESS) return {};
+  return fail(r, "cuCtxSetCurrent");
 }
+
+Status make_current(CUcontext ctx) noexcept { return enter_context(ctx).status(); }
 
 }  // namespace gpurt::cuda

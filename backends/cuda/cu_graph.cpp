@@ -116,6 +116,28 @@ const char* instantiate_reason(CUgraphInstantiateResult r) {
   }
 }
 
+// The nodes each command ends in (those of the capture's dependency set after it that were not
+// there before it) with the command's index: to name the command that instantiation fails on.
+using CommandEnds = std::vector<std::pair<CUgraphNode, std::size_t>>;
+
+// Enqueues command `c` on `queue`, which borrows the capturing stream `raw`: the plain queue paths.
+Status enqueue(CuQueue& queue, CUstream raw, const plugin::Command& c) {
+  switch (c.kind) {
+    case plugin::Command::Kind::launch: return queue.launch(*c.kernel, c.shape, c.args, c.arg_count).status();
+    case plugin::Command::Kind::copy: return queue.copy(*c.src, c.src_offset, *c.dst, c.dst_offset, c.bytes);
+    case plugin::Command::Kind::copy_from_host:
+      return queue.copy_from_host(c.host, *c.dst, c.dst_offset, c.bytes, false);
+    case plugin::Command::Kind::copy_to_host: return queue.copy_to_host(*c.src, c.src_offset, c.host, c.bytes, false);
+    case plugin::Command::Kind::fill: return queue.fill(*c.dst, c.dst_offset, c.bytes, c.pattern, c.pattern_size);
+    case plugin::Command::Kind::wait: {
+      const CUresult r = cuStreamWaitEvent(raw, static_cast<CuEvent*>(c.event)->handle(), CU_EVENT_WAIT_EXTERNAL);
+      return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuStreamWaitEvent");
+    }
+    case plugin::Command::Kind::nothing: break;
+  }
+  return Status::success();
+}
+
 }  // namespace
 
 class CuGraph final : public plugin::Graph {
@@ -150,7 +172,7 @@ class CuGraph final : public plugin::Graph {
       Status s = make_current(ctx_);
       if (!s.ok()) return s;
       PackedLaunch p;
-      s = pack_launch(*l.kernel, shape, args, count, p);
+      s = pack_launch(*l.kernel, shape, args, count, p).status();
       if (!s.ok()) return s;
       std::vector<std::vector<unsigned char>> next = values_of(p, args, count);
       CUDA_KERNEL_NODE_PARAMS np = l.params;
@@ -172,6 +194,20 @@ class CuGraph final : public plugin::Graph {
 
  private:
   friend class CuDevice;
+
+  // The steps of CuDevice::create_graph, in order. Packs each launch once before the capture, which
+  // raises a kernel's dynamic shared memory limit where the launch needs it (a call the capture
+  // would refuse), and keeps what updates need.
+  Status pack_launches(const plugin::Command* commands, std::size_t count);
+  // Captures the commands into graph_ through `queue` (borrowing the stream `raw`).
+  Status capture(CuQueue& queue, CUstream raw, const plugin::Command* commands, std::size_t count,
+                 CommandEnds& ends);
+  // After command i: checks the capture is still on, keeps a launch's kernel node, and notes the
+  // nodes command i ends in (`before`: the dependency set after the previous command).
+  Status note_nodes(CUstream raw, const plugin::Command& c, std::size_t i, std::vector<Launch>::iterator& launch,
+                    std::vector<CUgraphNode>& before, CommandEnds& ends);
+  // Instantiates graph_ and uploads it on `raw`; a failed node names its command.
+  Status instantiate(CUstream raw, const plugin::Command* commands, const CommandEnds& ends);
 
   // Sets `l`'s kept arguments again after a failed update (which the driver does not promise to
   // leave without effect); a failure here is logged: the update's own failure is what is reported.
@@ -198,113 +234,105 @@ Status CuDevice::create_graph(const plugin::Command* commands, std::size_t count
     Status s = make_current(ctx_);
     if (!s.ok()) return s;
     auto graph = std::make_unique<CuGraph>(ctx_);
-    // Before the capture: pack each launch once, which raises a kernel's dynamic shared memory limit
-    // where the launch needs it (a call the capture would refuse), and keep what updates need.
-    for (std::size_t i = 0; i < count; ++i) {
-      const plugin::Command& c = commands[i];
-      if (c.kind != plugin::Command::Kind::launch) continue;
-      CuGraph::Launch l;
-      l.index = i;
-      l.kernel = static_cast<CuKernel*>(c.kernel);
-      PackedLaunch p;
-      s = pack_launch(*l.kernel, c.shape, c.args, c.arg_count, p);
-      if (!s.ok()) return in_command(std::move(s), i, c);
-      l.values = values_of(p, c.args, c.arg_count);
-      l.shared = p.shared;
-      l.params.func = l.kernel->function();
-      l.params.gridDimX = static_cast<unsigned>(c.shape.groups.x);
-      l.params.gridDimY = static_cast<unsigned>(c.shape.groups.y);
-      l.params.gridDimZ = static_cast<unsigned>(c.shape.groups.z);
-      l.params.blockDimX = static_cast<unsigned>(c.shape.group_size.x);
-      l.params.blockDimY = static_cast<unsigned>(c.shape.group_size.y);
-      l.params.blockDimZ = static_cast<unsigned>(c.shape.group_size.z);
-      l.params.ctx = ctx_;  // ignored while func is set
-      graph->launches_.push_back(std::move(l));
-    }
-
+    if (s = graph->pack_launches(commands, count); !s.ok()) return s;
     CUstream raw = nullptr;
-    CUresult r = cuStreamCreate(&raw, CU_STREAM_NON_BLOCKING);
+    const CUresult r = cuStreamCreate(&raw, CU_STREAM_NON_BLOCKING);
     if (r != CUDA_SUCCESS) return fail(r, "cuStreamCreate", "creating the stream a graph is captured on");
     const Owner<StreamTraits> stream(raw);
     CuQueue queue(*this, ctx_, raw, false);  // borrows the stream: the plain queue paths, captured
-    // The nodes each command ends in (those of the capture's dependency set after it that were not
-    // there before it), to name the command that instantiation fails on.
-    std::vector<std::pair<CUgraphNode, std::size_t>> ends;
-    std::vector<CUgraphNode> before;  // the dependency set after the previous command (one node, as a rule)
-    auto launch = graph->launches_.begin();
-    {
-      Capture capture(raw);  // ended (and its graph destroyed) before the stream goes
-      if ((r = capture.begin()) != CUDA_SUCCESS) return fail(r, "cuStreamBeginCapture", "capturing a graph");
-      for (std::size_t i = 0; i < count; ++i) {
-        const plugin::Command& c = commands[i];
-        switch (c.kind) {
-          case plugin::Command::Kind::launch:
-            s = queue.launch(*c.kernel, c.shape, c.args, c.arg_count);
-            break;
-          case plugin::Command::Kind::copy:
-            s = queue.copy(*c.src, c.src_offset, *c.dst, c.dst_offset, c.bytes);
-            break;
-          case plugin::Command::Kind::copy_from_host:
-            s = queue.copy_from_host(c.host, *c.dst, c.dst_offset, c.bytes, false);
-            break;
-          case plugin::Command::Kind::copy_to_host:
-            s = queue.copy_to_host(*c.src, c.src_offset, c.host, c.bytes, false);
-            break;
-          case plugin::Command::Kind::fill:
-            s = queue.fill(*c.dst, c.dst_offset, c.bytes, c.pattern, c.pattern_size);
-            break;
-          case plugin::Command::Kind::wait:
-            r = cuStreamWaitEvent(raw, static_cast<CuEvent*>(c.event)->handle(), CU_EVENT_WAIT_EXTERNAL);
-            s = r == CUDA_SUCCESS ? Status::success() : fail(r, "cuStreamWaitEvent");
-            break;
-          case plugin::Command::Kind::nothing:
-            continue;
-        }
-        if (!s.ok()) return in_command(std::move(s), i, c);
-        CUstreamCaptureStatus state = CU_STREAM_CAPTURE_STATUS_NONE;
-        const CUgraphNode* deps = nullptr;
-        const CUgraphEdgeData* edges = nullptr;  // asked for so that edge data never makes the query fail
-        std::size_t n = 0;
-        r = cuStreamGetCaptureInfo(raw, &state, nullptr, nullptr, &deps, &edges, &n);
-        if (r != CUDA_SUCCESS) return in_command(fail(r, "cuStreamGetCaptureInfo"), i, c);
-        if (state != CU_STREAM_CAPTURE_STATUS_ACTIVE)
-          return in_command(internal("the driver ended the graph's capture (cuStreamGetCaptureInfo: not active)",
-                                     "cuStreamGetCaptureInfo"),
-                            i, c);
-        if (c.kind == plugin::Command::Kind::launch) {
-          CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;
-          if (n != 1 || cuGraphNodeGetType(deps[0], &type) != CUDA_SUCCESS || type != CU_GRAPH_NODE_TYPE_KERNEL)
-            return in_command(internal("the captured launch did not end in one kernel node", "cuStreamGetCaptureInfo"),
-                              i, c);
-          launch->node = deps[0];
-          ++launch;
-        }
-        for (std::size_t d = 0; d < n; ++d)
-          if (std::find(before.begin(), before.end(), deps[d]) == before.end()) ends.emplace_back(deps[d], i);
-        before.assign(deps, deps + n);
-      }
-      r = capture.end(graph->graph_);
-      if (r != CUDA_SUCCESS) return fail(r, "cuStreamEndCapture", "capturing a graph");
-    }
-
-    CUDA_GRAPH_INSTANTIATE_PARAMS ip{};
-    ip.flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD;  // the first replay does not pay the upload
-    ip.hUploadStream = raw;
-    CUgraphExec exec = nullptr;
-    r = cuGraphInstantiateWithParams(&exec, graph->graph_.get(), &ip);
-    graph->exec_ = Owner<GraphExecTraits>(r == CUDA_SUCCESS ? exec : nullptr);
-    if (r != CUDA_SUCCESS) {
-      const std::string what = std::string("instantiating the graph") + instantiate_reason(ip.result_out);
-      for (const auto& e : ends)
-        if (ip.hErrNode_out && e.first == ip.hErrNode_out)
-          return in_command(fail(r, "cuGraphInstantiateWithParams", what), e.second, commands[e.second]);
-      return fail(r, "cuGraphInstantiateWithParams", what);
-    }
-    r = cuStreamSynchronize(raw);  // the upload, before its stream goes
-    if (r != CUDA_SUCCESS) return fail(r, "cuStreamSynchronize", "uploading the graph");
+    CommandEnds ends;
+    if (s = graph->capture(queue, raw, commands, count, ends); !s.ok()) return s;
+    if (s = graph->instantiate(raw, commands, ends); !s.ok()) return s;
     out = std::move(graph);
     return Status::success();
   });
+}
+
+Status CuGraph::pack_launches(const plugin::Command* commands, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    const plugin::Command& c = commands[i];
+    if (c.kind != plugin::Command::Kind::launch) continue;
+    Launch l;
+    l.index = i;
+    l.kernel = static_cast<CuKernel*>(c.kernel);
+    PackedLaunch p;
+    Status s = pack_launch(*l.kernel, c.shape, c.args, c.arg_count, p).status();
+    if (!s.ok()) return in_command(std::move(s), i, c);
+    l.values = values_of(p, c.args, c.arg_count);
+    l.shared = p.shared;
+    l.params.func = l.kernel->function();
+    l.params.gridDimX = static_cast<unsigned>(c.shape.groups.x);
+    l.params.gridDimY = static_cast<unsigned>(c.shape.groups.y);
+    l.params.gridDimZ = static_cast<unsigned>(c.shape.groups.z);
+    l.params.blockDimX = static_cast<unsigned>(c.shape.group_size.x);
+    l.params.blockDimY = static_cast<unsigned>(c.shape.group_size.y);
+    l.params.blockDimZ = static_cast<unsigned>(c.shape.group_size.z);
+    l.params.ctx = ctx_;  // ignored while func is set
+    launches_.push_back(std::move(l));
+  }
+  return Status::success();
+}
+
+Status CuGraph::capture(CuQueue& queue, CUstream raw, const plugin::Command* commands, std::size_t count,
+                        CommandEnds& ends) {
+  std::vector<CUgraphNode> before;  // the dependency set after the previous command (one node, as a rule)
+  auto launch = launches_.begin();
+  Capture session(raw);  // ended (and its graph destroyed) before the stream goes
+  CUresult r = session.begin();
+  if (r != CUDA_SUCCESS) return fail(r, "cuStreamBeginCapture", "capturing a graph");
+  for (std::size_t i = 0; i < count; ++i) {
+    const plugin::Command& c = commands[i];
+    if (c.kind == plugin::Command::Kind::nothing) continue;
+    Status s = enqueue(queue, raw, c);
+    if (!s.ok()) return in_command(std::move(s), i, c);
+    if (s = note_nodes(raw, c, i, launch, before, ends); !s.ok()) return in_command(std::move(s), i, c);
+  }
+  r = session.end(graph_);
+  if (r != CUDA_SUCCESS) return fail(r, "cuStreamEndCapture", "capturing a graph");
+  return Status::success();
+}
+
+Status CuGraph::note_nodes(CUstream raw, const plugin::Command& c, std::size_t i, std::vector<Launch>::iterator& launch,
+                           std::vector<CUgraphNode>& before, CommandEnds& ends) {
+  CUstreamCaptureStatus state = CU_STREAM_CAPTURE_STATUS_NONE;
+  const CUgraphNode* deps = nullptr;
+  const CUgraphEdgeData* edges = nullptr;  // asked for so that edge data never makes the query fail
+  std::size_t n = 0;
+  const CUresult r = cuStreamGetCaptureInfo(raw, &state, nullptr, nullptr, &deps, &edges, &n);
+  if (r != CUDA_SUCCESS) return fail(r, "cuStreamGetCaptureInfo");
+  if (state != CU_STREAM_CAPTURE_STATUS_ACTIVE)
+    return internal("the driver ended the graph's capture (cuStreamGetCaptureInfo: not active)",
+                    "cuStreamGetCaptureInfo");
+  if (c.kind == plugin::Command::Kind::launch) {
+    CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;
+    if (n != 1 || cuGraphNodeGetType(deps[0], &type) != CUDA_SUCCESS || type != CU_GRAPH_NODE_TYPE_KERNEL)
+      return internal("the captured launch did not end in one kernel node", "cuStreamGetCaptureInfo");
+    launch->node = deps[0];
+    ++launch;
+  }
+  for (std::size_t d = 0; d < n; ++d)
+    if (std::find(before.begin(), before.end(), deps[d]) == before.end()) ends.emplace_back(deps[d], i);
+  before.assign(deps, deps + n);
+  return Status::success();
+}
+
+Status CuGraph::instantiate(CUstream raw, const plugin::Command* commands, const CommandEnds& ends) {
+  CUDA_GRAPH_INSTANTIATE_PARAMS ip{};
+  ip.flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD;  // the first replay does not pay the upload
+  ip.hUploadStream = raw;
+  CUgraphExec exec = nullptr;
+  CUresult r = cuGraphInstantiateWithParams(&exec, graph_.get(), &ip);
+  exec_ = Owner<GraphExecTraits>(r == CUDA_SUCCESS ? exec : nullptr);
+  if (r != CUDA_SUCCESS) {
+    const std::string what = std::string("instantiating the graph") + instantiate_reason(ip.result_out);
+    for (const auto& e : ends)
+      if (ip.hErrNode_out && e.first == ip.hErrNode_out)
+        return in_command(fail(r, "cuGraphInstantiateWithParams", what), e.second, commands[e.second]);
+    return fail(r, "cuGraphInstantiateWithParams", what);
+  }
+  r = cuStreamSynchronize(raw);  // the upload, before its stream goes
+  if (r != CUDA_SUCCESS) return fail(r, "cuStreamSynchronize", "uploading the graph");
+  return Status::success();
 }
 
 // The graph's nodes run in the order of its commands after the stream's earlier work; the driver

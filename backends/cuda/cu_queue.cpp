@@ -106,8 +106,8 @@ Status CuQueue::fill(plugin::Buffer& dst, std::size_t offset, std::size_t bytes,
   return Status::success();
 }
 
-Status pack_launch(CuKernel& kernel, const plugin::LaunchShape& shape, const plugin::KernelArg* args,
-                   std::size_t count, PackedLaunch& out) noexcept {
+plugin::Outcome pack_launch(CuKernel& kernel, const plugin::LaunchShape& shape, const plugin::KernelArg* args,
+                            std::size_t count, PackedLaunch& out) noexcept {
   static const unsigned char tag = 0;  // value of a portable kernel's dynamic-local parameter
   out.shared = shape.local_bytes;
   if (count > PackedLaunch::max_params)
@@ -130,22 +130,23 @@ Status pack_launch(CuKernel& kernel, const plugin::LaunchShape& shape, const plu
         break;
     }
   }
-  return out.shared > 48 * 1024 ? kernel.allow_dynamic_shared(out.shared) : Status::success();
+  if (out.shared > 48 * 1024) return kernel.allow_dynamic_shared(out.shared);
+  return {};
 }
 
-Status CuQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
-                       const plugin::KernelArg* args, std::size_t count) noexcept {
-  Status s = make_current(ctx_);
-  if (!s.ok()) return s;
+plugin::Outcome CuQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
+                                const plugin::KernelArg* args, std::size_t count) noexcept {
+  if (plugin::Outcome entered = enter_context(ctx_); !entered.ok()) return entered;
   CuKernel& k = static_cast<CuKernel&>(kernel);
   PackedLaunch p;
-  if (Status packed = pack_launch(k, shape, args, count, p); !packed.ok()) return packed;
+  if (plugin::Outcome packed = pack_launch(k, shape, args, count, p); !packed.ok()) return packed;
   const Dim3 g = shape.groups, b = shape.group_size;
   const CUresult r = cuLaunchKernel(k.function(), static_cast<unsigned>(g.x), static_cast<unsigned>(g.y),
                                     static_cast<unsigned>(g.z), static_cast<unsigned>(b.x),
                                     static_cast<unsigned>(b.y), static_cast<unsigned>(b.z),
                                     static_cast<unsigned>(p.shared), stream_, count ? p.params : nullptr, nullptr);
-  return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuLaunchKernel", "launching '" + k.info().name + "'");
+  if (r == CUDA_SUCCESS) return {};
+  return fail(r, "cuLaunchKernel", "launching '" + k.info().name + "'");
 }
 
 Status CuQueue::record(bool timing, std::unique_ptr<plugin::Event>& out) noexcept {

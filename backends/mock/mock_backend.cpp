@@ -59,28 +59,31 @@ const char* op_name(int op) {
 }
 
 // The lost device only, for calls no injection counts (an event's query and its times).
-Status lost_gate(const char* call) {
+plugin::Outcome lost_outcome(const char* call) {
   if (g_lost.load())
     return Status::failure(ErrorCategory::device_lost, "the mock device was lost (injected by the test)", call, -999,
                            "MOCK_DEVICE_LOST");
-  return Status::success();
+  return {};
 }
+Status lost_gate(const char* call) { return lost_outcome(call).status(); }
 
-// Device lost first, then any injected failure for `op`.
-Status gate(int op, ErrorCategory category, const char* call) {
+// Device lost first, then any injected failure for `op`. A call that passes builds no Status (the
+// launch path's promise, which tests/unit holds the mock to as well); gate() is the same as a Status.
+plugin::Outcome gate_outcome(int op, ErrorCategory category, const char* call) {
   ++g_calls;
-  if (Status lost = lost_gate(call); !lost.ok()) return lost;
+  if (plugin::Outcome lost = lost_outcome(call); !lost.ok()) return lost;
   std::lock_guard<std::mutex> lock(g_inject_mutex);
   Injection& in = g_inject[op];
-  if (in.count == 0) return Status::success();
+  if (in.count == 0) return {};
   if (in.after > 0) {
     --in.after;
-    return Status::success();
+    return {};
   }
   --in.count;
   return Status::failure(category, std::string("injected ") + op_name(op) + " failure", call, -1,
                          "MOCK_INJECTED_FAILURE");
 }
+Status gate(int op, ErrorCategory category, const char* call) { return gate_outcome(op, category, call).status(); }
 
 // ---- objects ----
 
@@ -335,10 +338,10 @@ class MockQueue final : public plugin::Queue, Counted<GPURT_MOCK_QUEUE> {
     for (std::size_t i = 0; i < bytes; i += pattern_size) std::memcpy(at(dst, off + i), pattern, pattern_size);
     return s;
   }
-  Status launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape, const plugin::KernelArg* args,
-                std::size_t count) noexcept override {
-    Status s = gate(GPURT_MOCK_OP_LAUNCH, ErrorCategory::internal, "mockLaunch");
-    if (!s.ok()) return s;
+  plugin::Outcome launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape, const plugin::KernelArg* args,
+                         std::size_t count) noexcept override {
+    if (plugin::Outcome g = gate_outcome(GPURT_MOCK_OP_LAUNCH, ErrorCategory::internal, "mockLaunch"); !g.ok())
+      return g;
     const auto& k = static_cast<MockKernel&>(kernel);
     const std::size_t items = shape.groups.x * shape.group_size.x * shape.groups.y * shape.group_size.y *
                               shape.groups.z * shape.group_size.z;
@@ -363,7 +366,7 @@ class MockQueue final : public plugin::Queue, Counted<GPURT_MOCK_QUEUE> {
       const std::uint64_t n = std::min<std::uint64_t>(u64(2), items);
       for (std::uint64_t i = 0; i < n; ++i) out[i] = v;
     }
-    return s;
+    return {};
   }
   Status record(bool timing, std::unique_ptr<plugin::Event>& out) noexcept override {
     return plugin::guarded("mockRecord", [&] {

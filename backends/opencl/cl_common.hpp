@@ -184,8 +184,8 @@ class ClKernel final : public plugin::Kernel {
 // CL_KERNEL_LOCAL_MEM_SIZE is read once the arguments are set (the kernel's own bytes plus every
 // __local argument as the driver lays them out: NVIDIA's driver pads them) and a count past
 // CL_DEVICE_LOCAL_MEM_SIZE is refused with invalid_argument, as the enqueue would fail.
-Status set_kernel_args(const ClKernel& kernel, cl_kernel target, const plugin::KernelArg* args, std::size_t count,
-                       std::vector<cl::Buffer>& views) noexcept;
+plugin::Outcome set_kernel_args(const ClKernel& kernel, cl_kernel target, const plugin::KernelArg* args,
+                                std::size_t count, std::vector<cl::Buffer>& views) noexcept;
 // The NDRange of a launch shape: global and local sizes of `dims` dimensions.
 struct NdRange {
   cl_uint dims = 1;
@@ -229,8 +229,8 @@ class ClQueue final : public plugin::Queue {
               std::size_t dst_offset, std::size_t bytes) noexcept override;
   Status fill(plugin::Buffer& dst, std::size_t offset, std::size_t bytes, const void* pattern,
               std::size_t pattern_size) noexcept override;
-  Status launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
-                const plugin::KernelArg* args, std::size_t count) noexcept override;
+  plugin::Outcome launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
+                         const plugin::KernelArg* args, std::size_t count) noexcept override;
   Status record(bool timing, std::unique_ptr<plugin::Event>& out) noexcept override;
   Status wait(plugin::Event& event) noexcept override;
   Status finish() noexcept override;

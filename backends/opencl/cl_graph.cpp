@@ -55,7 +55,7 @@ Status pack(ClDevice& device, ClGraph& g, const plugin::Command& c, ClGraph::Ste
       st.user = static_cast<const ClKernel*>(c.kernel);
       Status s = own_kernel(g, *st.user, st.kernel);
       if (!s.ok()) return s;
-      s = set_kernel_args(*st.user, st.kernel, c.args, c.arg_count, st.views);
+      s = set_kernel_args(*st.user, st.kernel, c.args, c.arg_count, st.views).status();
       if (!s.ok()) return s;
       st.range = nd_range(c.shape);
       break;
@@ -173,7 +173,7 @@ Status ClGraph::set_args(std::size_t index, const plugin::LaunchShape& shape, co
       if (!s.ok()) return s;
     }
     st.spare_views.clear();
-    Status s = set_kernel_args(*st.user, st.spare, args, arg_count, st.spare_views);
+    Status s = set_kernel_args(*st.user, st.spare, args, arg_count, st.spare_views).status();
     if (!s.ok()) {
       st.spare_views.clear();
       return s;

@@ -167,8 +167,8 @@ Status ClQueue::fill_by_copies(plugin::Buffer& dst, std::size_t offset, std::siz
   return err == CL_SUCCESS ? Status::success() : fail_enqueue(queue_(), device_.native()(), err, "clEnqueueCopyBuffer");
 }
 
-Status set_kernel_args(const ClKernel& k, cl_kernel target, const plugin::KernelArg* args, std::size_t count,
-                       std::vector<cl::Buffer>& views) noexcept {
+plugin::Outcome set_kernel_args(const ClKernel& k, cl_kernel target, const plugin::KernelArg* args,
+                                std::size_t count, std::vector<cl::Buffer>& views) noexcept {
   cl_uint index = 0;  // native argument index: a portable kernel's global pointer takes two
   std::size_t local_args = 0;  // bytes in __local arguments (saturating)
   std::size_t local_count = 0;  // __local arguments
@@ -232,7 +232,7 @@ Status set_kernel_args(const ClKernel& k, cl_kernel target, const plugin::Kernel
                                  "; ask for " + std::to_string(counted - k.local_memory()) + " bytes less",
                              "Queue::launch");
   }
-  return Status::success();
+  return {};
 }
 
 NdRange nd_range(const plugin::LaunchShape& shape) noexcept {
@@ -244,8 +244,8 @@ NdRange nd_range(const plugin::LaunchShape& shape) noexcept {
   return r;
 }
 
-Status ClQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
-                       const plugin::KernelArg* args, std::size_t count) noexcept {
+plugin::Outcome ClQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
+                                const plugin::KernelArg* args, std::size_t count) noexcept {
   ClKernel& k = static_cast<ClKernel&>(kernel);
   // clSetKernelArg and the enqueue that reads the arguments must not interleave between threads
   // sharing the kernel. A launch with no arguments sets none, and enqueueing is thread-safe: it
@@ -253,13 +253,12 @@ Status ClQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
   std::unique_lock<std::mutex> lock(k.mutex(), std::defer_lock);
   if (count > 0) lock.lock();
   std::vector<cl::Buffer> views;  // sub-buffers in use by this launch (OpenCL C kernels only)
-  Status s = set_kernel_args(k, k.handle(), args, count, views);
-  if (!s.ok()) return s;
+  if (plugin::Outcome set = set_kernel_args(k, k.handle(), args, count, views); !set.ok()) return set;
   const NdRange r = nd_range(shape);
   const cl_int err = clEnqueueNDRangeKernel(queue_(), k.handle(), r.dims, nullptr, r.global, r.local, 0,
                                             nullptr, nullptr);
-  return err == CL_SUCCESS ? Status::success()
-                           : fail_enqueue(queue_(), device_.native()(), err, "clEnqueueNDRangeKernel", "launching '" + k.info().name + "'");
+  if (err == CL_SUCCESS) return {};
+  return fail_enqueue(queue_(), device_.native()(), err, "clEnqueueNDRangeKernel", "launching '" + k.info().name + "'");
 }
 
 Status ClQueue::record(bool, std::unique_ptr<plugin::Event>& out) noexcept {

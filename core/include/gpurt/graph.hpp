@@ -72,6 +72,7 @@
 #include "gpurt/buffer.hpp"
 #include "gpurt/event.hpp"
 #include "gpurt/launch.hpp"
+#include "gpurt/plugin/abi.h"
 #include "gpurt/program.hpp"
 #include "gpurt/queue.hpp"
 
@@ -129,9 +130,10 @@ class Recording {
   template <class... Args>
   Step launch(const Kernel& kernel, const LaunchConfig& config, const Args&... args) {
     static_assert(sizeof...(Args) <= detail::max_kernel_args, "too many kernel arguments");
-    const std::array<detail::Arg, sizeof...(Args)> packed{detail::to_arg(args)...};
+    const gpurt_kernel_arg native[sizeof...(Args) + 1]{detail::native_arg(args)...};
+    const detail::ArgCheck checks[sizeof...(Args) + 1]{detail::arg_check(args)...};
     const std::array<std::shared_ptr<const void>, sizeof...(Args)> keep{detail::keep_of(args)...};
-    return record_launch(kernel, config, packed.data(), keep.data(), packed.size());
+    return record_launch(kernel, config, native, checks, keep.data(), sizeof...(Args));
   }
   // Device -> device, of the recording's device.
   template <class T>
@@ -177,8 +179,9 @@ class Recording {
  private:
   friend struct detail::Access;
   detail::RecordingState* checked(const char* call) const;
-  Step record_launch(const Kernel& kernel, const LaunchConfig& config, const detail::Arg* args,
-                     const std::shared_ptr<const void>* keep, std::size_t count);
+  // native and checks: count arguments each, as the call made them (scalar values are copied).
+  Step record_launch(const Kernel& kernel, const LaunchConfig& config, const gpurt_kernel_arg* native,
+                     const detail::ArgCheck* checks, const std::shared_ptr<const void>* keep, std::size_t count);
   void record_copy(const std::shared_ptr<detail::Allocation>& src, std::size_t src_offset, std::size_t src_bytes,
                    const std::shared_ptr<detail::Allocation>& dst, std::size_t dst_offset, std::size_t dst_bytes);
   // to_device: host -> device; else device -> host.
@@ -214,18 +217,20 @@ class Graph {
   // the graph was replayed on).
   template <class T>
   void set_arg(Step step, std::size_t index, const T& value) {
-    const detail::Arg a = detail::to_arg(value);
+    const gpurt_kernel_arg native = detail::native_arg(value);
+    const detail::ArgCheck check = detail::arg_check(value);
     const std::shared_ptr<const void> keep = detail::keep_of(value);
-    update_args(step, false, index, &a, &keep, 1);
+    update_args(step, false, index, &native, &check, &keep, 1);
   }
   // Replaces all the arguments of the launch `step` at once (as many as it was recorded with),
   // checked together as one launch; a bad one leaves every argument as it was.
   template <class... Args>
   void set_args(Step step, const Args&... args) {
     static_assert(sizeof...(Args) <= detail::max_kernel_args, "too many kernel arguments");
-    const std::array<detail::Arg, sizeof...(Args)> packed{detail::to_arg(args)...};
+    const gpurt_kernel_arg native[sizeof...(Args) + 1]{detail::native_arg(args)...};
+    const detail::ArgCheck checks[sizeof...(Args) + 1]{detail::arg_check(args)...};
     const std::array<std::shared_ptr<const void>, sizeof...(Args)> keep{detail::keep_of(args)...};
-    update_args(step, true, 0, packed.data(), keep.data(), packed.size());
+    update_args(step, true, 0, native, checks, keep.data(), sizeof...(Args));
   }
 
  private:
@@ -235,8 +240,8 @@ class Graph {
   explicit Graph(std::shared_ptr<detail::GraphState> s) : state_(std::move(s)) {}
   detail::GraphState* checked(const char* call) const;
   // all: every argument (count of them); else argument `index` (count == 1).
-  void update_args(Step step, bool all, std::size_t index, const detail::Arg* args,
-                   const std::shared_ptr<const void>* keep, std::size_t count);
+  void update_args(Step step, bool all, std::size_t index, const gpurt_kernel_arg* native,
+                   const detail::ArgCheck* checks, const std::shared_ptr<const void>* keep, std::size_t count);
 
   std::shared_ptr<detail::GraphState> state_;
 };

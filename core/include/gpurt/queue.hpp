@@ -26,7 +26,9 @@
 #include "gpurt/buffer.hpp"
 #include "gpurt/event.hpp"
 #include "gpurt/launch.hpp"
+#include "gpurt/plugin/abi.h"
 #include "gpurt/program.hpp"
+#include "gpurt/types.hpp"
 
 namespace gpurt {
 
@@ -35,59 +37,41 @@ class Graph;
 namespace detail {
 struct QueueState;
 
-// A kernel argument as the core sees it before validation.
-// Only the bytes a kind uses are written (no zeroing), to keep launches cheap.
-struct Arg {
-  enum class Kind { buffer, scalar, local } kind;
-  const Allocation* allocation;  // buffer
-  std::size_t offset;            // buffer: view start, bytes
-  std::size_t size;              // buffer: view bytes; scalar: value bytes; local: bytes
-  std::size_t element_size;      // buffer: sizeof(T)
+// A kernel argument is made once, here, where the call is made, in the form the plugin receives:
+// the ABI's gpurt_kernel_arg (a scalar's `value` points at the caller's argument, valid for the
+// call; a buffer's handle is set by the core once it has checked the buffer). Beside it, what only
+// the core's checks read: the buffer's allocation and the C++ type. Nothing is zeroed or copied.
+struct ArgCheck {
+  const Allocation* allocation;  // buffer: its allocation (null for an empty Buffer)
   ValueType type;                // buffer: the element type; scalar: the value's type
-  alignas(16) unsigned char value[64];  // scalar: the value's bytes
 };
-constexpr std::size_t max_scalar_arg_bytes = sizeof(Arg::value);
+constexpr std::size_t max_scalar_arg_bytes = 64;
 constexpr std::size_t max_kernel_args = 64;
 
 // An empty Buffer gives a null allocation, which the call that takes the argument refuses in its
 // own name (Queue::launch, Recording::launch, Graph::set_arg, Graph::set_args).
 template <class T>
-Arg to_arg(const Buffer<T>& b) {
-  Arg a;
-  a.kind = Arg::Kind::buffer;
-  a.allocation = Access::shared_allocation(b).get();
-  a.offset = b.offset_bytes();
-  a.size = b.size_bytes();
-  a.element_size = sizeof(T);
-  a.type = value_type_of<T>();
-  return a;
+gpurt_kernel_arg native_arg(const Buffer<T>& b) {
+  return {GPURT_ARG_BUFFER, nullptr, b.offset_bytes(), b.size_bytes(), nullptr};
 }
-inline Arg to_arg(const Local& l) {
-  Arg a;
-  a.kind = Arg::Kind::local;
-  a.allocation = nullptr;
-  a.offset = 0;
-  a.size = l.bytes;
-  a.element_size = 0;
-  a.type = ValueType{};
-  return a;
-}
+inline gpurt_kernel_arg native_arg(const Local& l) { return {GPURT_ARG_LOCAL, nullptr, 0, l.bytes, nullptr}; }
 template <class T>
-Arg to_arg(const T& v) {
+gpurt_kernel_arg native_arg(const T& v) {
   static_assert(!std::is_pointer<T>::value,
                 "pass a gpurt::Buffer to a kernel, not a pointer: host pointers mean nothing on the device");
   static_assert(std::is_trivially_copyable<T>::value,
                 "kernel scalar arguments must be trivially copyable");
   static_assert(sizeof(T) <= max_scalar_arg_bytes, "kernel scalar arguments are limited to 64 bytes");
-  Arg a;
-  a.kind = Arg::Kind::scalar;
-  a.allocation = nullptr;
-  a.offset = 0;
-  a.size = sizeof(T);
-  a.element_size = 0;
-  a.type = value_type_of<T>();
-  std::memcpy(a.value, &v, sizeof(T));
-  return a;
+  return {GPURT_ARG_SCALAR, nullptr, 0, sizeof(T), &v};
+}
+template <class T>
+ArgCheck arg_check(const Buffer<T>& b) {
+  return {Access::shared_allocation(b).get(), value_type_of<T>()};
+}
+inline ArgCheck arg_check(const Local&) { return {nullptr, ValueType{}}; }
+template <class T>
+ArgCheck arg_check(const T&) {
+  return {nullptr, value_type_of<T>()};
 }
 
 // P is a pointer (not an array) to E, or to a less cv-qualified E: the raw-pointer copy overloads.
@@ -223,8 +207,10 @@ class Queue {
   template <class... Args>
   void launch(const Kernel& kernel, const LaunchConfig& config, const Args&... args) {
     static_assert(sizeof...(Args) <= detail::max_kernel_args, "too many kernel arguments");
-    const std::array<detail::Arg, sizeof...(Args)> packed{detail::to_arg(args)...};
-    launch_packed(kernel, config, packed.data(), packed.size());
+    // One slot more than the arguments: where the core puts a dynamic-local-memory parameter.
+    gpurt_kernel_arg native[sizeof...(Args) + 1]{detail::native_arg(args)...};
+    const detail::ArgCheck checks[sizeof...(Args) + 1]{detail::arg_check(args)...};
+    launch_args(kernel, config, native, checks, sizeof...(Args));
   }
 
   // Enqueues the commands of `graph` (gpurt/graph.hpp), in recorded order, after this queue's
@@ -312,8 +298,9 @@ class Queue {
                    const detail::Allocation* dst, std::size_t dst_offset, std::size_t dst_bytes);
   void fill_bytes(const detail::Allocation* dst, std::size_t offset, std::size_t bytes,
                   const void* pattern, std::size_t pattern_size);
-  void launch_packed(const Kernel& kernel, const LaunchConfig& config, const detail::Arg* args,
-                     std::size_t count);
+  // native: count + 1 slots (the last for the core); checks: count.
+  void launch_args(const Kernel& kernel, const LaunchConfig& config, gpurt_kernel_arg* native,
+                   const detail::ArgCheck* checks, std::size_t count);
 
   std::shared_ptr<detail::QueueState> state_;
 };

@@ -19,6 +19,55 @@ namespace gpurt {
 
 namespace detail {
 
+// A launch's arguments as a recording keeps them: the call's form (gpurt/queue.hpp) with each
+// scalar's bytes copied in, `native[i].value` pointing at them (a copy points at its own; a move
+// keeps the vectors' storage, so the pointers stay right). `native` has one slot more than the
+// arguments, for prepare_launch's dynamic-local parameter.
+class RecordedArgs {
+ public:
+  RecordedArgs() = default;
+  RecordedArgs(const gpurt_kernel_arg* native, const ArgCheck* checks, std::size_t count)
+      : native_(count + 1), checks_(count), values_(count) {
+    for (std::size_t i = 0; i < count; ++i) set(i, native[i], checks[i]);
+  }
+  RecordedArgs(const RecordedArgs& other)
+      : native_(other.native_), checks_(other.checks_), values_(other.values_), prepared_(other.prepared_) {
+    for (std::size_t i = 0; i < checks_.size(); ++i)
+      if (native_[i].kind == GPURT_ARG_SCALAR) native_[i].value = values_[i].bytes;
+  }
+  RecordedArgs(RecordedArgs&&) noexcept = default;
+  RecordedArgs& operator=(const RecordedArgs&) = delete;
+  RecordedArgs& operator=(RecordedArgs&&) noexcept = default;
+
+  // Replaces argument i.
+  void set(std::size_t i, const gpurt_kernel_arg& native, const ArgCheck& check) {
+    native_[i] = native;
+    checks_[i] = check;
+    if (native.kind == GPURT_ARG_SCALAR) {
+      std::memcpy(values_[i].bytes, native.value, native.size);
+      native_[i].value = values_[i].bytes;
+    }
+  }
+  std::size_t count() const { return checks_.size(); }
+  // Checks them for `k` as Queue::launch does (prepare_launch), ready for the plugin.
+  void prepare(DeviceState* d, KernelState* k, const LaunchConfig& config, const char* call, PreparedLaunch& out) {
+    prepare_launch(d, k, config, LaunchArgs{native_.data(), checks_.data(), count()}, call, out);
+    prepared_ = out.count;
+  }
+  // What the plugin gets: prepared() arguments (after prepare).
+  const gpurt_kernel_arg* native() const { return native_.data(); }
+  std::size_t prepared() const { return prepared_; }
+
+ private:
+  struct alignas(16) Value {
+    unsigned char bytes[max_scalar_arg_bytes];
+  };
+  std::vector<gpurt_kernel_arg> native_;
+  std::vector<ArgCheck> checks_;
+  std::vector<Value> values_;
+  std::size_t prepared_ = 0;
+};
+
 // One recorded command, with everything its replay needs kept alive.
 struct Command {
   gpurt_command_kind kind = GPURT_COMMAND_NOTHING;
@@ -26,10 +75,9 @@ struct Command {
   // launch
   std::shared_ptr<KernelState> kernel;
   LaunchConfig config;
-  std::vector<Arg> args;                          // as recorded: checked again, with a new one, on update
+  RecordedArgs args;                              // prepared; checked again, with a new one, on update
   std::vector<std::shared_ptr<const void>> keep;  // what each argument needs alive (its allocation)
-  std::vector<bridge::KernelArg> native;          // prepared; scalar values point into `args`
-  bridge::LaunchShape shape;
+  gpurt_launch_shape shape{};
   // copies and fills
   std::shared_ptr<Allocation> src, dst;
   std::size_t src_offset = 0, dst_offset = 0, bytes = 0;
@@ -156,23 +204,23 @@ detail::RecordingState* Recording::checked(const char* call) const {
 Device Recording::device() const { return detail::Access::make<Device>(checked("Recording::device")->device); }
 std::size_t Recording::size() const { return checked("Recording::size")->commands.size(); }
 
-Step Recording::record_launch(const Kernel& kernel, const LaunchConfig& config, const detail::Arg* args,
-                              const std::shared_ptr<const void>* keep, std::size_t count) {
+Step Recording::record_launch(const Kernel& kernel, const LaunchConfig& config, const gpurt_kernel_arg* native,
+                              const detail::ArgCheck* checks, const std::shared_ptr<const void>* keep,
+                              std::size_t count) {
   constexpr const char* call = "Recording::launch";
   detail::RecordingState* r = checked(call);
   detail::KernelState* k = detail::Access::state(kernel, call);
   detail::Command c;
   c.kind = GPURT_COMMAND_LAUNCH;
-  c.args.assign(args, args + count);
+  c.args = detail::RecordedArgs(native, checks, count);
   detail::PreparedLaunch p;
-  detail::prepare_launch(r->device, k, config, c.args.data(), count, call, p);  // scalars point into c.args
-  c.native.assign(p.native, p.native + p.count);
+  c.args.prepare(r->device, k, config, call, p);
   c.shape = p.shape;
   c.kernel = detail::Access::shared_state(kernel);
   c.config = config;
   c.keep.assign(keep, keep + count);
   c.label = "launch '" + k->info.name + "'";
-  r->commands.push_back(std::move(c));  // moving the vector of Args keeps the values where `native` points
+  r->commands.push_back(std::move(c));  // moving the arguments keeps the values where they point
   return Step{r->commands.size() - 1, r->id};
 }
 
@@ -309,11 +357,9 @@ Graph Recording::finish() {
       n.kind = c.kind;
       if (c.kind == GPURT_COMMAND_LAUNCH) {
         n.kernel = c.kernel->impl->handle();
-        n.shape = {{c.shape.groups.x, c.shape.groups.y, c.shape.groups.z},
-                   {c.shape.group_size.x, c.shape.group_size.y, c.shape.group_size.z},
-                   c.shape.local_bytes};
-        n.args = c.native.data();
-        n.arg_count = c.native.size();
+        n.shape = c.shape;
+        n.args = c.args.native();
+        n.arg_count = c.args.prepared();
       }
       if (c.src) n.src = c.src->impl->handle();
       if (c.dst) n.dst = c.dst->impl->handle();
@@ -334,7 +380,7 @@ Graph Recording::finish() {
       detail::raise_in(std::move(s), *g, nullptr, 0);
     }
   }
-  g->commands = std::move(r->commands);  // element addresses (and the Args' values) stay put
+  g->commands = std::move(r->commands);  // element addresses (and the arguments' values) stay put
   r->commands.clear();
   r->finished = true;  // every copy of this handle is spent
   state_.reset();
@@ -354,8 +400,8 @@ Device Graph::device() const { return detail::Access::make<Device>(checked("Grap
 std::size_t Graph::size() const { return checked("Graph::size")->commands.size(); }
 const std::string& Graph::name() const { return checked("Graph::name")->name; }
 
-void Graph::update_args(Step step, bool all, std::size_t index, const detail::Arg* args,
-                        const std::shared_ptr<const void>* keep, std::size_t count) {
+void Graph::update_args(Step step, bool all, std::size_t index, const gpurt_kernel_arg* native,
+                        const detail::ArgCheck* checks, const std::shared_ptr<const void>* keep, std::size_t count) {
   const char* call = all ? "Graph::set_args" : "Graph::set_arg";
   detail::GraphState* g = checked(call);
   std::lock_guard<std::mutex> lock(g->mutex);
@@ -373,38 +419,38 @@ void Graph::update_args(Step step, bool all, std::size_t index, const detail::Ar
     detail::invalid(detail::command_text(step.index, c) + " of " + detail::graph_text(g->name) +
                         " is not a launch: only launches have arguments to change",
                     call, g->device);
-  std::vector<detail::Arg> next = c.args;
+  const std::size_t recorded = c.args.count();
+  detail::RecordedArgs next = c.args;
   std::vector<std::shared_ptr<const void>> next_keep = c.keep;
   if (all) {
-    if (count != c.args.size())
-      detail::invalid(detail::command_text(step.index, c) + " was recorded with " + std::to_string(c.args.size()) +
-                          " argument" + (c.args.size() == 1 ? "" : "s") + " but " + std::to_string(count) +
+    if (count != recorded)
+      detail::invalid(detail::command_text(step.index, c) + " was recorded with " + std::to_string(recorded) +
+                          " argument" + (recorded == 1 ? "" : "s") + " but " + std::to_string(count) +
                           " were given; pass all of them (or change one with set_arg)",
                       call, g->device);
-    std::copy(args, args + count, next.begin());
+    for (std::size_t i = 0; i < count; ++i) next.set(i, native[i], checks[i]);
     std::copy(keep, keep + count, next_keep.begin());
   } else {
-    if (index >= c.args.size())
-      detail::invalid("argument " + std::to_string(index) + " is past the " + std::to_string(c.args.size()) +
-                          " argument" + (c.args.size() == 1 ? "" : "s") + " of " +
+    if (index >= recorded)
+      detail::invalid("argument " + std::to_string(index) + " is past the " + std::to_string(recorded) +
+                          " argument" + (recorded == 1 ? "" : "s") + " of " +
                           detail::command_text(step.index, c) + " (arguments count from 0)",
                       call, g->device);
-    next[index] = args[0];
+    next.set(index, native[0], checks[0]);
     next_keep[index] = keep[0];
   }
   detail::PreparedLaunch p;
-  detail::prepare_launch(g->device, c.kernel.get(), c.config, next.data(), next.size(), call, p);
+  next.prepare(g->device, c.kernel.get(), c.config, call, p);
   if (g->native) {
-    bridge::Status s = g->native->set_args(step.index, p.shape, p.native, p.count);
+    bridge::Status s = g->native->set_args(step.index, p.shape, next.native(), p.count);
     if (s.failed) detail::raise_in(std::move(s), *g, &c, step.index);
   }
   // What the old arguments kept alive may still be in use by replays enqueued before.
   if (!g->replayed_on.empty())
     for (std::size_t i = 0; i < c.keep.size(); ++i)
       if (c.keep[i] && c.keep[i] != next_keep[i]) g->retire(c.keep[i]);
-  c.args = std::move(next);  // the moved buffer keeps the values where p.native points
+  c.args = std::move(next);  // the moved storage keeps the values where the arguments point
   c.keep = std::move(next_keep);
-  c.native.assign(p.native, p.native + p.count);
   c.shape = p.shape;
 }
 
@@ -457,7 +503,7 @@ void Queue::replay(const Graph& graph) {
     bridge::Status s;
     switch (c.kind) {
       case GPURT_COMMAND_LAUNCH:
-        s = q->impl->launch(*c.kernel->impl, c.shape, c.native.data(), c.native.size());
+        s = q->impl->launch(*c.kernel->impl, c.shape, c.args.native(), c.args.prepared()).status();
         break;
       case GPURT_COMMAND_COPY:
         s = q->impl->copy(*c.src->impl, c.src_offset, *c.dst->impl, c.dst_offset, c.bytes);

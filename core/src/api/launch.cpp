@@ -1,6 +1,8 @@
 // Queue::launch: every check a launch needs, done before anything is enqueued, then one hook.
-#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <shared_mutex>
+#include <string>
 
 #include "api/format.hpp"
 #include "api/launch.hpp"
@@ -86,16 +88,18 @@ std::string arg_text(std::size_t i) { return "argument " + std::to_string(i); }
 
 // Whether the top bit of a scalar argument's integer is set (little-endian hosts): the one bit whose
 // meaning changes with signedness.
-bool top_bit(const detail::Arg& a) { return a.size > 0 && (a.value[a.size - 1] & 0x80) != 0; }
+bool top_bit(const gpurt_kernel_arg& a) {
+  return a.size > 0 && (static_cast<const unsigned char*>(a.value)[a.size - 1] & 0x80) != 0;
+}
 
 // A scalar argument against the parameter's declared type (kind, width, and signedness where it
 // changes the value). Parameters of unknown or aggregate type are checked by size only.
-void check_scalar_type(std::size_t i, const detail::Arg& a, const plugin::ParamType& t,
-                       const bridge::KernelInfo& info, const detail::DeviceState* d, const char* call) {
+void check_scalar_type(std::size_t i, const gpurt_kernel_arg& a, const detail::ValueType& got,
+                       const plugin::ParamType& t, const bridge::KernelInfo& info, const detail::DeviceState* d,
+                       const char* call) {
   using detail::ValueKind;
-  if (!t.known || t.pointer || a.type.kind == ValueKind::unknown) return;
+  if (!t.known || t.pointer || got.kind == ValueKind::unknown) return;
   const detail::ValueType& want = t.value;
-  const detail::ValueType& got = a.type;
   if (want.kind == ValueKind::other || want.kind == ValueKind::unknown || got.kind == ValueKind::other) return;
   auto refuse = [&](const char* why) {  // builds its strings only on failure: no cost per launch
     const std::string expected = plugin::describe_value(want);
@@ -125,12 +129,11 @@ void check_scalar_type(std::size_t i, const detail::Arg& a, const plugin::ParamT
 }
 
 // A buffer argument's element type against the pointee of the parameter's declared type.
-void check_buffer_type(std::size_t i, const detail::Arg& a, const plugin::ParamType& t,
+void check_buffer_type(std::size_t i, const detail::ValueType& got, const plugin::ParamType& t,
                        const bridge::KernelInfo& info, const detail::DeviceState* d, const char* call) {
   using detail::ValueKind;
   if (!t.known || !t.pointer || t.void_pointee) return;
   const detail::ValueType& want = t.value;
-  const detail::ValueType& got = a.type;
   if (want.kind == ValueKind::other || want.kind == ValueKind::unknown || got.kind == ValueKind::other ||
       got.kind == ValueKind::unknown)
     return;
@@ -199,150 +202,201 @@ LaunchConfig LaunchConfig::cover(const Kernel& kernel, std::size_t items, std::s
   return cover(Dim3(items), Dim3(kernel.suggested_group_size()), local_bytes);
 }
 
-void detail::prepare_launch(DeviceState* d, KernelState* k, const LaunchConfig& config, const Arg* args,
-                            std::size_t count, const char* call, PreparedLaunch& out) {
+namespace {
+
+void check_kernel_device(const detail::DeviceState* d, const detail::KernelState* k, const char* call) {
   if (k->device != d)
     detail::invalid("kernel '" + k->info.name + "' was built for " + k->device->description +
                         " but the queue is on " + d->description + "; build the program for the "
                         "queue's device",
                     call, d);
+}
+
+// The number of arguments against the kernel's parameters, and the dynamic-local-memory parameter
+// against LaunchConfig::local_bytes. `dynamic_param`: the launch fills that parameter.
+void check_count(const detail::DeviceState* d, const bridge::KernelInfo& info, const LaunchConfig& config,
+                 bool dynamic_param, std::size_t count, const char* call) {
+  if (!info.params_known) return;
+  const std::size_t expected = info.params.size() - (dynamic_param ? 1 : 0);
+  if (dynamic_param && (info.params.empty() ||
+                        info.params.back().kind != bridge::ParamKind::local_pointer))
+    detail::invalid("LaunchConfig::local_bytes is " + std::to_string(config.local_bytes) +
+                        " but kernel '" + info.name + "' does not end with a __local pointer "
+                        "parameter to receive it" +
+                        (!info.params.empty() && info.params.back().kind == bridge::ParamKind::unknown
+                             ? " (its last parameter's kind is unknown: the driver gave no "
+                               "argument info and the source could not be read)"
+                             : "") +
+                        "; add one, or set local_bytes to 0",
+                    call, d);
+  if (info.dynamic_local_is_parameter && config.local_bytes == 0 && count + 1 == expected &&
+      info.params.back().kind == bridge::ParamKind::local_pointer)
+    detail::invalid("kernel '" + info.name + "' has dynamic local memory (GPURT_DYNAMIC_LOCAL, its last "
+                        "parameter) but LaunchConfig::local_bytes is 0; "
+                        "set local_bytes to the bytes it needs (the other " + std::to_string(count) +
+                        " argument" + (count == 1 ? " was" : "s were") + " given)",
+                    call, d);
+  if (count != expected)
+    detail::invalid("kernel '" + info.name + "' takes " + std::to_string(expected) +
+                        " argument" + (expected == 1 ? "" : "s") +
+                        (dynamic_param ? " (besides its dynamic local memory parameter)" : "") +
+                        " but " + std::to_string(count) + " were given",
+                    call, d);
+}
+
+// One argument, checked against parameter `p` (null when the parameters are unknown); each
+// function below checks one kind. `i` is the argument's index.
+struct ArgContext {
+  const detail::DeviceState* d;
+  const detail::KernelState* k;
+  const bridge::ParamInfo* p;
+  std::size_t i;
+  const char* call;
+};
+
+// A buffer: not empty, on the queue's device, to a global pointer, within its allocation, of the
+// element type the kernel reads, on the alignment the kernel takes views at. Sets its handle.
+void check_buffer_arg(const ArgContext& c, gpurt_kernel_arg& n, const detail::ArgCheck& a) {
+  const bridge::KernelInfo& info = c.k->info;
+  const detail::DeviceState* d = c.d;
+  const bridge::ParamInfo* p = c.p;
+  const std::size_t i = c.i;
+  const char* call = c.call;
+  if (!a.allocation)
+    detail::invalid("argument " + std::to_string(i) + ": this Buffer is empty (default-constructed or "
+                        "moved-from); pass a buffer allocated with Device::alloc (dev.alloc<T>(0) makes a "
+                        "valid, empty one)",
+                    call, d);
+  if (a.allocation->device != d)
+    detail::invalid("argument " + std::to_string(i) + " is a buffer on " +
+                        a.allocation->device->description + ", not on the queue's device " +
+                        d->description + "; copy it to this device first",
+                    call, d);
+  if (p && p->kind != bridge::ParamKind::global_pointer && p->kind != bridge::ParamKind::unknown)
+    detail::invalid("argument " + std::to_string(i) + " is a buffer but " + param_text(info, i) +
+                        " is not a global pointer",
+                    call, d);
+  if (p && p->kind == bridge::ParamKind::unknown && p->size != 0 && p->size != sizeof(void*))
+    detail::invalid("argument " + std::to_string(i) + " is a buffer (a " +
+                        std::to_string(sizeof(void*)) + "-byte pointer) but " +
+                        param_text(info, i) + " has " + std::to_string(p->size) + " bytes",
+                    call, d);
+  detail::check_range(a.allocation, n.offset, n.size, call);
+  if (!c.k->types.empty()) check_buffer_type(i, a.type, c.k->types[i], info, d, call);
+  if (n.offset % c.k->view_alignment != 0)
+    detail::invalid("argument " + std::to_string(i) + " is a view starting at byte " +
+                        std::to_string(n.offset) + ", but " + param_text(info, i) +
+                        " takes a view as a sub-buffer (as OpenCL C kernels do), which on " +
+                        d->selector + " must start on a multiple of " + std::to_string(c.k->view_alignment) +
+                        " bytes. Pass the whole buffer and an index offset, or write the "
+                        "kernel in the portable dialect (SourceLanguage::portable), whose "
+                        "kernels take views at any element offset",
+                    call, d);
+  n.buffer = a.allocation->impl ? a.allocation->impl->handle() : nullptr;
+}
+
+// A scalar: not for a pointer, of the parameter's type and size.
+void check_scalar_arg(const ArgContext& c, const gpurt_kernel_arg& n, const detail::ArgCheck& a) {
+  const bridge::KernelInfo& info = c.k->info;
+  const bridge::ParamInfo* p = c.p;
+  const std::size_t i = c.i;
+  if (p && (p->kind == bridge::ParamKind::global_pointer ||
+            p->kind == bridge::ParamKind::local_pointer))
+    detail::invalid("argument " + std::to_string(i) + " is a scalar of " +
+                        std::to_string(n.size) + " bytes but " + param_text(info, i) +
+                        " is a pointer; pass a Buffer" +
+                        (p->kind == bridge::ParamKind::local_pointer ? " or gpurt::Local" : ""),
+                    c.call, c.d);
+  if (!c.k->types.empty()) check_scalar_type(i, n, a.type, c.k->types[i], info, c.d, c.call);
+  if (p && p->size != 0 && p->size != n.size)
+    detail::invalid("argument " + std::to_string(i) + " has " + std::to_string(n.size) +
+                        " bytes but " + param_text(info, i) + " has " +
+                        std::to_string(p->size) + "; pass a value of the parameter's type",
+                    c.call, c.d);
+}
+
+// A Local: taken by the backend, for a __local pointer, of at least one byte.
+void check_local_arg(const ArgContext& c, const gpurt_kernel_arg& n) {
+  const bridge::KernelInfo& info = c.k->info;
+  const detail::DeviceState* d = c.d;
+  const bridge::ParamInfo* p = c.p;
+  const std::size_t i = c.i;
+  if (!info.local_arguments)
+    throw Error(ErrorCategory::unsupported,
+                "argument " + std::to_string(i) + " is a gpurt::Local, which the " +
+                    d->props.backend + " backend does not take; pass dynamic local memory "
+                    "through LaunchConfig::local_bytes",
+                ErrorDetails{d->props.backend, 0, {}, c.call, d->description, {}, {}});
+  // A Local given to a parameter of unknown kind is refused: drivers do not all check it,
+  // and one that takes it for a pointer corrupts memory.
+  if (p && p->kind != bridge::ParamKind::local_pointer)
+    detail::invalid("argument " + std::to_string(i) + " is a gpurt::Local but " +
+                        param_text(info, i) +
+                        (p->kind == bridge::ParamKind::unknown
+                             ? " is of unknown kind (the driver gave no argument info), so "
+                               "gpurt cannot check it is a __local pointer"
+                             : " is not a __local pointer"),
+                    c.call, d);
+  if (n.size == 0)
+    detail::invalid("argument " + std::to_string(i) +
+                        " is a gpurt::Local of 0 bytes; local memory arguments need at "
+                        "least one byte",
+                    c.call, d);
+}
+
+// Every argument in turn; returns the bytes the Local arguments ask for (saturating).
+std::size_t check_args(const detail::DeviceState* d, const detail::KernelState* k, const detail::LaunchArgs& args,
+                       const char* call) {
   const bridge::KernelInfo& info = k->info;
-  check_shape(d, info, config, call);
-
-  check_local(d, info, config.local_bytes, 0, call);
-  const bool dynamic_param = info.dynamic_local_is_parameter && config.local_bytes > 0;
-  if (info.params_known) {
-    const std::size_t expected = info.params.size() - (dynamic_param ? 1 : 0);
-    if (dynamic_param && (info.params.empty() ||
-                          info.params.back().kind != bridge::ParamKind::local_pointer))
-      detail::invalid("LaunchConfig::local_bytes is " + std::to_string(config.local_bytes) +
-                          " but kernel '" + info.name + "' does not end with a __local pointer "
-                          "parameter to receive it" +
-                          (!info.params.empty() && info.params.back().kind == bridge::ParamKind::unknown
-                               ? " (its last parameter's kind is unknown: the driver gave no "
-                                 "argument info and the source could not be read)"
-                               : "") +
-                          "; add one, or set local_bytes to 0",
-                      call, d);
-    if (info.dynamic_local_is_parameter && config.local_bytes == 0 && count + 1 == expected &&
-        info.params.back().kind == bridge::ParamKind::local_pointer)
-      detail::invalid("kernel '" + info.name + "' has dynamic local memory (GPURT_DYNAMIC_LOCAL, its last "
-                          "parameter) but LaunchConfig::local_bytes is 0; "
-                          "set local_bytes to the bytes it needs (the other " + std::to_string(count) +
-                          " argument" + (count == 1 ? " was" : "s were") + " given)",
-                      call, d);
-    if (count != expected)
-      detail::invalid("kernel '" + info.name + "' takes " + std::to_string(expected) +
-                          " argument" + (expected == 1 ? "" : "s") +
-                          (dynamic_param ? " (besides its dynamic local memory parameter)" : "") +
-                          " but " + std::to_string(count) + " were given",
-                      call, d);
-  }
-
-  bridge::KernelArg* native = out.native;  // uninitialised; filled below
   std::size_t local_from_args = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    const detail::Arg& a = args[i];
-    const bridge::ParamInfo* p =
-        info.params_known && i < info.params.size() ? &info.params[i] : nullptr;
-    bridge::KernelArg& n = native[i];
-    switch (a.kind) {
-      case detail::Arg::Kind::buffer:
-        if (!a.allocation)
-          detail::invalid("argument " + std::to_string(i) + ": this Buffer is empty (default-constructed or "
-                              "moved-from); pass a buffer allocated with Device::alloc (dev.alloc<T>(0) makes a "
-                              "valid, empty one)",
-                          call, d);
-        if (a.allocation->device != d)
-          detail::invalid("argument " + std::to_string(i) + " is a buffer on " +
-                              a.allocation->device->description + ", not on the queue's device " +
-                              d->description + "; copy it to this device first",
-                          call, d);
-        if (p && p->kind != bridge::ParamKind::global_pointer && p->kind != bridge::ParamKind::unknown)
-          detail::invalid("argument " + std::to_string(i) + " is a buffer but " + param_text(info, i) +
-                              " is not a global pointer",
-                          call, d);
-        if (p && p->kind == bridge::ParamKind::unknown && p->size != 0 && p->size != sizeof(void*))
-          detail::invalid("argument " + std::to_string(i) + " is a buffer (a " +
-                              std::to_string(sizeof(void*)) + "-byte pointer) but " +
-                              param_text(info, i) + " has " + std::to_string(p->size) + " bytes",
-                          call, d);
-        detail::check_range(a.allocation, a.offset, a.size, call);
-        if (!k->types.empty()) check_buffer_type(i, a, k->types[i], info, d, call);
-        if (a.offset % k->view_alignment != 0)
-          detail::invalid("argument " + std::to_string(i) + " is a view starting at byte " +
-                              std::to_string(a.offset) + ", but " + param_text(info, i) +
-                              " takes a view as a sub-buffer (as OpenCL C kernels do), which on " +
-                              d->selector + " must start on a multiple of " + std::to_string(k->view_alignment) +
-                              " bytes. Pass the whole buffer and an index offset, or write the "
-                              "kernel in the portable dialect (SourceLanguage::portable), whose "
-                              "kernels take views at any element offset",
-                          call, d);
-        n = {GPURT_ARG_BUFFER, a.allocation->impl ? a.allocation->impl->handle() : nullptr, a.offset, a.size, nullptr};
-        break;
-      case detail::Arg::Kind::scalar:
-        if (p && (p->kind == bridge::ParamKind::global_pointer ||
-                  p->kind == bridge::ParamKind::local_pointer))
-          detail::invalid("argument " + std::to_string(i) + " is a scalar of " +
-                              std::to_string(a.size) + " bytes but " + param_text(info, i) +
-                              " is a pointer; pass a Buffer" +
-                              (p->kind == bridge::ParamKind::local_pointer ? " or gpurt::Local" : ""),
-                          call, d);
-        if (!k->types.empty()) check_scalar_type(i, a, k->types[i], info, d, call);
-        if (p && p->size != 0 && p->size != a.size)
-          detail::invalid("argument " + std::to_string(i) + " has " + std::to_string(a.size) +
-                              " bytes but " + param_text(info, i) + " has " +
-                              std::to_string(p->size) + "; pass a value of the parameter's type",
-                          call, d);
-        n = {GPURT_ARG_SCALAR, nullptr, 0, a.size, a.value};
-        break;
-      case detail::Arg::Kind::local:
-        if (!info.local_arguments)
-          throw Error(ErrorCategory::unsupported,
-                      "argument " + std::to_string(i) + " is a gpurt::Local, which the " +
-                          d->props.backend + " backend does not take; pass dynamic local memory "
-                          "through LaunchConfig::local_bytes",
-                      ErrorDetails{d->props.backend, 0, {}, call, d->description, {}, {}});
-        // A Local given to a parameter of unknown kind is refused: drivers do not all check it,
-        // and one that takes it for a pointer corrupts memory.
-        if (p && p->kind != bridge::ParamKind::local_pointer)
-          detail::invalid("argument " + std::to_string(i) + " is a gpurt::Local but " +
-                              param_text(info, i) +
-                              (p->kind == bridge::ParamKind::unknown
-                                   ? " is of unknown kind (the driver gave no argument info), so "
-                                     "gpurt cannot check it is a __local pointer"
-                                   : " is not a __local pointer"),
-                          call, d);
-        if (a.size == 0)
-          detail::invalid("argument " + std::to_string(i) +
-                              " is a gpurt::Local of 0 bytes; local memory arguments need at "
-                              "least one byte",
-                          call, d);
-        local_from_args = saturating_add(local_from_args, a.size);
-        n = {GPURT_ARG_LOCAL, nullptr, 0, a.size, nullptr};
+  for (std::size_t i = 0; i < args.count; ++i) {
+    const ArgContext c{d, k, info.params_known && i < info.params.size() ? &info.params[i] : nullptr, i, call};
+    gpurt_kernel_arg& n = args.native[i];
+    switch (n.kind) {
+      case GPURT_ARG_BUFFER: check_buffer_arg(c, n, args.checks[i]); break;
+      case GPURT_ARG_SCALAR: check_scalar_arg(c, n, args.checks[i]); break;
+      default:  // GPURT_ARG_LOCAL: native_arg makes no other kind
+        check_local_arg(c, n);
+        local_from_args = saturating_add(local_from_args, n.size);
         break;
     }
   }
-  check_local(d, info, config.local_bytes, local_from_args, call);
+  return local_from_args;
+}
 
-  out.count = count;
-  out.shape = bridge::LaunchShape{config.groups, config.group_size, config.local_bytes};
+}  // namespace
+
+void detail::prepare_launch(DeviceState* d, KernelState* k, const LaunchConfig& config, const LaunchArgs& args,
+                            const char* call, PreparedLaunch& out) {
+  check_kernel_device(d, k, call);
+  const bridge::KernelInfo& info = k->info;
+  check_shape(d, info, config, call);
+  check_local(d, info, config.local_bytes, 0, call);
+  const bool dynamic_param = info.dynamic_local_is_parameter && config.local_bytes > 0;
+  check_count(d, info, config, dynamic_param, args.count, call);
+  check_local(d, info, config.local_bytes, check_args(d, k, args, call), call);
+
+  out.count = args.count;
+  out.shape = gpurt_launch_shape{{config.groups.x, config.groups.y, config.groups.z},
+                                 {config.group_size.x, config.group_size.y, config.group_size.z},
+                                 config.local_bytes};
   if (dynamic_param) {
-    native[out.count++] = {GPURT_ARG_LOCAL, nullptr, 0, config.local_bytes, nullptr};
+    args.native[out.count++] = {GPURT_ARG_LOCAL, nullptr, 0, config.local_bytes, nullptr};
     out.shape.local_bytes = 0;
   }
 }
 
-void Queue::launch_packed(const Kernel& kernel, const LaunchConfig& config, const detail::Arg* args,
-                          std::size_t count) {
+void Queue::launch_args(const Kernel& kernel, const LaunchConfig& config, gpurt_kernel_arg* native,
+                        const detail::ArgCheck* checks, std::size_t count) {
   constexpr const char* call = "Queue::launch";
   detail::QueueState* q = checked(call);
   detail::KernelState* k = detail::Access::state(kernel, call);
   detail::PreparedLaunch p;
-  detail::prepare_launch(q->device, k, config, args, count, call, p);
+  detail::prepare_launch(q->device, k, config, detail::LaunchArgs{native, checks, count}, call, p);
   detail::Traced trace("launch", k->info.name.c_str(), 0, q, q->device);
   std::shared_lock<std::shared_mutex> order(q->order);
-  detail::check(q->impl->launch(*k->impl, p.shape, p.native, p.count), q->device);
+  bridge::Outcome launched = q->impl->launch(*k->impl, p.shape, native, p.count);
+  if (!launched.ok()) detail::raise(launched.failure(), q->device);
 }
 
 }  // namespace gpurt

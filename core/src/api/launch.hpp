@@ -3,23 +3,33 @@
 
 #include <cstddef>
 
-#include "model/state.hpp"
+#include "gpurt/plugin/abi.h"
 #include "gpurt/queue.hpp"
+#include "model/state.hpp"
 
 namespace gpurt::detail {
 
-// A launch in the form the plugin takes: native arguments (one more than the kernel's arguments
-// for a dynamic-local parameter) and the shape. Scalar values point into the Args it was made from.
+// A launch's arguments as the call made them (gpurt/queue.hpp): `native`, count + 1 slots, is the
+// array the plugin receives; `checks`, count entries, what only the checks read.
+struct LaunchArgs {
+  gpurt_kernel_arg* native;
+  const ArgCheck* checks;
+  std::size_t count;
+};
+
+// What the plugin is given besides the arguments: how many (the call's, or one more for a
+// dynamic-local-memory parameter) and the shape, in the ABI's form.
 struct PreparedLaunch {
-  bridge::KernelArg native[max_kernel_args + 1];  // the first `count` are set
   std::size_t count = 0;
-  bridge::LaunchShape shape;
+  gpurt_launch_shape shape{};
 };
 
 // Checks a launch of `k` with `config` and `args` on device `d` as Queue::launch does (shape and
-// limits, local memory, argument count, kinds, types, devices, ranges, view alignment) and fills
-// `out`; throws the Error naming `call` on the first problem.
-void prepare_launch(DeviceState* d, KernelState* k, const LaunchConfig& config, const Arg* args, std::size_t count,
+// limits, local memory, argument count, kinds, types, devices, ranges, view alignment), then
+// completes `args.native` in place (each buffer's handle; the dynamic-local parameter in the spare
+// slot) and fills `out`; throws the Error naming `call` on the first problem. Builds no string
+// unless a check fails.
+void prepare_launch(DeviceState* d, KernelState* k, const LaunchConfig& config, const LaunchArgs& args,
                     const char* call, PreparedLaunch& out);
 
 }  // namespace gpurt::detail

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "services/build_text.hpp"
 #include "services/cache.hpp"
@@ -19,9 +21,14 @@
 
 namespace gpurt {
 
-Program Device::build(const ProgramSource& source, const BuildOptions& options) const {
-  detail::DeviceState* d = detail::checked_device(*this, "Device::build");
-  detail::Traced trace("build", source.name.c_str(), 0, nullptr, d);
+namespace {
+
+constexpr const char* build_call = "Device::build";
+
+bool is_text(SourceLanguage l) { return l != SourceLanguage::ptx && l != SourceLanguage::cubin; }
+
+// The device's backend builds this language.
+void check_language(const detail::DeviceState* d, const ProgramSource& source) {
   bool accepted = false;
   std::string names;
   for (SourceLanguage l : d->props.languages) {
@@ -33,39 +40,107 @@ Program Device::build(const ProgramSource& source, const BuildOptions& options) 
                 std::string("the ") + d->props.backend + " backend cannot build " +
                     to_string(source.language) + " programs; " + d->selector +
                     (names.empty() ? " builds no program (its backend declares no language)" : " accepts " + names),
-                ErrorDetails{d->props.backend, 0, {}, "Device::build", d->description, {}, {}});
+                ErrorDetails{d->props.backend, 0, {}, build_call, d->description, {}, {}});
+}
+
+// The text is not empty, holds no NUL (source languages), and gets defines only where it has a
+// preprocessor.
+void check_source(const detail::DeviceState* d, const ProgramSource& source, const BuildOptions& options) {
   if (source.text.empty())
-    detail::invalid("the program source '" + source.name + "' is empty", "Device::build", d);
+    detail::invalid("the program source '" + source.name + "' is empty", build_call, d);
   // NVRTC reads a source up to its first NUL and OpenCL compilers skip NULs: the same text would
   // build differently on each backend, or silently lose what follows the NUL.
-  if (const std::size_t nul = source.text.find('\0');
-      nul != std::string::npos && source.language != SourceLanguage::ptx && source.language != SourceLanguage::cubin)
+  if (const std::size_t nul = source.text.find('\0'); nul != std::string::npos && is_text(source.language))
     detail::invalid("the program source '" + source.name + "' contains a NUL byte on line " +
                         std::to_string(1 + std::count(source.text.begin(), source.text.begin() + static_cast<long>(nul), '\n')) +
                         " (byte " + std::to_string(nul) + "); compilers disagree on what follows a NUL "
                         "(NVRTC stops reading there), so remove it from the source",
-                    "Device::build", d);
+                    build_call, d);
   // Defines go ahead of the source as #define lines, never into the option string, so a value
   // cannot become another option; the name is escaped before it reaches any #line directive.
-  const bool text_source = source.language != SourceLanguage::ptx && source.language != SourceLanguage::cubin;
-  if (!text_source && !options.defines.empty())
+  if (!is_text(source.language) && !options.defines.empty())
     detail::invalid(std::string("defines apply to source languages, and a ") + to_string(source.language) +
                         " program has no preprocessor; remove BuildOptions::defines",
-                    "Device::build", d);
-  const std::string line_name = detail::line_directive_name(source.name);
-  // A source that reads other files is never cached by gpurt, and must not be by the driver either:
-  // NVIDIA's OpenCL driver keeps its own cache keyed by the text alone, and served the old binary
-  // after an included header changed (H200, 2026-11-30). A define unique to this build makes the
-  // text new each time.
+                    build_call, d);
+}
+
+// The defines the compiler is given. A source that reads other files is never cached by gpurt, and
+// must not be by the driver either: NVIDIA's OpenCL driver keeps its own cache keyed by the text
+// alone, and served the old binary after an included header changed (H200, 2026-11-30). A define
+// unique to this build makes the text new each time.
+std::vector<std::pair<std::string, std::string>> defines_of(const ProgramSource& source, const BuildOptions& options) {
   std::vector<std::pair<std::string, std::string>> defines = options.defines;
-  if (text_source && (detail::reads_other_files(source.text) ||
-                      std::any_of(options.flags.begin(), options.flags.end(), detail::option_reads_files))) {
+  if (is_text(source.language) && (detail::reads_other_files(source.text) ||
+                                   std::any_of(options.flags.begin(), options.flags.end(), detail::option_reads_files))) {
     static std::atomic<std::uint64_t> builds{0};
     defines.emplace_back("GPURT_UNCACHED_BUILD",
                          std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + "u" +
                              std::to_string(++builds));
   }
-  const std::string prefix = detail::define_lines(defines, line_name, "Device::build", d);
+  return defines;
+}
+
+// The program from the compile cache's entry `key`, when it has one that loads; else p->impl stays null.
+void load_cached(detail::DeviceState* d, const bridge::ProgramSource& ps, const std::vector<std::string>& flags,
+                 const std::string& key, detail::ProgramState& p) {
+  BuildInfo& info = p.build_info;
+  info.cache_entry = detail::cache_entry_path(key);
+  auto payload = detail::cache_load(key);
+  if (!payload) return;
+  const bridge::Status loaded = d->impl->load_binary(ps, flags, *payload, p.impl);
+  if (loaded.ok()) {
+    detail::count_cache_hit();
+    info.path = BuildPath::loaded_from_cache;
+  } else {
+    detail::count_cache_corrupt();
+    detail::log(detail::LogLevel::warn, "cache", "entry " + info.cache_entry + " did not load (" +
+                                                     loaded.message + "); rebuilding it");
+    p.impl.reset();
+  }
+}
+
+// The backend's build, stored in the compile cache under `key` (empty: not cached).
+void build_and_store(detail::DeviceState* d, const bridge::ProgramSource& ps, const std::vector<std::string>& flags,
+                     const BuildOptions& options, const std::string& key, detail::ProgramState& p) {
+  BuildInfo& info = p.build_info;
+  bridge::Status built = d->impl->build(ps, flags, p.impl);
+  if (built.failed && !options.defines.empty())
+    built.build_options += " (defines, given as #define lines ahead of the source: " +
+                           detail::defines_as_options(options.defines) + ")";
+  detail::check(built, d);
+  if (key.empty()) return;
+  detail::count_cache_miss();
+  std::string binary;
+  const bridge::Status got = p.impl->binary(binary);
+  std::string why;
+  if (got.ok() && detail::cache_store(key, binary, why)) {
+    info.path = BuildPath::built_and_cached;
+  } else {
+    info.note = got.ok() ? "not stored in the compile cache: " +
+                               (detail::cache_problem().empty() ? why : detail::cache_problem()) : "the backend gave no binary: " + got.message;
+  }
+}
+
+// README: "GPURT_LOG=info logs ... builds".
+void log_build(const detail::DeviceState* d, const ProgramSource& source, const BuildInfo& info) {
+  if (!detail::log_enabled(detail::LogLevel::info)) return;
+  char ms[32];
+  std::snprintf(ms, sizeof ms, "%.1f", info.milliseconds);
+  detail::log(detail::LogLevel::info, "build",
+              "'" + source.name + "' (" + to_string(source.language) + ") for " + d->description + ": " +
+                  to_string(info.path) + " in " + ms + " ms" + (info.note.empty() ? "" : "; " + info.note));
+}
+
+}  // namespace
+
+Program Device::build(const ProgramSource& source, const BuildOptions& options) const {
+  detail::DeviceState* d = detail::checked_device(*this, build_call);
+  detail::Traced trace("build", source.name.c_str(), 0, nullptr, d);
+  check_language(d, source);
+  check_source(d, source, options);
+  const bool text_source = is_text(source.language);
+  const std::string line_name = detail::line_directive_name(source.name);
+  const std::string prefix = detail::define_lines(defines_of(source, options), line_name, build_call, d);
   const std::vector<std::string>& flags = options.flags;
   const auto start = std::chrono::steady_clock::now();
   bridge::ProgramSource ps{source.language, prefix.empty() ? source.text : prefix + source.text,
@@ -76,53 +151,15 @@ Program Device::build(const ProgramSource& source, const BuildOptions& options) 
   p->signatures = detail::kernel_signatures(source.text, source.language);
   if (source.language == SourceLanguage::portable) {
     const std::string why = detail::unportable_parameters(p->signatures);
-    if (!why.empty()) detail::invalid("in the portable program '" + source.name + "', " + why, "Device::build", d);
+    if (!why.empty()) detail::invalid("in the portable program '" + source.name + "', " + why, build_call, d);
   }
 
-  BuildInfo& info = p->build_info;
-  const std::string key = detail::cache_key(*d, ps, flags, info.note);
-  if (!key.empty()) {
-    info.cache_entry = detail::cache_entry_path(key);
-    if (auto payload = detail::cache_load(key)) {
-      const bridge::Status loaded = d->impl->load_binary(ps, flags, *payload, p->impl);
-      if (loaded.ok()) {
-        detail::count_cache_hit();
-        info.path = BuildPath::loaded_from_cache;
-      } else {
-        detail::count_cache_corrupt();
-        detail::log(detail::LogLevel::warn, "cache", "entry " + info.cache_entry + " did not load (" +
-                                                         loaded.message + "); rebuilding it");
-        p->impl.reset();
-      }
-    }
-  }
-  if (!p->impl) {
-    bridge::Status built = d->impl->build(ps, flags, p->impl);
-    if (built.failed && !options.defines.empty())
-      built.build_options += " (defines, given as #define lines ahead of the source: " +
-                             detail::defines_as_options(options.defines) + ")";
-    detail::check(built, d);
-    if (!key.empty()) {
-      detail::count_cache_miss();
-      std::string binary;
-      const bridge::Status got = p->impl->binary(binary);
-      std::string why;
-      if (got.ok() && detail::cache_store(key, binary, why)) {
-        info.path = BuildPath::built_and_cached;
-      } else {
-        info.note = got.ok() ? "not stored in the compile cache: " +
-                                   (detail::cache_problem().empty() ? why : detail::cache_problem()) : "the backend gave no binary: " + got.message;
-      }
-    }
-  }
-  info.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (detail::log_enabled(detail::LogLevel::info)) {  // README: "GPURT_LOG=info logs ... builds"
-    char ms[32];
-    std::snprintf(ms, sizeof ms, "%.1f", info.milliseconds);
-    detail::log(detail::LogLevel::info, "build",
-                "'" + source.name + "' (" + to_string(source.language) + ") for " + d->description + ": " +
-                    to_string(info.path) + " in " + ms + " ms" + (info.note.empty() ? "" : "; " + info.note));
-  }
+  const std::string key = detail::cache_key(*d, ps, flags, p->build_info.note);
+  if (!key.empty()) load_cached(d, ps, flags, key, *p);
+  if (!p->impl) build_and_store(d, ps, flags, options, key, *p);
+  p->build_info.milliseconds =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  log_build(d, source, p->build_info);
   return detail::Access::make<Program>(std::move(p));
 }
 

@@ -172,12 +172,14 @@ std::string library_directory() {
   return slash == std::string::npos ? std::string() : path.substr(0, slash);
 }
 
-std::unique_ptr<BackendRecord> load_backend(const std::string& name, const std::vector<std::string>& dirs,
-                                            const std::string& own_dir, bool enable_test_only) {
-  auto r = std::make_unique<BackendRecord>();
-  r->info.name = name;
-  r->info.searched = dirs;
-  const std::string file = plugin_file(name);
+namespace {
+
+// The steps of load_backend, in order. Each returns false when it stopped the load, having
+// recorded in `r` why; load_backend then returns `r` as it is.
+
+// r.info.plugin_path: the first directory of `dirs` holding the plugin's file.
+bool find_plugin(BackendRecord& r, const std::vector<std::string>& dirs) {
+  const std::string file = plugin_file(r.info.name);
   for (const std::string& given : dirs) {
     // Only absolute directories: a relative one would make the current directory decide which
     // code gets loaded (GPURT_PLUGIN_PATH refuses them already; this keeps every caller honest).
@@ -185,167 +187,192 @@ std::unique_ptr<BackendRecord> load_backend(const std::string& name, const std::
     // "/dir/" and "/dir/." name /dir, whose trust check must not follow a link there.
     const std::string dir = plain_directory(given);
     if (exists(dir + "/" + file)) {
-      r->info.plugin_path = dir + "/" + file;
-      break;
+      r.info.plugin_path = dir + "/" + file;
+      return true;
     }
   }
-  if (r->info.plugin_path.empty()) {
-    r->info.status = BackendStatus::plugin_not_found;
-    std::string where;
-    for (const auto& d : dirs) where += (where.empty() ? "" : ", ") + d;
-    r->info.reason = file + " was not found in " + (where.empty() ? "(no directories)" : where) +
-                     "; gpurt was built without this backend, or its plugin was not installed "
-                     "(set GPURT_PLUGIN_PATH to the directory that holds it)";
-    return r;
-  }
-  const std::string dir = r->info.plugin_path.substr(0, r->info.plugin_path.size() - file.size() - 1);
-  std::string why = untrusted(r->info.plugin_path, false);
-  std::string what = "the plugin " + r->info.plugin_path;
+  r.info.status = BackendStatus::plugin_not_found;
+  std::string where;
+  for (const auto& d : dirs) where += (where.empty() ? "" : ", ") + d;
+  r.info.reason = file + " was not found in " + (where.empty() ? "(no directories)" : where) +
+                  "; gpurt was built without this backend, or its plugin was not installed "
+                  "(set GPURT_PLUGIN_PATH to the directory that holds it)";
+  return false;
+}
+
+// The file, and its directory unless it is libgpurt's own, pass the trust rule.
+bool check_trust(BackendRecord& r, const std::string& own_dir) {
+  const std::string file = plugin_file(r.info.name);
+  const std::string dir = r.info.plugin_path.substr(0, r.info.plugin_path.size() - file.size() - 1);
+  std::string why = untrusted(r.info.plugin_path, false);
+  std::string what = "the plugin " + r.info.plugin_path;
   if (why.empty() && dir != own_dir) {
     why = untrusted(dir, true);
     what = "the plugin directory " + dir;
   }
-  if (!why.empty()) {
-    r->info.status = BackendStatus::plugin_invalid;
-    r->info.reason = r->info.plugin_path + " was not loaded: " + what + " " + why +
-                     ". gpurt loads plugins only from files and directories owned by you or root and "
-                     "writable by nobody else";
-    return r;
-  }
+  if (why.empty()) return true;
+  r.info.status = BackendStatus::plugin_invalid;
+  r.info.reason = r.info.plugin_path + " was not loaded: " + what + " " + why +
+                  ". gpurt loads plugins only from files and directories owned by you or root and "
+                  "writable by nobody else";
+  return false;
+}
 
+// The plugin is invalid: `native` is the detail, `problem` follows its path in the reason.
+void refuse(BackendRecord& r, const std::string& native, const std::string& problem) {
+  r.info.status = BackendStatus::plugin_invalid;
+  r.info.native_text = native;
+  r.info.reason = r.info.plugin_path + " " + problem;
+}
+
+// A function that throws (abi.h: none may) makes the plugin invalid. The plugin stays loaded: the
+// exception's type and text lived in it.
+void refuse_escape(BackendRecord& r, const char* function, const std::string& text) {
+  refuse(r, "exception from " + std::string(function) + ": " + text,
+         "let an exception escape from its " + std::string(function) + " (" + text +
+             "); a plugin's functions must catch everything and report failures through their result "
+             "(gpurt/plugin/abi.h); fix the plugin");
+}
+
+// The first required function the table lacks, or null.
+const char* missing_function(const bridge::Table& tb) {
+  return !tb.describe ? "describe" : !tb.open ? "open" : !tb.backend_device_count ? "backend_device_count"
+         : !tb.backend_device ? "backend_device" : !tb.device_properties ? "device_properties"
+         : !tb.device_create_queue ? "device_create_queue" : !tb.device_allocate ? "device_allocate"
+         : !tb.device_allocate_host ? "device_allocate_host" : !tb.device_build ? "device_build"
+         : !tb.buffer_release ? "buffer_release" : !tb.host_memory_release ? "host_memory_release"
+         : !tb.program_kernel ? "program_kernel" : !tb.program_kernel_names ? "program_kernel_names"
+         : !tb.program_build_log ? "program_build_log" : !tb.program_release ? "program_release"
+         : !tb.kernel_info ? "kernel_info" : !tb.kernel_release ? "kernel_release"
+         : !tb.queue_copy_from_host ? "queue_copy_from_host" : !tb.queue_copy_to_host ? "queue_copy_to_host"
+         : !tb.queue_copy ? "queue_copy" : !tb.queue_fill ? "queue_fill" : !tb.queue_launch ? "queue_launch"
+         : !tb.queue_record ? "queue_record" : !tb.queue_wait ? "queue_wait" : !tb.queue_finish ? "queue_finish"
+         : !tb.queue_release ? "queue_release" : !tb.event_wait ? "event_wait" : !tb.event_query ? "event_query"
+         : !tb.event_elapsed_ms ? "event_elapsed_ms" : !tb.event_release ? "event_release" : nullptr;
+}
+
+// dlopen, the ABI version and the table: r.table holds the plugin's table at this core's size.
+bool read_table(BackendRecord& r) {
   ::dlerror();
-  void* handle = ::dlopen(r->info.plugin_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle = ::dlopen(r.info.plugin_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* e = ::dlerror();
-    classify_dlopen_failure(*r, e ? e : "dlopen failed without a message");
-    return r;
+    classify_dlopen_failure(r, e ? e : "dlopen failed without a message");
+    return false;
   }
-  auto invalid = [&](const std::string& native, const std::string& problem) {
-    r->info.status = BackendStatus::plugin_invalid;
-    r->info.native_text = native;
-    r->info.reason = r->info.plugin_path + " " + problem;
-  };
   auto version_fn = reinterpret_cast<gpurt_plugin_abi_version_fn>(::dlsym(handle, GPURT_PLUGIN_ABI_VERSION_SYMBOL));
   auto table_fn = reinterpret_cast<gpurt_plugin_table_get_fn>(::dlsym(handle, GPURT_PLUGIN_TABLE_SYMBOL));
   if (!version_fn) {
-    invalid(std::string("missing symbol ") + GPURT_PLUGIN_ABI_VERSION_SYMBOL,
-            "is not a gpurt plugin: it does not export " GPURT_PLUGIN_ABI_VERSION_SYMBOL " (a plugin defines it and "
-            GPURT_PLUGIN_TABLE_SYMBOL " with GPURT_PLUGIN_EXPORT from gpurt/plugin/abi.h, which keeps them visible "
-            "under -fvisibility=hidden)");
+    refuse(r, std::string("missing symbol ") + GPURT_PLUGIN_ABI_VERSION_SYMBOL,
+           "is not a gpurt plugin: it does not export " GPURT_PLUGIN_ABI_VERSION_SYMBOL " (a plugin defines it and "
+           GPURT_PLUGIN_TABLE_SYMBOL " with GPURT_PLUGIN_EXPORT from gpurt/plugin/abi.h, which keeps them visible "
+           "under -fvisibility=hidden)");
     ::dlclose(handle);
-    return r;
+    return false;
   }
-  // A function that throws (abi.h: none may) makes the plugin invalid. The plugin stays loaded: the
-  // exception's type and text lived in it.
-  auto threw = [&](const char* function, const std::string& text) {
-    invalid("exception from " + std::string(function) + ": " + text,
-            "let an exception escape from its " + std::string(function) + " (" + text +
-                "); a plugin's functions must catch everything and report failures through their result "
-                "(gpurt/plugin/abi.h); fix the plugin");
-  };
   std::uint32_t abi = 0;
   std::string ex = escaped([&] { abi = version_fn(); });
   if (!ex.empty()) {
-    threw(GPURT_PLUGIN_ABI_VERSION_SYMBOL, ex);
-    return r;
+    refuse_escape(r, GPURT_PLUGIN_ABI_VERSION_SYMBOL, ex);
+    return false;
   }
   const std::string theirs = std::to_string(GPURT_ABI_VERSION_MAJOR(abi)) + "." + std::to_string(GPURT_ABI_VERSION_MINOR(abi));
   const std::string ours = std::to_string(GPURT_ABI_MAJOR) + "." + std::to_string(GPURT_ABI_MINOR);
   if (GPURT_ABI_VERSION_MAJOR(abi) != GPURT_ABI_MAJOR) {
-    invalid("plugin ABI " + theirs + ", gpurt ABI " + ours,
-            "was built for plugin ABI " + theirs + " but this gpurt speaks ABI " + ours +
-                " (the major versions must match); install the plugin that came with this gpurt, or rebuild it "
-                "against this gpurt's gpurt/plugin/abi.h");
+    refuse(r, "plugin ABI " + theirs + ", gpurt ABI " + ours,
+           "was built for plugin ABI " + theirs + " but this gpurt speaks ABI " + ours +
+               " (the major versions must match); install the plugin that came with this gpurt, or rebuild it "
+               "against this gpurt's gpurt/plugin/abi.h");
     ::dlclose(handle);
-    return r;
+    return false;
   }
   const gpurt_plugin_table* t = nullptr;
   ex = escaped([&] { t = table_fn ? table_fn(GPURT_ABI_VERSION) : nullptr; });
   if (!ex.empty()) {
-    threw(GPURT_PLUGIN_TABLE_SYMBOL, ex);
-    return r;
+    refuse_escape(r, GPURT_PLUGIN_TABLE_SYMBOL, ex);
+    return false;
   }
   if (table_fn && !t) {
-    invalid(GPURT_PLUGIN_TABLE_SYMBOL " returned no table",
-            "declares plugin ABI " + theirs + " but gives no function table to this gpurt (ABI " + ours +
-                "): it cannot work with this version; rebuild it against this gpurt's gpurt/plugin/abi.h");
+    refuse(r, GPURT_PLUGIN_TABLE_SYMBOL " returned no table",
+           "declares plugin ABI " + theirs + " but gives no function table to this gpurt (ABI " + ours +
+               "): it cannot work with this version; rebuild it against this gpurt's gpurt/plugin/abi.h");
     ::dlclose(handle);
-    return r;
+    return false;
   }
   if (!t || t->size < offsetof(gpurt_plugin_table, event_release) + sizeof t->event_release) {
-    invalid(!table_fn ? std::string("missing symbol ") + GPURT_PLUGIN_TABLE_SYMBOL
-                      : !t ? std::string(GPURT_PLUGIN_TABLE_SYMBOL " returned no table")
-                           : "table of " + std::to_string(t->size) + " bytes",
-            "declares plugin ABI " + theirs + " but does not give a complete function table of that version; "
-            "rebuild it against this gpurt's gpurt/plugin/abi.h");
+    refuse(r, !table_fn ? std::string("missing symbol ") + GPURT_PLUGIN_TABLE_SYMBOL
+                        : !t ? std::string(GPURT_PLUGIN_TABLE_SYMBOL " returned no table")
+                             : "table of " + std::to_string(t->size) + " bytes",
+           "declares plugin ABI " + theirs + " but does not give a complete function table of that version; "
+           "rebuild it against this gpurt's gpurt/plugin/abi.h");
     ::dlclose(handle);
-    return r;
+    return false;
   }
   // The plugin's table at this core's size: functions of a newer minor version are ignored, those a
   // plugin of an older minor version lacks stay null. The plugin stays loaded from here on.
-  r->table = std::make_unique<bridge::Table>();
-  std::memcpy(r->table.get(), t, std::min<std::size_t>(t->size, sizeof(bridge::Table)));
-  r->table->size = sizeof(bridge::Table);
-  const bridge::Table& tb = *r->table;
-  const char* missing = !tb.describe ? "describe" : !tb.open ? "open" : !tb.backend_device_count ? "backend_device_count"
-                        : !tb.backend_device ? "backend_device" : !tb.device_properties ? "device_properties"
-                        : !tb.device_create_queue ? "device_create_queue" : !tb.device_allocate ? "device_allocate"
-                        : !tb.device_allocate_host ? "device_allocate_host" : !tb.device_build ? "device_build"
-                        : !tb.buffer_release ? "buffer_release" : !tb.host_memory_release ? "host_memory_release"
-                        : !tb.program_kernel ? "program_kernel" : !tb.program_kernel_names ? "program_kernel_names"
-                        : !tb.program_build_log ? "program_build_log" : !tb.program_release ? "program_release"
-                        : !tb.kernel_info ? "kernel_info" : !tb.kernel_release ? "kernel_release"
-                        : !tb.queue_copy_from_host ? "queue_copy_from_host" : !tb.queue_copy_to_host ? "queue_copy_to_host"
-                        : !tb.queue_copy ? "queue_copy" : !tb.queue_fill ? "queue_fill" : !tb.queue_launch ? "queue_launch"
-                        : !tb.queue_record ? "queue_record" : !tb.queue_wait ? "queue_wait" : !tb.queue_finish ? "queue_finish"
-                        : !tb.queue_release ? "queue_release" : !tb.event_wait ? "event_wait" : !tb.event_query ? "event_query"
-                        : !tb.event_elapsed_ms ? "event_elapsed_ms" : !tb.event_release ? "event_release" : nullptr;
+  r.table = std::make_unique<bridge::Table>();
+  std::memcpy(r.table.get(), t, std::min<std::size_t>(t->size, sizeof(bridge::Table)));
+  r.table->size = sizeof(bridge::Table);
+  const char* missing = missing_function(*r.table);
   // The graph functions (4.2) come as a set: with any of them missing, the core replays graphs itself.
+  bridge::Table& tb = *r.table;
   if (!tb.device_graph_create || !tb.graph_set_args || !tb.queue_replay || !tb.graph_release) {
-    r->table->device_graph_create = nullptr;
-    r->table->graph_set_args = nullptr;
-    r->table->queue_replay = nullptr;
-    r->table->graph_release = nullptr;
+    tb.device_graph_create = nullptr;
+    tb.graph_set_args = nullptr;
+    tb.queue_replay = nullptr;
+    tb.graph_release = nullptr;
   }
   if (missing) {
-    invalid(std::string("table entry ") + missing + " is null",
-            std::string("lacks the required function ") + missing + "; rebuild it against gpurt/plugin/abi.h");
-    return r;
+    refuse(r, std::string("table entry ") + missing + " is null",
+           std::string("lacks the required function ") + missing + "; rebuild it against gpurt/plugin/abi.h");
+    return false;
   }
+  return true;
+}
 
+// describe: the name the plugin declares must be its file's; its description, languages and
+// priority; a test-only plugin is hidden unless those are enabled.
+bool read_declaration(BackendRecord& r, bool enable_test_only) {
+  const std::string& name = r.info.name;
   gpurt_plugin_info decl{};
   decl.size = sizeof decl;
-  ex = escaped([&] { tb.describe(&decl); });
+  const std::string ex = escaped([&] { r.table->describe(&decl); });
   if (!ex.empty()) {
-    threw("describe", ex);
-    return r;
+    refuse_escape(r, "describe", ex);
+    return false;
   }
   if (!decl.name) {
-    invalid("declared name NULL",
-            "declares no backend name (its describe left gpurt_plugin_info::name NULL) but its file name says '" +
-                name + "'; a plugin must be named libgpurt_<its name>.so and declare that name");
-    return r;
+    refuse(r, "declared name NULL",
+           "declares no backend name (its describe left gpurt_plugin_info::name NULL) but its file name says '" +
+               name + "'; a plugin must be named libgpurt_<its name>.so and declare that name");
+    return false;
   }
   const std::string declared = decl.name;
   if (declared != name) {
-    invalid("declared name '" + declared + "'",
-            "declares the backend name '" + declared + "' but its file name says '" + name +
-                "'; a plugin must be named libgpurt_<its name>.so");
-    return r;
+    refuse(r, "declared name '" + declared + "'",
+           "declares the backend name '" + declared + "' but its file name says '" + name +
+               "'; a plugin must be named libgpurt_<its name>.so");
+    return false;
   }
-  r->info.description = decl.description ? decl.description : "";
-  r->info.install_hint = decl.install_hint ? decl.install_hint : "";
-  r->info.priority = decl.priority;
+  r.info.description = decl.description ? decl.description : "";
+  r.info.install_hint = decl.install_hint ? decl.install_hint : "";
+  r.info.priority = decl.priority;
   for (int l = GPURT_LANGUAGE_PORTABLE; l <= GPURT_LANGUAGE_CUBIN; ++l)
-    if (decl.languages & GPURT_LANGUAGE_BIT(l)) r->info.languages.push_back(static_cast<SourceLanguage>(l));
-  r->test_only = (decl.flags & GPURT_PLUGIN_TEST_ONLY) != 0;
-  if (r->test_only && !enable_test_only) {
-    r->hidden = true;
-    r->info.status = BackendStatus::disabled_by_environment;
-    r->info.reason = "the " + name + " plugin is for tests only; set GPURT_ENABLE_MOCK=1 to use it";
-    return r;
+    if (decl.languages & GPURT_LANGUAGE_BIT(l)) r.info.languages.push_back(static_cast<SourceLanguage>(l));
+  r.test_only = (decl.flags & GPURT_PLUGIN_TEST_ONLY) != 0;
+  if (r.test_only && !enable_test_only) {
+    r.hidden = true;
+    r.info.status = BackendStatus::disabled_by_environment;
+    r.info.reason = "the " + name + " plugin is for tests only; set GPURT_ENABLE_MOCK=1 to use it";
+    return false;
   }
+  return true;
+}
 
+// open, then the backend's devices read once (r.backend).
+bool open_backend(BackendRecord& r) {
+  const std::string& name = r.info.name;
+  const bridge::Table& tb = *r.table;
   // The sinks never let an exception reach the plugin (bridge::StringSink).
   bridge::StringSink reason, native_text, version;
   bridge::ListSink notes;
@@ -356,64 +383,82 @@ std::unique_ptr<BackendRecord> load_backend(const std::string& name, const std::
   opened.native_text = native_text.sink;
   opened.notes = notes.sink;
   opened.version = version.sink;
-  ex = escaped([&] { tb.open(&bridge::host(), &opened); });
+  const std::string ex = escaped([&] { tb.open(&bridge::host(), &opened); });
   if (!ex.empty()) {
-    threw("open", ex);
-    return r;
+    refuse_escape(r, "open", ex);
+    return false;
   }
-  r->info.notes = std::move(notes.items);
-  r->info.version = std::move(version.text);
+  r.info.notes = std::move(notes.items);
+  r.info.version = std::move(version.text);
   if (opened.status != GPURT_OPEN_AVAILABLE || !opened.backend) {
     const bool known = opened.status >= GPURT_OPEN_AVAILABLE && opened.status <= GPURT_OPEN_INIT_FAILED;
-    r->info.status = opened.status == GPURT_OPEN_NO_DEVICE ? BackendStatus::no_device
-                     : opened.status == GPURT_OPEN_VENDOR_LIBRARY_MISSING ? BackendStatus::vendor_library_missing
-                                                                          : BackendStatus::init_failed;
-    r->info.reason = !reason.text.empty() ? std::move(reason.text)
-                     : opened.status == GPURT_OPEN_AVAILABLE
-                         ? "the " + name + " plugin's open said available but gave no backend; fix the plugin"
-                     : known ? "the " + name + " plugin reported no backend and gave no reason"
-                             : "the " + name + " plugin's open answered status " + std::to_string(opened.status) +
-                                   ", which this gpurt does not know, and gave no reason; fix the plugin";
-    r->info.native_text = std::move(native_text.text);
-    return r;
+    r.info.status = opened.status == GPURT_OPEN_NO_DEVICE ? BackendStatus::no_device
+                    : opened.status == GPURT_OPEN_VENDOR_LIBRARY_MISSING ? BackendStatus::vendor_library_missing
+                                                                         : BackendStatus::init_failed;
+    r.info.reason = !reason.text.empty() ? std::move(reason.text)
+                    : opened.status == GPURT_OPEN_AVAILABLE
+                        ? "the " + name + " plugin's open said available but gave no backend; fix the plugin"
+                    : known ? "the " + name + " plugin reported no backend and gave no reason"
+                            : "the " + name + " plugin's open answered status " + std::to_string(opened.status) +
+                                  ", which this gpurt does not know, and gave no reason; fix the plugin";
+    r.info.native_text = std::move(native_text.text);
+    return false;
   }
   // load_backend never throws: a device count no memory can hold (or memory running out while the
   // devices are read) makes the plugin invalid, not the caller's problem.
   try {
-    r->backend = std::make_unique<bridge::Backend>(r->table.get(), opened.backend);
+    r.backend = std::make_unique<bridge::Backend>(r.table.get(), opened.backend);
   } catch (const std::bad_alloc& e) {
     const std::size_t count = tb.backend_device_count(opened.backend);
-    invalid(e.what(), "started but its " + std::to_string(count) +
-                          " devices could not be read (host memory ran out); fix the plugin's backend_device_count");
-    return r;
+    refuse(r, e.what(), "started but its " + std::to_string(count) +
+                            " devices could not be read (host memory ran out); fix the plugin's backend_device_count");
+    return false;
   } catch (const std::length_error& e) {
     const std::size_t count = tb.backend_device_count(opened.backend);
-    invalid(e.what(), "started but its " + std::to_string(count) +
-                          " devices could not be read (host memory ran out); fix the plugin's backend_device_count");
-    return r;
+    refuse(r, e.what(), "started but its " + std::to_string(count) +
+                            " devices could not be read (host memory ran out); fix the plugin's backend_device_count");
+    return false;
   } catch (...) {  // thrown by the plugin's backend_device or device_properties
-    threw("backend_device or device_properties", escaped([] { throw; }));
-    return r;
+    refuse_escape(r, "backend_device or device_properties", escaped([] { throw; }));
+    return false;
   }
-  const std::size_t n = r->backend->device_count();
+  return true;
+}
+
+// The backend's devices as the core's DeviceStates; a backend without one has no device.
+void list_devices(BackendRecord& r) {
+  const std::string& name = r.info.name;
+  const std::size_t n = r.backend->device_count();
   if (n == 0) {
-    r->info.status = BackendStatus::no_device;
-    r->info.reason = "the " + name + " backend loaded but reports no device";
-    return r;
+    r.info.status = BackendStatus::no_device;
+    r.info.reason = "the " + name + " backend loaded but reports no device";
+    return;
   }
-  r->info.status = BackendStatus::available;
-  r->info.device_count = n;
+  r.info.status = BackendStatus::available;
+  r.info.device_count = n;
   for (std::size_t i = 0; i < n; ++i) {
     auto d = std::make_unique<DeviceState>();
-    d->backend = r.get();
-    d->impl = &r->backend->device(i);
+    d->backend = &r;
+    d->impl = &r.backend->device(i);
     d->props = d->impl->properties();
     d->props.backend = name;
     d->props.index = i;
     d->selector = name + ":" + std::to_string(i);
     d->description = d->selector + " (" + d->props.name + ")";
-    r->devices.push_back(std::move(d));
+    r.devices.push_back(std::move(d));
   }
+}
+
+}  // namespace
+
+std::unique_ptr<BackendRecord> load_backend(const std::string& name, const std::vector<std::string>& dirs,
+                                            const std::string& own_dir, bool enable_test_only) {
+  auto r = std::make_unique<BackendRecord>();
+  r->info.name = name;
+  r->info.searched = dirs;
+  if (find_plugin(*r, dirs) && check_trust(*r, own_dir) && read_table(*r) && read_declaration(*r, enable_test_only) &&
+      open_backend(*r))
+    list_devices(*r);
   return r;
 }
 

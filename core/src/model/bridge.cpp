@@ -14,8 +14,9 @@ namespace {
 
 void status_text(gpurt_status* status, gpurt_status_field field, const char* text, std::size_t length) {
   if (!status || !status->context || (!text && length != 0)) return;
-  auto* s = static_cast<Status*>(status->context);
+  auto* t = static_cast<StatusText*>(status->context);
   try {
+    Status* s = t->status ? &*t->status : &t->status.emplace();
     std::string* target = nullptr;
     switch (field) {
       case GPURT_STATUS_MESSAGE: target = &s->message; break;
@@ -106,7 +107,8 @@ Status no_object(const char* function, const char* object) {
                          function);
 }
 
-Status finish_status(gpurt_result result, Status&& s, const gpurt_status& st) {
+Status finish_status(gpurt_result result, StatusText&& text, const gpurt_status& st) {
+  Status s = text.status ? std::move(*text.status) : Status{};
   s.failed = true;
   s.category = result >= GPURT_ERROR_INVALID_ARGUMENT && result <= GPURT_ERROR_TIMEOUT
                    ? static_cast<ErrorCategory>(result - 1)
@@ -114,7 +116,7 @@ Status finish_status(gpurt_result result, Status&& s, const gpurt_status& st) {
   s.native_code = st.native_code;
   if (s.message.empty()) s.message = "the backend reported a failure (result " + std::to_string(result) +
                                      ") without saying what went wrong";
-  return std::move(s);
+  return s;
 }
 
 Kernel::Kernel(const Table* t, gpurt_kernel h) : t_(t), h_(h) {
@@ -342,12 +344,9 @@ Status Queue::copy_peer(Buffer& src, std::size_t src_offset, Buffer& dst, std::s
   });
 }
 
-Status Graph::set_args(std::size_t index, const LaunchShape& shape, const KernelArg* args,
+Status Graph::set_args(std::size_t index, const gpurt_launch_shape& shape, const KernelArg* args,
                        std::size_t count) noexcept {
-  const gpurt_launch_shape s{{shape.groups.x, shape.groups.y, shape.groups.z},
-                             {shape.group_size.x, shape.group_size.y, shape.group_size.z},
-                             shape.local_bytes};
-  return call([&](gpurt_status* st) { return t_->graph_set_args(h_, index, &s, args, count, st); });
+  return call([&](gpurt_status* st) { return t_->graph_set_args(h_, index, &shape, args, count, st); });
 }
 
 Status Device::create_graph(const gpurt_command* commands, std::size_t count, const std::string& name,

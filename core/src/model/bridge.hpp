@@ -10,7 +10,9 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpurt/error.hpp"
@@ -23,6 +25,7 @@ namespace gpurt::bridge {
 // The values of the boundary, one definition shared with the plugin helper (gpurt/plugin/values.hpp).
 using plugin::KernelInfo;
 using plugin::LaunchShape;
+using plugin::Outcome;
 using plugin::ParamInfo;
 using plugin::ParamKind;
 using plugin::ProgramSource;
@@ -47,14 +50,22 @@ struct ListSink {
   static void write(void* context, const void* data, std::size_t size) noexcept;
 };
 
-// A Status from a table function's result; `st` is the status the call was given.
-Status finish_status(gpurt_result result, Status&& s, const gpurt_status& st);
+// Where a plugin's failure text lands (the context of the gpurt_status the core passes): a Status
+// made by the first gpurt_host::status_text call, so a call that succeeds makes none.
+struct StatusText {
+  std::optional<Status> status;
+};
 
-// Calls `fn(gpurt_status*)` and returns its outcome as a Status.
+// A Status from a table function's result; `st` is the status the call was given and `text` what
+// the plugin wrote into it.
+Status finish_status(gpurt_result result, StatusText&& text, const gpurt_status& st);
+
+// Calls `fn(gpurt_status*)` and returns its outcome: on success an empty Outcome (no Status, no
+// string is made), on failure the Status with the plugin's text.
 template <class F>
-inline Status call(F&& fn) {
-  Status s;
-  gpurt_status st{sizeof(gpurt_status), 0, &s};
+inline Outcome attempt(F&& fn) {
+  StatusText text;
+  gpurt_status st{sizeof(gpurt_status), 0, &text};
   gpurt_result r = GPURT_SUCCESS;
   // abi.h: "No function lets an exception or a longjmp escape". One that escapes a plugin written in
   // C++ anyway stops here, as a failure that says so, instead of reaching a noexcept caller
@@ -74,8 +85,14 @@ inline Status call(F&& fn) {
                            "the backend's plugin let an exception escape (not a std::exception); a plugin's "
                            "functions must catch everything and return an error code: fix the plugin");
   }
-  if (r == GPURT_SUCCESS) return s;
-  return finish_status(r, std::move(s), st);
+  if (r == GPURT_SUCCESS) return {};
+  return finish_status(r, std::move(text), st);
+}
+
+// attempt() as a Status, for the calls off the launch path.
+template <class F>
+inline Status call(F&& fn) {
+  return attempt(std::forward<F>(fn)).status();
 }
 
 // Runs a plugin function that returns no result (a release, a build log or name list, kernel info)
@@ -215,7 +232,8 @@ class Graph {
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
   ~Graph() { quietly("graph_release", [&] { t_->graph_release(h_); }); }
-  Status set_args(std::size_t index, const LaunchShape& shape, const KernelArg* args, std::size_t count) noexcept;
+  Status set_args(std::size_t index, const gpurt_launch_shape& shape, const KernelArg* args,
+                  std::size_t count) noexcept;
   gpurt_graph handle() const noexcept { return h_; }
 
  private:
@@ -251,11 +269,9 @@ class Queue {
       return t_->queue_fill(h_, dst.handle(), offset, bytes, pattern, pattern_size, st);
     });
   }
-  Status launch(Kernel& kernel, const LaunchShape& shape, const KernelArg* args, std::size_t count) noexcept {
-    const gpurt_launch_shape s{{shape.groups.x, shape.groups.y, shape.groups.z},
-                               {shape.group_size.x, shape.group_size.y, shape.group_size.z},
-                               shape.local_bytes};
-    return call([&](gpurt_status* st) { return t_->queue_launch(h_, kernel.handle(), &s, args, count, st); });
+  // The arguments and the shape go to the plugin as they are. A success makes no Status.
+  Outcome launch(Kernel& kernel, const gpurt_launch_shape& shape, const KernelArg* args, std::size_t count) noexcept {
+    return attempt([&](gpurt_status* st) { return t_->queue_launch(h_, kernel.handle(), &shape, args, count, st); });
   }
   Status record(bool timing, std::unique_ptr<Event>& out) noexcept;
   Status wait(Event& event) noexcept;

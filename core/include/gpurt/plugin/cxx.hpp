@@ -27,6 +27,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -153,8 +154,9 @@ class Program {
   }
 };
 
-// One kernel argument as the core passes it (gpurt_kernel_arg, with the buffer as this helper's
-// object). A plain aggregate: the launch path fills an array of them without other work.
+// One kernel argument as the core passes it: gpurt_kernel_arg, field for field, with the buffer
+// as this helper's object. The helper hands a hook the core's array itself (no copy): this struct
+// has gpurt_kernel_arg's layout (checked below), as Vulkan-Hpp's structs have their C structs'.
 struct KernelArg {
   enum class Kind : std::int32_t { buffer = GPURT_ARG_BUFFER, scalar = GPURT_ARG_SCALAR, local = GPURT_ARG_LOCAL } kind;
   Buffer* buffer;      // kind == buffer (null for an empty buffer)
@@ -162,6 +164,15 @@ struct KernelArg {
   std::size_t size;    // buffer: bytes of the view; scalar: value bytes; local: bytes
   const void* value;   // kind == scalar
 };
+static_assert(std::is_standard_layout<KernelArg>::value && std::is_trivially_copyable<KernelArg>::value &&
+                  sizeof(KernelArg) == sizeof(gpurt_kernel_arg) &&
+                  sizeof(KernelArg::Kind) == sizeof(gpurt_arg_kind) && sizeof(Buffer*) == sizeof(gpurt_buffer) &&
+                  offsetof(KernelArg, kind) == offsetof(gpurt_kernel_arg, kind) &&
+                  offsetof(KernelArg, buffer) == offsetof(gpurt_kernel_arg, buffer) &&
+                  offsetof(KernelArg, offset) == offsetof(gpurt_kernel_arg, offset) &&
+                  offsetof(KernelArg, size) == offsetof(gpurt_kernel_arg, size) &&
+                  offsetof(KernelArg, value) == offsetof(gpurt_kernel_arg, value),
+              "plugin::KernelArg must keep gpurt_kernel_arg's layout: the helper passes the core's array as is");
 
 
 
@@ -216,8 +227,10 @@ class Queue {
   // Repeats `pattern` (pattern_size bytes, 1..128, dividing offset and bytes) over the range.
   virtual Status fill(Buffer& dst, std::size_t offset, std::size_t bytes, const void* pattern,
                       std::size_t pattern_size) noexcept = 0;
-  virtual Status launch(Kernel& kernel, const LaunchShape& shape, const KernelArg* args,
-                        std::size_t arg_count) noexcept = 0;
+  // An Outcome, not a Status: a launch that succeeds builds nothing (return {}); a failure is
+  // returned as a Status, as from every other hook.
+  virtual Outcome launch(Kernel& kernel, const LaunchShape& shape, const KernelArg* args,
+                         std::size_t arg_count) noexcept = 0;
   virtual Status record(bool timing, std::unique_ptr<Event>& out) noexcept = 0;
   // Later work on this queue waits for `event` (which may come from another queue of the backend).
   virtual Status wait(Event& event) noexcept = 0;
@@ -384,6 +397,9 @@ inline gpurt_result result(const Status& s, gpurt_status* status) noexcept {
     text(status, GPURT_STATUS_HINT, s.hint);
   }
   return static_cast<gpurt_result>(s.category) + 1;  // ErrorCategory order is the ABI's, from 1
+}
+inline gpurt_result result(const Outcome& o, gpurt_status* status) noexcept {
+  return o.ok() ? GPURT_SUCCESS : result(o.failure(), status);
 }
 static_assert(static_cast<int>(ErrorCategory::invalid_argument) + 1 == GPURT_ERROR_INVALID_ARGUMENT &&
                   static_cast<int>(ErrorCategory::internal) + 1 == GPURT_ERROR_INTERNAL &&
@@ -707,20 +723,8 @@ struct TableOf {
   }
   static gpurt_result launch(gpurt_queue q, gpurt_kernel k, const gpurt_launch_shape* shape,
                              const gpurt_kernel_arg* args, std::size_t count, gpurt_status* st) {
-    // The arguments in this helper's form: a copy on the stack (the core passes at most 65).
-    constexpr std::size_t on_stack = 72;
-    KernelArg local[on_stack];
-    std::unique_ptr<KernelArg[]> heap;
-    KernelArg* a = local;
-    if (count > on_stack) {
-      heap.reset(new (std::nothrow) KernelArg[count]);
-      if (!heap) return cxx_detail::result(Status::failure(ErrorCategory::out_of_host_memory, "host memory ran out",
-                                                           "launch"), st);
-      a = heap.get();
-    }
-    for (std::size_t i = 0; i < count; ++i) a[i] = arg_of(args[i]);
     return cxx_detail::result(
-        cxx_detail::object<Queue>(q)->launch(*cxx_detail::object<Kernel>(k), shape_of(shape), a, count), st);
+        cxx_detail::object<Queue>(q)->launch(*cxx_detail::object<Kernel>(k), shape_of(shape), args_of(args), count), st);
   }
   static gpurt_result record(gpurt_queue q, std::int32_t timing, gpurt_event* out, gpurt_status* st) {
     return cxx_detail::run("record", st, [&] {
@@ -839,9 +843,9 @@ struct TableOf {
     });
   }
 
-  static KernelArg arg_of(const gpurt_kernel_arg& a) {
-    return {static_cast<KernelArg::Kind>(a.kind), a.buffer ? cxx_detail::object<Buffer>(a.buffer) : nullptr, a.offset,
-            a.size, a.value};
+  // The core's arguments in this helper's form: the same array (KernelArg has gpurt_kernel_arg's layout).
+  static const KernelArg* args_of(const gpurt_kernel_arg* args) noexcept {
+    return reinterpret_cast<const KernelArg*>(args);
   }
   static LaunchShape shape_of(const gpurt_launch_shape* shape) {
     LaunchShape s;
@@ -854,11 +858,6 @@ struct TableOf {
                                    const char* name, gpurt_graph* out, gpurt_status* st) {
     return cxx_detail::run("create_graph", st, [&] {
       std::vector<Command> cmds(count);
-      std::size_t total_args = 0;
-      for (std::size_t i = 0; i < count; ++i)
-        if (commands[i].kind == GPURT_COMMAND_LAUNCH) total_args += commands[i].arg_count;
-      std::vector<KernelArg> args(total_args);
-      std::size_t next = 0;
       for (std::size_t i = 0; i < count; ++i) {
         const gpurt_command& c = commands[i];
         Command& o = cmds[i];
@@ -866,9 +865,8 @@ struct TableOf {
         o.kernel = c.kernel ? cxx_detail::object<Kernel>(c.kernel) : nullptr;
         o.shape = shape_of(&c.shape);
         if (c.kind == GPURT_COMMAND_LAUNCH) {
-          o.args = args.data() + next;
+          o.args = args_of(c.args);
           o.arg_count = c.arg_count;
-          for (std::size_t a = 0; a < c.arg_count; ++a) args[next++] = arg_of(c.args[a]);
         }
         o.src = c.src ? cxx_detail::object<Buffer>(c.src) : nullptr;
         o.src_offset = c.src_offset;
@@ -889,9 +887,7 @@ struct TableOf {
   static gpurt_result graph_set_args(gpurt_graph g, std::size_t index, const gpurt_launch_shape* shape,
                                      const gpurt_kernel_arg* args, std::size_t count, gpurt_status* st) {
     return cxx_detail::run("graph_set_args", st, [&] {
-      std::vector<KernelArg> native(count);
-      for (std::size_t a = 0; a < count; ++a) native[a] = arg_of(args[a]);
-      return cxx_detail::object<Graph>(g)->set_args(index, shape_of(shape), native.data(), count);
+      return cxx_detail::object<Graph>(g)->set_args(index, shape_of(shape), args_of(args), count);
     });
   }
   static gpurt_result replay(gpurt_queue q, gpurt_graph g, gpurt_status* st) {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +41,27 @@ struct Status {
     s.native_name = std::move(code_name);
     return s;
   }
+};
+
+// The outcome of a call on the launch path, where success must cost nothing: a success holds no
+// Status (an empty optional: no strings are made, none destroyed), a failure holds its Status.
+// A Status converts to it (a failure stays one; a success Status gives a success), so a hook
+// returning Outcome may `return Status::failure(...)` as every other hook does.
+class Outcome {
+ public:
+  Outcome() noexcept = default;  // success
+  Outcome(Status s) noexcept {   // implicit: `return Status::failure(...)` from a hook returning Outcome
+    if (s.failed) failure_.emplace(std::move(s));
+  }
+  bool ok() const noexcept { return !failure_.has_value(); }
+  // The failure; only when !ok().
+  const Status& failure() const noexcept { return *failure_; }
+  Status& failure() noexcept { return *failure_; }
+  // As a Status: the failure, or Status::success() (for callers that take a Status).
+  Status status() && { return failure_ ? std::move(*failure_) : Status::success(); }
+
+ private:
+  std::optional<Status> failure_;
 };
 
 enum class ParamKind {
