@@ -10,10 +10,12 @@
 #include <thread>
 #include <vector>
 
+#include "gpurt/library.hpp"
 #include "harness.hpp"
 #include "mock_control.h"
 
 using namespace gpurt;
+namespace lib = gpurt::lib;
 
 namespace {
 
@@ -511,4 +513,26 @@ TEST_CASE("mock: an adopted import releases the caller's reference when its last
   CHECK(nc.retain(h) == 2);
   (void)import_buffer<std::uint32_t>(dev, h, 0, Ownership::adopt);
   CHECK(nc.references(h) == 1);
+}
+
+TEST_CASE("mock: a device whose native context no vendor BLAS adapter speaks gets the portable matmul, saying why") {
+  // library.hpp: the vendor library runs "when it is present and covers the call"; the adapter is
+  // chosen by what the device declares (its native context: the mock's is a mock_context), never by
+  // the backend's name, so a device of any backend without a CUcontext or cl_context gets none.
+  const Device dev = device("mock:0");
+  const lib::VendorLibraryInfo v = lib::vendor_library(dev);
+  INFO("reason: " << v.reason);
+  CHECK_FALSE(v.available);
+  CHECK(v.name.empty());
+  CHECK(v.reason.find("mock_context") != std::string::npos);
+  CHECK(v.reason.find("no vendor BLAS adapter") != std::string::npos);
+  for (lib::Precision p : {lib::Precision::fp32, lib::Precision::tf32, lib::Precision::bf16}) {
+    INFO("precision " << lib::to_string(p));
+    lib::Options automatic;
+    automatic.vendor = lib::VendorLibraries::automatic;
+    CHECK(lib::matmul_implementation(dev, p, automatic) == lib::Implementation::portable);
+    lib::Options on;
+    on.vendor = lib::VendorLibraries::on;
+    GPURT_REQUIRE_ERROR(lib::matmul_implementation(dev, p, on), ErrorCategory::unsupported, v.reason);
+  }
 }
