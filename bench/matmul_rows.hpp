@@ -25,7 +25,7 @@ struct MatmulBench {
 };
 
 // The run's "matmul" object: "rows" (one per precision x shape x implementation; docs/PERFORMANCE.md
-// and tools/bench_check.cpp say what each holds) and, derived from the rows, the keys of the runs
+// and bench/check.cpp say what each holds) and, derived from the rows, the keys of the runs
 // before issue 21: n, gflops, milliseconds, vendor_blas_gflops (null without one), ratio_to_vendor_blas
 // or vendor_blas_note, max_error, and "tensor" (the TF32 and bf16 portable rows of the square shape).
 nlohmann::json measure_matmul_rows(const MatmulBench& b);

@@ -1,7 +1,7 @@
 // How `gpurt bench` shows the kernel-library and matmul rows: the matmul rows (bench/matmul_rows.hpp: every
 // precision, shape and implementation against the raw vendor BLAS) as a table, CSV and Markdown,
 // and the kernel x device table of ratios with each target met or its gap (docs/PERFORMANCE.md).
-// Each takes runs as tools/bench_check.cpp's check_bench_document has checked them.
+// Each takes runs as check.hpp's check_bench_document has checked them.
 #pragma once
 
 #include <iosfwd>
@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace gpurt::tool {
+namespace gpurt::bench::render {
 
 // The matmul rows of one run's "matmul" object, when it has "rows" (nothing otherwise).
 void print_matmul_rows(const nlohmann::json& matmul, std::ostream& os);
@@ -33,4 +33,4 @@ GapCauses gap_causes(const std::string& approaches_text);
 // the run does not give its device's type; its square fp32 and tensor rows against cuBLAS).
 void write_library_markdown(const nlohmann::json& runs, const GapCauses& causes, std::ostream& os);
 
-}  // namespace gpurt::tool
+}  // namespace gpurt::bench::render

@@ -1,5 +1,5 @@
-// The kernel-library and matmul rows of `gpurt bench` as a table, CSV and Markdown (see bench_library_rows.hpp).
-#include "bench_library_rows.hpp"
+// The kernel-library and matmul rows of `gpurt bench` as a table, CSV and Markdown (see render_library.hpp).
+#include "render_library.hpp"
 
 #include <algorithm>
 #include <iomanip>
@@ -9,7 +9,7 @@
 
 #include "targets.hpp"
 
-namespace gpurt::tool {
+namespace gpurt::bench::render {
 
 namespace {
 
@@ -393,4 +393,4 @@ void write_library_markdown(const nlohmann::json& runs, const GapCauses& causes,
        << verdict(bl.ratio, bl.limit, false) << bl.spread << " |\n";
 }
 
-}  // namespace gpurt::tool
+}  // namespace gpurt::bench::render
