@@ -42,7 +42,7 @@ void each_object(const nlohmann::json& parent, const std::string& where, const c
 }
 
 // A row of gpurt against a baseline (`base`: "raw", "slower_link"): its spread, trial count and
-// per-trial figures, which files from before 2026-11-30 (issue 20) lack, must be there in full
+// per-trial figures, which files from before 2026-11-30 lack, must be there in full
 // once one of them is.
 void need_spread(const nlohmann::json& row, const std::string& where, const std::string& base = "raw") {
   if (!row.contains("gpurt_min") && !row.contains("trials")) return;
@@ -55,7 +55,7 @@ void need_spread(const nlohmann::json& row, const std::string& where, const std:
 }
 
 // A target with its verdict: `key` (a number, or null where none applies) and `met` (true or
-// false with a target, null without one). Absent in runs before issue 21.
+// false with a target, null without one). Absent in runs without matmul rows.
 void need_target(const nlohmann::json& row, const std::string& where, const std::string& key, const std::string& met) {
   if (!row.contains(key) && !row.contains(met)) return;
   const bool has_target = need(row, where, key.c_str(), Want::number_or_null).is_number();
@@ -66,7 +66,7 @@ void need_target(const nlohmann::json& row, const std::string& where, const std:
                      (has_target ? "true or false (the row has a target)" : "null (the row has no target)"));
 }
 
-// A kernel row's issue-21 additions: its target as a fraction of copy bandwidth, and the naive
+// A kernel row's library additions: its target as a fraction of copy bandwidth, and the naive
 // kernel's and OpenMP loop's times of the same operation with the ratios to them (CPU devices).
 void need_kernel_targets(const nlohmann::json& k, const std::string& p) {
   need_target(k, p, "target", "met");
@@ -80,7 +80,7 @@ void need_kernel_targets(const nlohmann::json& k, const std::string& p) {
   }
 }
 
-// One matmul row of issue 21 (bench/matmul_rows.hpp): precision, shape and implementation; then
+// One matmul row (bench/matmul_rows.hpp): precision, shape and implementation; then
 // either why it was skipped, or gpurt's GFLOP/s with its spread and trials, and either the raw
 // library's figures with the ratio and the target, or why the raw side was not measured.
 void need_matmul_row(const nlohmann::json& t, const std::string& p) {
@@ -242,7 +242,7 @@ void check_staging_and_graph(const nlohmann::json& r, const std::string& w) {
       need_all(t, p, {"threads", "bytes", "host_to_device", "device_to_host"}, Want::number);
     });
   }
-  if (r.contains("graph")) {  // recorded chains (bench/graph_rows.hpp); absent before issue 20
+  if (r.contains("graph")) {  // recorded chains (bench/graph_rows.hpp); absent before 2026-11-30
     const std::string gw = w + ".graph";
     const nlohmann::json& g = need(r, w, "graph", Want::object);
     if (g.contains("skipped")) {

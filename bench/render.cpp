@@ -40,7 +40,7 @@ std::string default_threads_text(const nlohmann::json& d) {
 }
 
 // " [min..max]" of row[key + "_min"], row[key + "_max"]; empty for a file from before the spreads
-// (2026-11-30, issue 20) or a row without them.
+// (2026-11-30) or a row without them.
 std::string spread_text(const nlohmann::json& row, const std::string& key, int precision) {
   const std::string lo = key + "_min", hi = key + "_max";
   if (!row.contains(lo) || !row.contains(hi)) return "";
@@ -165,7 +165,7 @@ void print_table(const nlohmann::json& r, std::ostream& os) {
        << fmt(k["gbps"].get<double>(), 1) << std::setw(10) << fmt(k["fraction_of_copy"].get<double>()) << "\n";
   const auto& m = r["matmul"];
   print_matmul_rows(m, os);
-  if (!m.contains("rows")) {  // a run from before issue 21
+  if (!m.contains("rows")) {  // a run without matmul rows
     os << "  matmul fp32 " << m["n"].get<std::size_t>() << "^3: " << fmt(m["gflops"].get<double>(), 1) << " GFLOP/s";
     if (!m["vendor_blas_gflops"].is_null())
       os << ", vendor SGEMM " << fmt(m["vendor_blas_gflops"].get<double>(), 1) << " GFLOP/s, ratio "
@@ -317,21 +317,21 @@ void write_method(const nlohmann::json& doc, std::ostream& os) {
         "device: in each row gpurt and the raw API take turns, trial by trial (gpurt, raw, gpurt, raw, ...; 7 trials "
         "each unless `--trials N` says otherwise, 3 with `--quick`), each after a warm-up, so that drift (clocks, "
         "other load) affects both alike. The raw side calls the vendor API directly with the same kernels, loops and "
-        "sizes: bench/raw/, which loads libcuda, NVRTC, cuBLAS or libOpenCL itself, apart from gpurt's plugins (runs "
-        "before issue 18 made the same calls from inside the plugins). Each side's figure is the median of its "
+        "sizes: bench/raw/, which loads libcuda, NVRTC, cuBLAS or libOpenCL itself, apart from gpurt's plugins (older "
+        "runs made the same calls from inside the plugins). Each side's figure is the median of its "
         "trials, with its spread in brackets: [lowest..highest trial]. The ratio gpurt / raw is the median of the "
         "per-trial ratios (gpurt's trial i against raw's trial i, taken back to back), with their [min..max]: a "
         "range that lies wholly on one side of 1 is a difference the run's own noise does not explain; one that "
         "straddles 1 is not a difference at all. For launch times a ratio above 1 means gpurt is slower; for "
-        "bandwidth and launch rates, below 1. Runs before issue 20 (no spreads in their JSON) show the ratio of the "
-        "two medians. async_us is the independent harness of issue 20: 100,000 empty 1x1 launches on one queue and "
+        "bandwidth and launch rates, below 1. Runs without spreads in their JSON (before 2026-11-30) show the ratio of the "
+        "two medians. async_us is an independent harness: 100,000 empty 1x1 launches on one queue and "
         "one wait per trial (10,000 with --quick). The launch-rate rows give the aggregate launches per second of "
         "the empty 1x1 kernel from 1, 2, 4, 8 and 16 host threads, each with a queue of its own or all on one "
         "queue, against raw CUDA streams / OpenCL command queues in the same layout: 80,000 launches per trial split "
         "evenly over the threads, released together, every queue waited for once; one harness "
         "(bench/raw/threaded.hpp) times both sides. Kernel figures are device time between timed events: streaming "
-        "kernels 5 back-to-back calls per pair on random inputs, median of 7; matrix multiplies before issue 21 median "
-        "of 5 single calls on constant inputs (their error is measured on random ones), and from issue 21 on host "
+        "kernels 5 back-to-back calls per pair on random inputs, median of 7; matrix multiplies in runs without matmul rows median "
+        "of 5 single calls on constant inputs (their error is measured on random ones), and in runs with them host "
         "wall time of back-to-back calls to the queue's end, the same on both sides, gpurt's portable and vendor "
         "paths alternating with the vendor BLAS called directly at the same precision, on the same inputs: random "
         "values in [-1, 1) from the H200 runs docs/bench/h200-2026-12-01-*.json on (later runs' matmul timing names its "
@@ -347,7 +347,7 @@ void write_method(const nlohmann::json& doc, std::ostream& os) {
      << [&] {
           for (const auto& r : doc["runs"])
             if (!r.contains("method"))
-              return " The run rendered here predates issue 20: 5 trials per row (3 with --quick), async_us over "
+              return " The run rendered here predates the spreads (2026-11-30): 5 trials per row (3 with --quick), async_us over "
                      "20,000 launches (2,000 with --quick), the ratio of the two medians, no spreads and no launch-rate rows.";
           return "";
         }()
@@ -408,7 +408,7 @@ void write_targets(const nlohmann::json& doc, std::ostream& os) {
     const std::map<std::string, double> kernel_targets{{"copy", 0.9}, {"fill", 0.9}, {"axpy", 0.9},
                                                        {"reduce_sum", 0.9}, {"transpose", 0.8},
                                                        {"scan_inclusive", 0.7}, {"conv2d_5x5", 0.7}};
-    for (const auto& k : r["kernels"]) {  // the run's own targets (issue 21), else those before it
+    for (const auto& k : r["kernels"]) {  // the run's own targets, else those before it
       const std::string name = k["name"];
       auto it = kernel_targets.find(name);
       if (k.contains("target") ? k["target"].is_null() : it == kernel_targets.end()) continue;
@@ -419,7 +419,7 @@ void write_targets(const nlohmann::json& doc, std::ostream& os) {
          << (f >= target ? "yes" : "no") << " |\n";
     }
     const auto& m = r["matmul"];
-    if (m.contains("ratio_to_vendor_blas") && !m.contains("rows"))  // issue 21's rows: in their own section
+    if (m.contains("ratio_to_vendor_blas") && !m.contains("rows"))  // the matmul rows: in their own section
       os << "| " << sel << " | fp32 matmul 4096^3 >= 0.5 x cuBLAS SGEMM | " << fmt(m["ratio_to_vendor_blas"].get<double>())
          << " | " << (m["ratio_to_vendor_blas"].get<double>() >= 0.5 ? "yes" : "no") << " |\n";
     if (r.contains("graph")) write_graph_targets(sel, r["graph"], os);
@@ -488,7 +488,7 @@ void write_device_sections(const nlohmann::json& doc, std::ostream& os) {
          << " |\n";
     const auto& m = r["matmul"];
     if (m.contains("rows")) write_matmul_markdown(m, os);
-    else {  // a run from before issue 21
+    else {  // a run without matmul rows
       os << "\nfp32 matrix multiply " << m["n"].get<std::size_t>() << "³ (portable kernel): "
          << fmt(m["gflops"].get<double>(), 0) << " GFLOP/s";
       if (!m["vendor_blas_gflops"].is_null())
@@ -566,7 +566,7 @@ void write_markdown(const nlohmann::json& doc, const GapCauses& causes, std::ost
 }
 
 // Appends the record (what was changed, what it was expected to do, and what it did), less its
-// "- gap <selector> <row>: <cause>" lines, which the issue-21 section shows beside their figures.
+// "- gap <selector> <row>: <cause>" lines, which the library section shows beside their figures.
 void append_approaches(const std::string& text, std::ostream& os) {
   if (text.empty()) return;
   os << "\n";

@@ -25,11 +25,11 @@ void write_matmul_markdown(const nlohmann::json& matmul, std::ostream& os);
 using GapCauses = std::map<std::string, std::string>;
 GapCauses gap_causes(const std::string& approaches_text);
 
-// The issue-21 section: one column per run, one row per kernel and matmul precision x
+// The library section: one column per run, one row per kernel and matmul precision x
 // implementation, each cell the ratio with its target and met / gap; then each gap with its cause
 // from `causes` (or a note that none is recorded yet), and the CPU baselines (naive kernel, OpenMP
-// loop) where a run has them. Nothing when no run has issue-21 rows; beside one that has, a run from
-// before issue 21 is shown with issue 21's targets applied to what it measured (GPU targets where
+// loop) where a run has them. Nothing when no run has library rows; beside one that has, a run
+// without matmul rows is shown with the library's targets applied to what it measured (GPU targets where
 // the run does not give its device's type; its square fp32 and tensor rows against cuBLAS).
 void write_library_markdown(const nlohmann::json& runs, const GapCauses& causes, std::ostream& os);
 

@@ -643,7 +643,7 @@ TEST_CASE("interop.md: a vendor library that does not load is reported with each
   test::Fixture f;
   GPURT_KNOWN_FAILURE("opencl:nvidia",
                       "a child process of a process that holds an NVIDIA OpenCL context does not see the NVIDIA "
-                      "platform (H200, 2026-11-30; failed here on opencl:1 in the issue-21 run)");
+                      "platform (H200, 2026-11-30; failed here on opencl:1 in an earlier run)");
   const std::string dir = test::temp_dir("fakeblas");
   for (const char* name : {"libclblast.so.1", "libclblast.so", "libcublas.so.13", "libcublas.so.12", "libcublas.so"})
     std::ofstream(dir + "/" + name) << "not a library";
