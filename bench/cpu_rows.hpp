@@ -1,4 +1,4 @@
-// Baselines for the library's kernels (issue 21, "CPU devices"), under the bench JSON key
+// Baselines for the library's kernels ("CPU devices"), under the bench JSON key
 // "kernel_baselines":
 //  - "naive": on every device, each streaming call (copy, fill, axpy, binary add, reduce sum, and
 //    histogram of 256 bins with one global atomic per element)

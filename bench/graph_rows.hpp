@@ -1,4 +1,4 @@
-// The graph rows of `gpurt bench` (issue 20): what one kernel of a recorded chain costs when the
+// The graph rows of `gpurt bench`: what one kernel of a recorded chain costs when the
 // chain is replayed (Recording once, Queue::replay repeated, one finish), against the same kernels
 // launched one by one through gpurt and through the raw API, and on CUDA a raw CUDA graph of the
 // chain. Chains: 10, 100 and 1,000 empty kernels and one 3-kernel step over 1024 floats.

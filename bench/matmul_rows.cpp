@@ -153,7 +153,7 @@ double matmul_error(const Device& d, Queue& q, Precision precision, lib::Options
   return worst;
 }
 
-// The issue-21 target of a row, or null: the vendor path >= 0.97 x the raw library at every shape;
+// The target of a row, or null: the vendor path >= 0.97 x the raw library at every shape;
 // the portable kernels, at the square shape against cuBLAS, >= 0.75 (fp32) and >= 0.5 (TF32, bf16).
 nlohmann::json target_of(Precision p, lib::Implementation i, const Shape& s, const std::string& raw_library) {
   if (i == lib::Implementation::vendor) return 0.97;
@@ -163,7 +163,7 @@ nlohmann::json target_of(Precision p, lib::Implementation i, const Shape& s, con
   return nullptr;
 }
 
-// The keys of the runs before issue 21, from the rows (matmul_rows.hpp).
+// The keys of the runs without matmul rows, from the rows (matmul_rows.hpp).
 void add_legacy_keys(nlohmann::json& j) {
   j["n"] = j["rows"].empty() ? nlohmann::json(0) : j["rows"][0]["m"];
   j["gflops"] = 0.0;  // stays 0 only when the square fp32 portable row was skipped

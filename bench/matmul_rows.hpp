@@ -1,4 +1,4 @@
-// The matmul rows of `gpurt bench` (issue 21): every precision (fp32, TF32, bf16, and fp64 where the
+// The matmul rows of `gpurt bench`: every precision (fp32, TF32, bf16, and fp64 where the
 // device has it), three shapes (square, tall-skinny, small) and both implementations of lib::matmul
 // (portable: Options{off}; vendor: Options{on}, skipped with the reason where it cannot run), each
 // against the raw vendor BLAS at the same precision in the same run (RawBaseline::gemm_gflops:
@@ -25,8 +25,8 @@ struct MatmulBench {
 };
 
 // The run's "matmul" object: "rows" (one per precision x shape x implementation; docs/PERFORMANCE.md
-// and tools/bench_check.cpp say what each holds) and, derived from the rows, the keys of the runs
-// before issue 21: n, gflops, milliseconds, vendor_blas_gflops (null without one), ratio_to_vendor_blas
+// and bench/check.cpp say what each holds) and, derived from the rows, the keys of the runs
+// without matmul rows: n, gflops, milliseconds, vendor_blas_gflops (null without one), ratio_to_vendor_blas
 // or vendor_blas_note, max_error, and "tensor" (the TF32 and bf16 portable rows of the square shape).
 nlohmann::json measure_matmul_rows(const MatmulBench& b);
 

@@ -82,7 +82,7 @@ nlohmann::json measure_launch(Context& c) {
   c.say("launch overhead");
   Program p = c.dev.build({SourceLanguage::portable, launch_source, "bench_launch.gpurt"});
   Kernel empty = p.kernel("empty_kernel"), four = p.kernel("four_args");
-  // async_us is the independent harness of issue 20: 100,000 empty 1x1 launches on one queue and one
+  // async_us is an independent harness: 100,000 empty 1x1 launches on one queue and one
   // wait (20,000 on CPU devices, where PoCL runs an empty kernel in ~30 us on 16 cores, not ~2 us;
   // 10,000 with --quick); the four-argument enqueue keeps its 20,000 (2,000).
   const std::size_t launches = c.opt.quick ? 10000 : c.cpu ? 20000 : 100000, syncs = c.opt.quick ? 200 : 2000;
@@ -141,7 +141,7 @@ nlohmann::json measure_launch(Context& c) {
           {"trials", c.trials}};
 }
 
-// What allocating costs (issue 20: 0.54 ms through gpurt against 0.02 ms raw on NVIDIA OpenCL, the
+// What allocating costs (0.54 ms through gpurt against 0.02 ms raw on NVIDIA OpenCL, the
 // residency step): allocate and free 1 MiB and 64 MiB, alone and with a blocking 4-byte write in
 // between (the first use, where a lazy driver makes the memory resident), against the raw API's
 // cuMemAlloc/cuMemFree and clCreateBuffer/clReleaseMemObject with the same write.
@@ -409,7 +409,7 @@ nlohmann::json measure_kernels(Context& c, double& copy_gbps) {
   return rows;
 }
 
-// Each kernel row's issue-21 target (targets.hpp) as "target" (null: none of this kind) and "met"
+// Each kernel row's target (targets.hpp) as "target" (null: none of this kind) and "met"
 // (null without a target). A row that carries a naive kernel's or an OpenMP loop's time of the same
 // operation (naive_ms, openmp_ms; bench/cpu_rows) also gets naive_ratio = milliseconds / naive_ms
 // (target <= 1: no library call slower than the naive kernel) and openmp_ratio = milliseconds /

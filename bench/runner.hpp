@@ -1,5 +1,5 @@
 // The measurements behind `gpurt bench`: gpurt and the raw vendor API side by side on one device,
-// in one process, as a JSON document (rendered as a table, CSV and SVG by tools/bench.cpp).
+// in one process, as a JSON document (rendered as a table, CSV, SVG and Markdown by render.hpp).
 #pragma once
 
 #include <functional>

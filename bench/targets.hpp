@@ -1,7 +1,7 @@
-// The targets of issue 21 for the kernel rows, as fractions of the device's copy bandwidth (bytes
+// The library's targets for the kernel rows, as fractions of the device's copy bandwidth (bytes
 // read + written per second against the raw API's device-to-device copy): shared by the bench
 // (which writes them into each row) and `gpurt bench --render` (which applies them to runs from
-// before issue 21, which carry none).
+// without matmul rows, which carry none).
 #pragma once
 
 #include <map>
@@ -12,8 +12,8 @@
 namespace gpurt::bench {
 
 // On GPUs (and other devices that are not CPUs): scan >= 0.85, histogram (256 bins) >= 0.8,
-// conv2d 5x5 >= 0.85, transpose >= 0.9, and copy, fill, axpy and reduce >= 0.9 (the targets before
-// issue 21, kept). On CPU devices: the streaming kernels (copy, fill, axpy, binary, reduce) >= 0.5;
+// conv2d 5x5 >= 0.85, transpose >= 0.9, and copy, fill, axpy and reduce >= 0.9 (the earlier
+// targets, kept). On CPU devices: the streaming kernels (copy, fill, axpy, binary, reduce) >= 0.5;
 // scan, transpose and conv2d are held against an OpenMP loop instead (openmp_ratio). Null: none.
 inline nlohmann::json kernel_target(const std::string& name, bool cpu_device) {
   static const std::map<std::string, double> gpu{{"copy", 0.9},           {"fill", 0.9},

@@ -24,7 +24,7 @@
 #include "cpu.hpp"
 #include "cuda/matmul_tensor.h"
 #include "embedded_kernels.hpp"
-#include "vendor.hpp"
+#include "vendor/vendor.hpp"
 #include "gpurt/device.hpp"
 #include "gpurt/error.hpp"
 #include "gpurt/launch.hpp"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The plugin boundary and the layers, checked from the tree and a build (issue 18's "done when"):
+# The plugin boundary and the layers, checked from the tree and a build:
 #   abi      gpurt/plugin/abi.h compiles as C99 (and as C++), alone.
 #   symbols  every plugin in BUILD/lib exports C symbols only (gpurt_*): nothing C++ crosses.
 #   names    the core (core/src, core/include/gpurt outside plugin/) names no backend in its code:

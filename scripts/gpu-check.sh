@@ -166,7 +166,7 @@ for sel in $selectors; do
 done
 
 # A process's first copies and the seed pipeline, gpurt against the raw API, each in a fresh process
-# (issue 20, "No first-use penalty"): the CUDA device and the NVIDIA OpenCL device.
+# ("No first-use penalty"): the CUDA device and the NVIDIA OpenCL device.
 fu_devices=$(echo "$selectors" | tr ' ' '\n' | grep -E '^cuda' | head -1)
 fu_nv=$("$BUILD/bin/gpurt" info --json | python3 -c 'import json,sys; print(" ".join(d["selector"] for d in json.load(sys.stdin)["devices"] if d["backend"]=="opencl" and "NVIDIA" in d["vendor"]))')
 fu_devices="$fu_devices ${fu_nv%% *}"

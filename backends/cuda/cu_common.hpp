@@ -276,6 +276,8 @@ class CuQueue final : public plugin::Queue {
   plugin::Outcome launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
                          const plugin::KernelArg* args, std::size_t count) noexcept override;
   Status record(bool timing, std::unique_ptr<plugin::Event>& out) noexcept override;
+  // cuEventRecord of the existing CUevent on this stream: no cuEventCreate.
+  Status record_again(plugin::Event& event) noexcept override;
   Status wait(plugin::Event& event) noexcept override;
   Status finish() noexcept override;
   Status native(plugin::Native& out) noexcept override;

@@ -164,6 +164,13 @@ Status CuQueue::record(bool timing, std::unique_ptr<plugin::Event>& out) noexcep
   });
 }
 
+Status CuQueue::record_again(plugin::Event& event) noexcept {
+  Status s = make_current(ctx_);
+  if (!s.ok()) return s;
+  const CUresult r = cuEventRecord(static_cast<CuEvent&>(event).handle(), stream_);
+  return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuEventRecord");
+}
+
 Status CuQueue::wait(plugin::Event& event) noexcept {
   Status s = make_current(ctx_);
   if (!s.ok()) return s;

@@ -234,6 +234,7 @@ class MockEvent final : public plugin::Event, Counted<GPURT_MOCK_EVENT> {
     out = native_of(core_.get(), "mock_event");
     return Status::success();
   }
+  void rearm() noexcept { core_->at = std::chrono::steady_clock::now(); }
 
  private:
   Ref<EventCore> core_;
@@ -374,6 +375,12 @@ class MockQueue final : public plugin::Queue, Counted<GPURT_MOCK_QUEUE> {
       if (s.ok()) out = std::make_unique<MockEvent>(make_native<EventCore>(timing && core_->timing), false);
       return s;
     });
+  }
+  // The same event, its time taken again: no event is created (counted as a record all the same).
+  Status record_again(plugin::Event& event) noexcept override {
+    Status s = gate(GPURT_MOCK_OP_RECORD, ErrorCategory::internal, "mockRecordAgain");
+    if (s.ok()) static_cast<MockEvent&>(event).rearm();
+    return s;
   }
   Status wait(plugin::Event&) noexcept override { return gate(GPURT_MOCK_OP_FINISH, ErrorCategory::internal, "mockWait"); }
   Status finish() noexcept override { return gate(GPURT_MOCK_OP_FINISH, ErrorCategory::internal, "mockFinish"); }

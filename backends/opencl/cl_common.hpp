@@ -134,6 +134,7 @@ class ClEvent final : public plugin::Event {
   Status elapsed_ms(plugin::Event& end, double& ms) noexcept override;
   cl_event handle() const { return event_(); }
   Status native(plugin::Native& out) noexcept override;
+  void replace(cl::Event e) { event_ = std::move(e); }  // releases the event held before
 
  private:
   cl_device_id device() const noexcept { return device_ ? device_ : device_of(event_()); }
@@ -232,6 +233,9 @@ class ClQueue final : public plugin::Queue {
   plugin::Outcome launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape,
                          const plugin::KernelArg* args, std::size_t count) noexcept override;
   Status record(bool timing, std::unique_ptr<plugin::Event>& out) noexcept override;
+  // OpenCL cannot record a cl_event twice: a new marker event, held by the same ClEvent (the old
+  // cl_event released), so only the driver's object is new.
+  Status record_again(plugin::Event& event) noexcept override;
   Status wait(plugin::Event& event) noexcept override;
   Status finish() noexcept override;
   Status native(plugin::Native& out) noexcept override;

@@ -271,6 +271,16 @@ Status ClQueue::record(bool, std::unique_ptr<plugin::Event>& out) noexcept {
   });
 }
 
+Status ClQueue::record_again(plugin::Event& event) noexcept {
+  return guarded("clEnqueueMarkerWithWaitList", [&] {
+    cl_event e = nullptr;
+    const cl_int err = clEnqueueMarkerWithWaitList(queue_(), 0, nullptr, &e);
+    if (err != CL_SUCCESS) return fail(err, "clEnqueueMarkerWithWaitList");
+    static_cast<ClEvent&>(event).replace(cl::Event(e));  // adopts the reference
+    return Status::success();
+  });
+}
+
 Status ClQueue::wait(plugin::Event& event) noexcept {
   ClEvent& e = static_cast<ClEvent&>(event);
   cl_context ctx = nullptr;

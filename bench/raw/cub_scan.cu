@@ -1,6 +1,6 @@
 // gpurt-cub-scan [millions of ints] [trials]: the vendor's own prefix sum (CUB's
 // DeviceScan::InclusiveSum, what Thrust calls) against a copy of the same bytes, on the CUDA
-// device 0, in one process. It is the reference for the library's scan target (issue 21: scan >=
+// device 0, in one process. It is the reference for the library's scan target (scan >=
 // 0.85 x the device's copy bandwidth): what the best-kept single-pass scan on this GPU reaches.
 // Copy: cudaMemcpyAsync device to device and a plain copy kernel (4 ints per thread, as the
 // library's copy); each figure the median of `trials` timed runs (CUDA events), after a warm-up.

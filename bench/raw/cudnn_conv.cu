@@ -2,7 +2,7 @@
 // cudnnConvolutionForward, every forward algorithm it offers for the shape, the fastest kept) on
 // one single-channel fp32 image of side x side, zero-padded, filter x filter (cross-correlation, as
 // gpurt::lib::conv2d), against a copy of the same bytes on CUDA device 0, in one process. It is
-// the reference for the library conv2d's target (issue 21: conv2d 5x5 >= 0.85 x the device's copy
+// the reference for the library conv2d's target (conv2d 5x5 >= 0.85 x the device's copy
 // bandwidth, counting the image read once and written once). Copy: cudaMemcpyAsync device to
 // device and a plain copy kernel; each figure the median of `trials` timed calls (CUDA events)
 // after a warm-up. The fastest algorithm's output is checked against a CPU reference on a sample

@@ -85,7 +85,7 @@ constexpr const Variant* find_variant(const char* kernel) {
 // The Hopper (sm_90a) kernel the library runs on devices whose architecture is "sm_90" (compute
 // capability 9.0 exactly: sm_90a code runs nowhere else), per precision; nullptr: the mma.sync
 // shapes above, as on every other device. Measured on the H200 by gpurt-tune-tensor
-// (docs/bench/approaches.md, "issue 21: tensor-core kernels"): bf16 wgmma n256_s3 0.614 x cuBLAS;
+// (docs/bench/approaches.md, "tensor-core kernels"): bf16 wgmma n256_s3 0.614 x cuBLAS;
 // TF32 wgmma reading B^T after the pre-passes 0.545 (B transposed through registers: at most 0.23).
 // A variant that reads B^T runs after the two pre-passes (the library keeps their output as the
 // queue's scratch). Switching is this one line: a name from `variants` (sm90a) or nullptr.

@@ -49,7 +49,7 @@ for run in doc["runs"]:
         assert run["method"][key], f"method.{key} empty"
     for key in ("async_us", "sync_us", "enqueue_four_args_us"):
         check_paired(run["launch"][key], trials, where=key)
-    # issue 20's harness: 100,000 empty 1x1 launches on one queue and one wait (20,000 on CPU devices,
+    # the launch harness: 100,000 empty 1x1 launches on one queue and one wait (20,000 on CPU devices,
     # 10,000 with --quick; docs/bench/approaches.md, "Row sizes on CPU devices").
     want = 10000 if run["quick"] else 20000 if run["device"]["type"] == "cpu" else 100000
     assert run["launch"]["launches_per_trial"] == want, run["launch"]
@@ -77,7 +77,7 @@ for run in doc["runs"]:
         check_paired(t, trials, where=f"transfer {t['direction']} {t['memory']} {t['bytes']}")
     assert run["build"]["gpurt_cached_path"] == "loaded_from_cache", run["build"]
     assert run["build"]["gpurt_cold_ms"] > 0 and run["build"]["raw_cold_ms"] > 0
-    # Allocation (issue 20): 1 MiB and 64 MiB, alone and with a 4-byte write (first use), against raw.
+    # Allocation: 1 MiB and 64 MiB, alone and with a 4-byte write (first use), against raw.
     rows = run["alloc"]["rows"]
     assert [(r["bytes"], r["first_use"]) for r in rows] == \
         [(1 << 20, False), (1 << 20, True), (64 << 20, False), (64 << 20, True)], rows
@@ -87,7 +87,7 @@ for run in doc["runs"]:
     assert {"copy", "fill", "axpy", "reduce_sum", "scan_inclusive", "transpose", "conv2d_5x5", "histogram_256"} <= names
     for k in run["kernels"]:
         assert k["gbps"] > 0 and k["milliseconds"] > 0, k
-    # issue 21: each kernel row's target as a fraction of copy bandwidth, and whether it is met.
+    # each kernel row's target as a fraction of copy bandwidth, and whether it is met.
     targets = {"copy": 0.5, "fill": 0.5, "axpy": 0.5, "binary_add": 0.5, "reduce_sum": 0.5} if cpu else \
         {"copy": 0.9, "fill": 0.9, "axpy": 0.9, "reduce_sum": 0.9, "scan_inclusive": 0.85,
          "histogram_256": 0.8, "conv2d_5x5": 0.85, "transpose": 0.9}
@@ -113,7 +113,7 @@ for run in doc["runs"]:
                 assert math.isclose(r["library_over_" + base], r["library_ms"] / r[base + "_ms"], rel_tol=1e-9), (base, r)
             else:  # trials in turn: the median of the per-trial ratios, inside their [min..max]
                 assert len(spread) == 2 and 0 < spread[0] <= r["library_over_" + base] <= spread[1], (base, r)
-    # issue 21: matmul rows - every precision x shape x implementation once, each measured against the
+    # matmul rows - every precision x shape x implementation once, each measured against the
     # raw vendor BLAS at the same precision in the same run, or skipped saying why.
     matmul = run["matmul"]
     rows = matmul["rows"]
@@ -157,7 +157,7 @@ for run in doc["runs"]:
         for r in rows:
             if r["precision"] in ("tf32", "bf16") and r["implementation"] == "vendor":
                 assert "skipped" in r, r
-    # The keys of the runs before issue 21, from the rows.
+    # The keys of the runs without matmul rows, from the rows.
     fp32 = [r for r in rows if (r["precision"], r["shape"], r["implementation"]) == ("fp32", "square", "portable")][0]
     assert matmul["n"] == fp32["m"] and matmul["gflops"] == fp32["gpurt"] and matmul["gflops"] > 0, matmul
     assert (matmul["vendor_blas_gflops"] is None) == ("raw" not in fp32), matmul
@@ -176,7 +176,7 @@ for run in doc["runs"]:
             all(t["gpurt"] > 0 and t["slower_link"] > 0 and t["from"] != t["to"] for t in relay), relay
         for t in relay if isinstance(relay, list) else []:
             check_paired(t, trials, base="slower_link", where="relayed_copy")
-    # Recorded chains (issue 20): 10, 100 and 1,000 empty kernels and a 3-kernel step, per kernel, gpurt
+    # Recorded chains: 10, 100 and 1,000 empty kernels and a 3-kernel step, per kernel, gpurt
     # replay and launches against raw stream launches, and on CUDA a raw CUDA graph.
     graph = run["graph"]
     assert "skipped" not in graph, graph

@@ -217,7 +217,7 @@ TEST_CASE("api-guide.md: a build's BuildInfo says what is wrong with a cache dir
 
 TEST_CASE("errors.md: an OpenCL C build log names the user's file and line, once") {
   // errors.md (build_failed): "the build log, with the line numbers and file name of your source
-  // (ProgramSource::name) for every language" (issue 17: OpenCL C logs named PoCL's temporary file,
+  // (ProgramSource::name) for every language" (OpenCL C logs once named PoCL's temporary file,
   // and "1 error generated." appeared twice in what()).
   test::Fixture f;
   bool takes_opencl_c = false;

@@ -1,4 +1,4 @@
-// Contract cases (issue 20): recorded launch sequences, gpurt/graph.hpp. Each case quotes the
+// Contract cases: recorded launch sequences, gpurt/graph.hpp. Each case quotes the
 // promise it tries to break: empty and spent handles, Steps that name nothing, updates of the wrong
 // shape, bad copies and fills, lifetimes (a graph outliving its queue and every other object of its
 // device, a graph dropped while its replays run), failures injected into a replay by the mock
@@ -488,7 +488,7 @@ TEST_CASE("graph.hpp: a graph dropped, or an argument replaced, while replays ma
 }
 
 TEST_CASE("graph.hpp: a replay appears in the trace with its commands") {
-  // graph.hpp: "`name` appears in traces"; issue 20: "Tracing shows a replay and its commands". The
+  // graph.hpp: "`name` appears in traces"; "Tracing shows a replay and its commands". The
   // core writes a "replay <name>" host span and, inside it, one entry per command ("replay launch
   // command 1 (launch 'vector_add')").
   test::Fixture f;

@@ -1,4 +1,4 @@
-// Contract cases (interop, issue 19): native handles both ways (gpurt/native.hpp, gpurt/opencl.hpp),
+// Contract cases (interop): native handles both ways (gpurt/native.hpp, gpurt/opencl.hpp),
 // copies between buffers of different devices and Queue::wait on events of other devices
 // (gpurt/queue.hpp, docs/api-guide.md "Several devices"), docs/interop.md. Each case quotes the
 // promise it tries to break and runs on every device; a case that needs a second device pairs the

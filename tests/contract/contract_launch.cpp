@@ -203,7 +203,7 @@ TEST_CASE("errors.md: local memory sizes that wrap around are refused before the
 }
 
 TEST_CASE("api-guide.md: handles cannot be made from the core's state") {
-  // issue 16 item 8: the core's constructors are not part of the API, so no program can make a
+  // The core's constructors are not part of the API, so no program can make a
   // Buffer over an out-of-range part of an allocation, or a Device from a stray pointer.
   static_assert(!std::is_constructible<Buffer<float>, std::shared_ptr<detail::Allocation>, std::size_t,
                                        std::size_t>::value,

@@ -591,7 +591,7 @@ TEST_CASE("library.hpp: matrix dimensions beyond 2^31 or whose products wrap are
 
   // A grid of more groups than the device launches: rejected by the library, naming the call.
   const Dim3 limit = f.dev.properties().max_groups;
-  const std::size_t tall = limit.y * 64 + 1;  // transpose: one group per 64 rows (32 before issue 21: too many either way)
+  const std::size_t tall = limit.y * 64 + 1;  // transpose: one group per 64 rows (32 before: too many either way)
   if (limit.y <= (std::size_t(1) << 22)) {
     auto col = f.dev.alloc<float>(tall), col_out = f.dev.alloc<float>(tall);
     GPURT_REQUIRE_ERROR(lib::transpose(f.q, col, col_out, tall, 1), ErrorCategory::invalid_argument,

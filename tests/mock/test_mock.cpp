@@ -3,15 +3,19 @@
 // (the next valid call succeeds), and every object the plugin creates is destroyed.
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <thread>
+#include <vector>
 
+#include "gpurt/library.hpp"
 #include "harness.hpp"
 #include "mock_control.h"
 
 using namespace gpurt;
+namespace lib = gpurt::lib;
 
 namespace {
 
@@ -56,14 +60,18 @@ const char* kind_name(int k) {
 // Every kind is destroyed as often as it was created, and no device memory is held - except what
 // the transfer engine keeps for reuse once a staged copy ran, or once a buffer of 1 MiB or more was
 // allocated (gpurt/transfer.hpp: "a thread of gpurt's sets up the engine ... allocates the pinned
-// staging buffers (3 of 8 MiB)"): its staging buffers (host allocations) and one event per staging
-// buffer, at most `staging_slots` of each.
+// staging buffers (3 of 8 MiB)"): its staging buffers (host allocations), at most `staging_slots`,
+// and the events it records again on each use of a slot: one per slot, or one per piece of a
+// download landing in pieces (at most one per download copy thread).
 void require_balanced(const gpurt_mock_counters& c, std::uint64_t device_bytes_before, std::uint64_t staging_slots = 0) {
+  const std::uint64_t events = staging_slots * std::max(1u, staging_threads(CopyDirection::device_to_host));
   for (int k = 0; k < GPURT_MOCK_KINDS; ++k) {
     INFO(kind_name(k) << ": created " << c.created[k] << ", destroyed " << c.destroyed[k]);
     CHECK(c.created[k] >= c.destroyed[k]);
-    if (k == GPURT_MOCK_HOST_ALLOCATION || k == GPURT_MOCK_EVENT)
+    if (k == GPURT_MOCK_HOST_ALLOCATION)
       CHECK(c.created[k] - c.destroyed[k] <= staging_slots);
+    else if (k == GPURT_MOCK_EVENT)
+      CHECK(c.created[k] - c.destroyed[k] <= events);
     else
       CHECK(c.created[k] == c.destroyed[k]);
   }
@@ -268,7 +276,12 @@ TEST_CASE("mock: failed copies, fills, records, waits and queue creation each ra
   require_balanced(m.now(), before.device_bytes);
 }
 
-TEST_CASE("mock: a staged copy that fails part-way keeps its staging buffers and the next one works") {
+// A case on staged copies (Staging::always) between `h` and a buffer `d` of `chunks` 8 MiB chunks,
+// on a queue of its own, after the engine's measurement (its probes would take staging slots of
+// their own); then the staging mode is put back and every count balances, but for the engine's
+// TransferEngine::depth staging buffers and their events.
+template <class Body>
+void staged_case(std::size_t chunks, Body&& body) {
   Mock& m = Mock::get();
   const Device dev = device("mock:0");
   const auto before = m.now();
@@ -276,15 +289,23 @@ TEST_CASE("mock: a staged copy that fails part-way keeps its staging buffers and
   set_staging(Staging::always);
   {
     Queue q = dev.create_queue();
-    const std::size_t n = (40u << 20) / sizeof(float);  // five 8 MiB chunks
+    const std::size_t n = chunks * (8u << 20) / sizeof(float);
     const auto h = test::random_vector<float>(n);
     auto d = dev.alloc<float>(n);
-    wait_for_measurement();            // its probes would take staging slots of their own
+    wait_for_measurement();
+    body(m, q, h, d);
+  }
+  set_staging(saved);
+  require_balanced(m.now(), before.device_bytes, 3);
+}
+
+TEST_CASE("mock: a staged copy that fails part-way keeps its staging buffers and the next one works") {
+  staged_case(5, [](Mock& m, Queue& q, const std::vector<float>& h, Buffer<float>& d) {
     m.fail(GPURT_MOCK_OP_COPY, 2, 1);  // the third chunk fails
     GPURT_REQUIRE_ERROR(q.copy(h, d), ErrorCategory::internal, "mockCopyHtoD");
     const auto mid = m.now();
     q.copy(h, d);
-    std::vector<float> back(n);
+    std::vector<float> back(h.size());
     q.copy(d, back);  // the first staged download measures how downloads land (its own copies)
     m.fail(GPURT_MOCK_OP_COPY, 1, 1);
     GPURT_REQUIRE_ERROR(q.copy(d, back), ErrorCategory::internal, "mockCopyDtoH");
@@ -293,9 +314,36 @@ TEST_CASE("mock: a staged copy that fails part-way keeps its staging buffers and
     CHECK(back == h);
     // The retries reused the staging buffers the failed copies gave back.
     CHECK(m.now().created[GPURT_MOCK_HOST_ALLOCATION] == mid.created[GPURT_MOCK_HOST_ALLOCATION]);
-  }
-  set_staging(saved);
-  require_balanced(m.now(), before.device_bytes, 3);  // TransferEngine::depth staging buffers
+  });
+}
+
+TEST_CASE("mock: staged copies record their staging buffers' events again, creating none per chunk") {
+  // docs/architecture.md, "Around the hook": each staging buffer's events are made once and
+  // recorded again on every later use (ABI 4.3 queue_record_again), not created per 8 MiB chunk.
+  staged_case(8, [](Mock& m, Queue& q, const std::vector<float>& h, Buffer<float>& d) {
+    std::vector<float> back(h.size());
+    q.copy(h, d);  // the slots' first use: their events are made
+    q.copy(d, back);
+    const auto warm = m.now();
+    for (int round = 0; round < 3; ++round) {
+      std::fill(back.begin(), back.end(), 0.0f);
+      q.copy(h, d);
+      q.copy(d, back);
+      CHECK(back == h);
+    }
+    const auto after = m.now();
+    INFO("events created " << warm.created[GPURT_MOCK_EVENT] << " -> " << after.created[GPURT_MOCK_EVENT]);
+    CHECK(after.created[GPURT_MOCK_EVENT] == warm.created[GPURT_MOCK_EVENT]);  // 48 chunks, no new event
+    CHECK(after.created[GPURT_MOCK_HOST_ALLOCATION] == warm.created[GPURT_MOCK_HOST_ALLOCATION]);
+    // A record again that fails fails the copy, naming it; the next copies work with the same events.
+    m.fail(GPURT_MOCK_OP_RECORD, 2, 1);
+    GPURT_REQUIRE_ERROR(q.copy(h, d), ErrorCategory::internal, "mockRecordAgain");
+    std::fill(back.begin(), back.end(), 0.0f);
+    q.copy(h, d);
+    q.copy(d, back);
+    CHECK(back == h);
+    CHECK(m.now().created[GPURT_MOCK_EVENT] == warm.created[GPURT_MOCK_EVENT]);
+  });
 }
 
 TEST_CASE("mock: a lost device fails every call with device_lost, destructors stay quiet") {
@@ -465,4 +513,26 @@ TEST_CASE("mock: an adopted import releases the caller's reference when its last
   CHECK(nc.retain(h) == 2);
   (void)import_buffer<std::uint32_t>(dev, h, 0, Ownership::adopt);
   CHECK(nc.references(h) == 1);
+}
+
+TEST_CASE("mock: a device whose native context no vendor BLAS adapter speaks gets the portable matmul, saying why") {
+  // library.hpp: the vendor library runs "when it is present and covers the call"; the adapter is
+  // chosen by what the device declares (its native context: the mock's is a mock_context), never by
+  // the backend's name, so a device of any backend without a CUcontext or cl_context gets none.
+  const Device dev = device("mock:0");
+  const lib::VendorLibraryInfo v = lib::vendor_library(dev);
+  INFO("reason: " << v.reason);
+  CHECK_FALSE(v.available);
+  CHECK(v.name.empty());
+  CHECK(v.reason.find("mock_context") != std::string::npos);
+  CHECK(v.reason.find("no vendor BLAS adapter") != std::string::npos);
+  for (lib::Precision p : {lib::Precision::fp32, lib::Precision::tf32, lib::Precision::bf16}) {
+    INFO("precision " << lib::to_string(p));
+    lib::Options automatic;
+    automatic.vendor = lib::VendorLibraries::automatic;
+    CHECK(lib::matmul_implementation(dev, p, automatic) == lib::Implementation::portable);
+    lib::Options on;
+    on.vendor = lib::VendorLibraries::on;
+    GPURT_REQUIRE_ERROR(lib::matmul_implementation(dev, p, on), ErrorCategory::unsupported, v.reason);
+  }
 }

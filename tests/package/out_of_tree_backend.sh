@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 18: "CI builds the mock backend as a separate CMake project against the installed package
+# "CI builds the mock backend as a separate CMake project against the installed package
 # (find_package), loads it through GPURT_PLUGIN_PATH, and runs the conformance suite on it."
 #   out_of_tree_backend.sh PREFIX CXX WORK BACKEND_SOURCE_DIR PYTHON RUN_CLI
 # PREFIX is an installed gpurt (which holds no mock plugin: the mock is never installed). The

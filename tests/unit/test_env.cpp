@@ -95,7 +95,7 @@ TEST_CASE("environment: a malformed GPURT_DEVICE names the variable and the sele
     CHECK(*parse({{"GPURT_DEVICE", good}}).device == good);
 }
 
-// README: "`GPURT_LOG` | `off`, `error` (default), `warn`, `info`, `debug`" (issue 17: levels are
+// README: "`GPURT_LOG` | `off`, `error` (default), `warn`, `info`, `debug`" (levels are
 // case-insensitive, and so are the other keywords).
 TEST_CASE("environment: GPURT_LOG, GPURT_CACHE and GPURT_STAGING keywords are case-insensitive") {
   CHECK(parse({{"GPURT_LOG", "INFO"}}).log == LogThreshold::info);

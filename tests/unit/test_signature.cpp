@@ -44,7 +44,7 @@ TEST_CASE("signature: CUDA kernels with extern \"C\" and launch bounds") {
 }
 
 TEST_CASE("signature: hostile text is scanned in linear time without recursion") {
-  // issue 16: ~30,000 consecutive spaces made std::regex recurse until the stack overflowed.
+  // ~30,000 consecutive spaces made std::regex recurse until the stack overflowed.
   std::string s = "GPURT_KERNEL" + std::string(1 << 20, ' ') + "void k(" + std::string(1 << 18, '(') + "\n";
   s += std::string(1 << 18, '/') + "\"unterminated";
   CHECK_NOTHROW(scan_kernels(s, {"GPURT_KERNEL"}));

@@ -27,14 +27,7 @@ std::string Device::description() const {
 
 Queue Device::create_queue(QueueOptions options) const {
   detail::DeviceState* d = detail::checked_device(*this, "Device::create_queue");
-  auto q = std::make_shared<detail::QueueState>();
-  q->device = d;
-  q->id = detail::next_queue_id();
-  q->timing = options.timing == QueueOptions::Timing::enabled;
-  bridge::QueueOptions po;
-  po.timing = q->timing;
-  detail::check(d->impl->create_queue(po, q->impl), d);
-  return detail::Access::make<Queue>(std::move(q));
+  return detail::Access::make<Queue>(detail::make_queue(d, options.timing == QueueOptions::Timing::enabled));
 }
 
 MemoryUsage Device::memory_usage() const {

@@ -5,7 +5,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <iterator>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
 #include <thread>
+#include <type_traits>
 
 #include "api/format.hpp"
 #include "services/trace.hpp"
@@ -101,51 +105,70 @@ detail::QueueState* Queue::checked(const char* call) const {
 
 Device Queue::device() const { return detail::Access::make<Device>(checked("Queue::device")->device); }
 
-void Queue::copy_from_host(const void* src, const detail::Allocation* dst, std::size_t dst_offset,
-                           std::size_t dst_bytes, std::size_t src_bytes, bool host_pinned) {
-  constexpr const char* call = "Queue::copy (host to device)";
-  detail::QueueState* q = checked(call);
-  check_same_device(q, dst, "destination", call);
-  detail::check_range(dst, dst_offset, dst_bytes, call);
-  check_sizes(dst_bytes, src_bytes, call, q);
-  check_host_pointer(src, src_bytes, "source", call, q);
-  if (dst_bytes == 0) return;
-  detail::Traced trace("copy host to device", host_pinned ? "pinned" : "pageable", dst_bytes, q, q->device);
-  // Pageable memory (not a HostBuffer, nor a pointer into one) is copied blocking: the call
-  // returns once the source may be reused, on every path and backend.
-  const bool pinned = host_pinned || detail::is_pinned(src, dst_bytes);
+namespace {
+
+// The two directions of a copy between host memory and a buffer: one path, told apart by the host
+// pointer's type (const void*: host to device).
+template <class HostPointer>
+struct HostCopy;
+template <>
+struct HostCopy<const void*> {
+  static constexpr const char* call = "Queue::copy (host to device)";
+  static constexpr const char* trace = "copy host to device";
+  static constexpr const char* host_role = "source";
+  static constexpr const char* buffer_role = "destination";
+};
+template <>
+struct HostCopy<void*> {
+  static constexpr const char* call = "Queue::copy (device to host)";
+  static constexpr const char* trace = "copy device to host";
+  static constexpr const char* host_role = "destination";
+  static constexpr const char* buffer_role = "source";
+};
+
+// The checks, then one hook. Pageable memory (not a HostBuffer, nor a pointer into one) is copied
+// blocking: the call returns once an upload's source may be reused, or a download's data is in
+// `host`, on every path and backend; above the transfer engine's cut-over it is staged through its
+// pinned buffers (holding the queue's order whole: several commands), else copied direct.
+template <class HostPointer>
+void copy_with_host(detail::QueueState* q, HostPointer host, std::size_t host_bytes, const detail::Allocation* buffer,
+                    std::size_t offset, std::size_t bytes, bool host_pinned) {
+  using Way = HostCopy<HostPointer>;
+  constexpr bool up = std::is_same_v<HostPointer, const void*>;
+  check_same_device(q, buffer, Way::buffer_role, Way::call);
+  detail::check_range(buffer, offset, bytes, Way::call);
+  check_sizes(bytes, host_bytes, Way::call, q);
+  check_host_pointer(host, host_bytes, Way::host_role, Way::call, q);
+  if (bytes == 0) return;
+  detail::Traced trace(Way::trace, host_pinned ? "pinned" : "pageable", bytes, q, q->device);
+  const bool pinned = host_pinned || detail::is_pinned(host, bytes);
   if (!pinned) {
-    if (detail::may_stage(dst_bytes)) {
+    if (detail::may_stage(bytes)) {
       std::unique_lock<std::shared_mutex> whole(q->order);
-      if (detail::transfer_engine(q->device).upload(q, src, *dst->impl, dst_offset, dst_bytes)) return;
+      detail::TransferEngine& engine = detail::transfer_engine(q->device);
+      if constexpr (up) {
+        if (engine.upload(q, host, *buffer->impl, offset, bytes)) return;
+      } else {
+        if (engine.download(q, *buffer->impl, offset, host, bytes)) return;
+      }
     }
     detail::count_direct_copy();
   }
   std::shared_lock<std::shared_mutex> order(q->order);
-  detail::check(q->impl->copy_from_host(src, *dst->impl, dst_offset, dst_bytes, !pinned), q->device);
+  if constexpr (up) detail::check(q->impl->copy_from_host(host, *buffer->impl, offset, bytes, !pinned), q->device);
+  else detail::check(q->impl->copy_to_host(*buffer->impl, offset, host, bytes, !pinned), q->device);
+}
+
+}  // namespace
+
+void Queue::copy_from_host(const void* src, const detail::Allocation* dst, std::size_t dst_offset,
+                           std::size_t dst_bytes, std::size_t src_bytes, bool host_pinned) {
+  copy_with_host(checked(HostCopy<const void*>::call), src, src_bytes, dst, dst_offset, dst_bytes, host_pinned);
 }
 
 void Queue::copy_to_host(const detail::Allocation* src, std::size_t src_offset,
                          std::size_t src_bytes, void* dst, std::size_t dst_bytes, bool host_pinned) {
-  constexpr const char* call = "Queue::copy (device to host)";
-  detail::QueueState* q = checked(call);
-  check_same_device(q, src, "source", call);
-  detail::check_range(src, src_offset, src_bytes, call);
-  check_sizes(src_bytes, dst_bytes, call, q);
-  check_host_pointer(dst, dst_bytes, "destination", call, q);
-  if (src_bytes == 0) return;
-  detail::Traced trace("copy device to host", host_pinned ? "pinned" : "pageable", src_bytes, q, q->device);
-  // Pageable memory is copied blocking: the call returns once the data is in `dst`.
-  const bool pinned = host_pinned || detail::is_pinned(dst, src_bytes);
-  if (!pinned) {
-    if (detail::may_stage(src_bytes)) {
-      std::unique_lock<std::shared_mutex> whole(q->order);
-      if (detail::transfer_engine(q->device).download(q, *src->impl, src_offset, dst, src_bytes)) return;
-    }
-    detail::count_direct_copy();
-  }
-  std::shared_lock<std::shared_mutex> order(q->order);
-  detail::check(q->impl->copy_to_host(*src->impl, src_offset, dst, src_bytes, !pinned), q->device);
+  copy_with_host(checked(HostCopy<void*>::call), dst, dst_bytes, src, src_offset, src_bytes, host_pinned);
 }
 
 void Queue::copy_device(const detail::Allocation* src, std::size_t src_offset,

@@ -201,6 +201,14 @@ Status Queue::record(bool timing, std::unique_ptr<Event>& out) noexcept {
   return s;
 }
 
+Status Queue::record_again(std::unique_ptr<Event>& event) noexcept {
+  if (event && t_->queue_record_again) {
+    Status s = call([&](gpurt_status* st) { return t_->queue_record_again(h_, event->handle(), st); });
+    if (s.ok() || s.category != ErrorCategory::unsupported) return s;
+  }
+  return record(false, event);
+}
+
 Status Queue::wait(Event& event) noexcept {
   return call([&](gpurt_status* st) { return t_->queue_wait(h_, event.handle(), st); });
 }

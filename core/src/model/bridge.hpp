@@ -274,6 +274,10 @@ class Queue {
     return attempt([&](gpurt_status* st) { return t_->queue_launch(h_, kernel.handle(), &shape, args, count, st); });
   }
   Status record(bool timing, std::unique_ptr<Event>& out) noexcept;
+  // `event` (untimed, of this device, waited for by nobody else meanwhile) recorded again here
+  // where the plugin can (queue_record_again, ABI 4.3: no native event made), else a new untimed
+  // event in its place; an empty `event` gets a new one.
+  Status record_again(std::unique_ptr<Event>& event) noexcept;
   Status wait(Event& event) noexcept;
   Status finish() noexcept {
     return call([&](gpurt_status* st) { return t_->queue_finish(h_, st); });

@@ -55,6 +55,17 @@ std::uint64_t next_queue_id() {
   return ++last_id;
 }
 
+std::shared_ptr<QueueState> make_queue(DeviceState* device, bool timing) {
+  auto q = std::make_shared<QueueState>();
+  q->device = device;
+  q->id = next_queue_id();
+  q->timing = timing;
+  bridge::QueueOptions options;
+  options.timing = timing;
+  check(device->impl->create_queue(options, q->impl), device);
+  return q;
+}
+
 void throw_empty_handle(const char* what, const char* call) {
   invalid(std::string("this ") + what +
               " is empty (default-constructed or moved-from); create it from a Device first",

@@ -141,6 +141,9 @@ inline void check(const bridge::Status& status, const DeviceState* device) {
 DeviceState* checked_device(const Device& d, const char* call);
 // The next Queue::id (from 1, never reused).
 std::uint64_t next_queue_id();
+// A new queue of `device`, numbered by next_queue_id: what Device::create_queue returns, and the
+// queues the services run their own work on. Throws the backend's Error when it cannot be made.
+std::shared_ptr<QueueState> make_queue(DeviceState* device, bool timing);
 // Throws invalid_argument unless [offset, offset + bytes) lies inside `a`.
 void check_range(const Allocation* a, std::size_t offset, std::size_t bytes, const char* call);
 [[noreturn]] void throw_empty_handle(const char* what, const char* call);

@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <vector>
 
 #include "gpurt/transfer.hpp"
 #include "services/cache.hpp"
@@ -67,34 +69,84 @@ namespace detail {
 
 void count_direct_copy() { ++g_direct; }
 
+// ---- The pinned-memory registry ----
+//
+// Every copy from or to a raw pointer asks is_pinned, so the answer takes no lock: the registry is
+// an immutable list of the HostBuffers' ranges, sorted by start, replaced whole under `mutex` when
+// a HostBuffer is made or goes, and numbered by `version`. Each thread keeps its own reference to
+// the list it last read and takes the mutex only when `version` has moved since (once per
+// HostBuffer made or freed, not per copy): in a steady state a lookup is one atomic load and a
+// binary search, writing no shared memory.
+// Why this is safe with HostBuffers made and destroyed on other threads at the same time: a
+// published list is never changed, and a thread reads only the list its own shared_ptr holds, so a
+// list is freed only once no thread refers to it (a thread holds at most one old list, until its
+// next copy or its end). A new HostBuffer's pointer reaches a copying thread only through something
+// ordered after its registration (its allocation returned it), so that thread's acquire load sees
+// the new version and reads the new list; a HostBuffer that goes is unregistered before its memory
+// is freed, and a thread that copies from memory freed under it had a use-after-free anyway.
 namespace {
-std::mutex g_pinned_mutex;
-std::map<std::uintptr_t, std::size_t> g_pinned;  // start -> bytes
-// Entries in g_pinned: every pageable copy asks is_pinned, and a program without HostBuffers
-// should not pay a global lock for the answer.
-std::atomic<std::size_t> g_pinned_count{0};
+struct PinnedRange {
+  std::uintptr_t begin, end;
+};
+using PinnedList = std::vector<PinnedRange>;
+struct PinnedRegistry {
+  std::mutex mutex;
+  std::shared_ptr<const PinnedList> list;  // null: none registered yet
+  std::atomic<std::uint64_t> version{0};
+};
+PinnedRegistry& pinned_registry() {
+  static PinnedRegistry* r = new PinnedRegistry;  // process lifetime: a HostBuffer may go in static destruction
+  return *r;
+}
+// The first range of `l` (a PinnedList, const or not) starting after `a`.
+template <class List>
+auto after(List& l, std::uintptr_t a) {
+  return std::upper_bound(l.begin(), l.end(), a, [](std::uintptr_t x, const PinnedRange& r) { return x < r.begin; });
+}
+// Publishes a copy of the list with `edit` applied.
+template <class Edit>
+void edit_pinned(Edit&& edit) {
+  PinnedRegistry& r = pinned_registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto next = r.list ? std::make_shared<PinnedList>(*r.list) : std::make_shared<PinnedList>();
+  edit(*next);
+  r.list = std::move(next);
+  r.version.fetch_add(1, std::memory_order_release);
+}
 }  // namespace
 
 void register_pinned(const void* p, std::size_t bytes) {
-  std::lock_guard<std::mutex> lock(g_pinned_mutex);
-  g_pinned[reinterpret_cast<std::uintptr_t>(p)] = bytes;
-  g_pinned_count.store(g_pinned.size(), std::memory_order_release);
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  edit_pinned([&](PinnedList& l) {
+    auto at = after(l, a);
+    if (at != l.begin() && std::prev(at)->begin == a) std::prev(at)->end = a + bytes;  // the same start again
+    else l.insert(at, PinnedRange{a, a + bytes});
+  });
 }
 
 void unregister_pinned(const void* p) {
-  std::lock_guard<std::mutex> lock(g_pinned_mutex);
-  g_pinned.erase(reinterpret_cast<std::uintptr_t>(p));
-  g_pinned_count.store(g_pinned.size(), std::memory_order_release);
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  edit_pinned([&](PinnedList& l) {
+    auto at = after(l, a);
+    if (at != l.begin() && std::prev(at)->begin == a) l.erase(std::prev(at));
+  });
 }
 
 bool is_pinned(const void* p, std::size_t bytes) {
+  thread_local std::shared_ptr<const PinnedList> seen;  // this thread's reference to the list it reads
+  thread_local std::uint64_t seen_version = 0;
+  PinnedRegistry& r = pinned_registry();
+  if (r.version.load(std::memory_order_acquire) != seen_version) {
+    std::lock_guard<std::mutex> lock(r.mutex);
+    seen = r.list;
+    seen_version = r.version.load(std::memory_order_relaxed);
+  }
+  if (!seen || seen->empty()) return false;
   const auto a = reinterpret_cast<std::uintptr_t>(p);
-  if (g_pinned_count.load(std::memory_order_acquire) == 0) return false;
-  std::lock_guard<std::mutex> lock(g_pinned_mutex);
-  auto it = g_pinned.upper_bound(a);
-  if (it == g_pinned.begin()) return false;
-  --it;
-  return a >= it->first && a + bytes <= it->first + it->second;
+  const auto at = after(*seen, a);
+  if (at == seen->begin()) return false;
+  const PinnedRange& in = *std::prev(at);
+  return a <= in.end && bytes <= in.end - a;
 }
 
 // ---- CopyPool ----
@@ -152,7 +204,7 @@ void CopyPool::run_next(std::unique_lock<std::mutex>& lock) {
   const Task t = tasks_.front();
   tasks_.pop_front();
   lock.unlock();
-  (*t.batch->body)(t.index);
+  t.batch->body(t.index);
   lock.lock();
   if (--t.batch->left == 0) done_cv_.notify_all();
 }
@@ -166,8 +218,7 @@ void CopyPool::worker() {
   }
 }
 
-void CopyPool::run(std::size_t tasks, const std::function<void(std::size_t)>& body,
-                   const std::function<bool(std::size_t)>& gate) {
+void CopyPool::run(std::size_t tasks, FunctionRef<void(std::size_t)> body, FunctionRef<bool(std::size_t)> gate) {
   if (tasks == 0) return;
   if (threads_.empty() || (tasks == 1 && !gate)) {
     for (std::size_t i = 0; i < tasks; ++i) {
@@ -176,7 +227,7 @@ void CopyPool::run(std::size_t tasks, const std::function<void(std::size_t)>& bo
     }
     return;
   }
-  Batch batch{&body, tasks};
+  Batch batch{body, tasks};
   std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
   if (!gate) {
     lock.lock();
@@ -266,10 +317,24 @@ TransferEngine::~TransferEngine() {
 }
 
 bridge::Status TransferEngine::drain(Slot& slot) {
-  bridge::Status s = bridge::Status::success();
-  if (!slot.dma.empty()) s = slot.dma.back()->wait();  // the queue runs them in order
-  slot.dma.clear();
+  if (slot.recorded == 0) return bridge::Status::success();
+  const std::size_t last = slot.recorded - 1;
+  slot.recorded = 0;
+  return slot.events[last]->wait();  // the queue runs them in order
+}
+
+bridge::Status TransferEngine::mark(QueueState* q, Slot& slot) {
+  if (slot.recorded == slot.events.size()) slot.events.emplace_back();  // the slot's first use this far
+  bridge::Status s = q->impl->record_again(slot.events[slot.recorded]);
+  if (s.ok()) ++slot.recorded;
   return s;
+}
+
+void TransferEngine::abandon(QueueState* q, std::vector<Slot> slots, const bridge::Status& status) {
+  (void)q->impl->finish();  // a DMA enqueued before the failure may still use a slot
+  for (Slot& s : slots) s.recorded = 0;
+  release(std::move(slots));
+  fail_copy(status, device_);
 }
 
 std::vector<TransferEngine::Slot> TransferEngine::acquire() {
@@ -305,8 +370,6 @@ std::vector<TransferEngine::Slot> TransferEngine::take_slots() {
 }
 
 void TransferEngine::release(std::vector<Slot> slots) {
-  for (Slot& s : slots)  // the last event stands for all of them (queue order); a slot keeps one
-    if (s.dma.size() > 1) s.dma.erase(s.dma.begin(), s.dma.end() - 1);
   std::lock_guard<std::mutex> lock(mutex_);
   for (Slot& s : slots) free_.push_back(std::move(s));
 }
@@ -324,15 +387,8 @@ void TransferEngine::staged_upload(QueueState* q, const void* src, bridge::Buffe
       copier->copy(slot.memory->data(), static_cast<const char*>(src) + done, len);
       s = q->impl->copy_from_host(slot.memory->data(), dst, offset + done, len, false);
     }
-    if (s.ok()) {
-      slot.dma.emplace_back();
-      s = q->impl->record(false, slot.dma.back());
-      if (!slot.dma.back()) slot.dma.pop_back();
-    }
-    if (!s.ok()) {
-      release(std::move(slots));
-      fail_copy(s, device_);
-    }
+    if (s.ok()) s = mark(q, slot);
+    if (!s.ok()) abandon(q, std::move(slots), s);
   }
   release(std::move(slots));
 }
@@ -359,10 +415,7 @@ void TransferEngine::staged_download(QueueState* q, bridge::Buffer& src, std::si
     for (std::size_t at = 0; at < len && s.ok(); at += piece) {
       s = q->impl->copy_to_host(src, offset + c * chunk + at, static_cast<char*>(slot.memory->data()) + at,
                                 std::min(piece, len - at), false);
-      if (!s.ok()) break;
-      slot.dma.emplace_back();
-      s = q->impl->record(false, slot.dma.back());
-      if (!slot.dma.back()) slot.dma.pop_back();
+      if (s.ok()) s = mark(q, slot);
     }
     return s;
   };
@@ -375,16 +428,17 @@ void TransferEngine::staged_download(QueueState* q, bridge::Buffer& src, std::si
     const char* in = static_cast<const char*>(slot.memory->data());
     if (pieces) {
       copier->run(
-          slot.dma.size(),
+          slot.recorded,
           [&](std::size_t p) { stream_copy(out + p * piece, in + p * piece, std::min(piece, len - p * piece)); },
-          [&](std::size_t p) { return (s = slot.dma[p]->wait()).ok(); });
-    } else if ((s = slot.dma.back()->wait()).ok()) {
+          [&](std::size_t p) { return (s = slot.events[p]->wait()).ok(); });
+      slot.recorded = 0;  // all landed (or the copy failed)
+    } else if ((s = drain(slot)).ok()) {
       copier->copy(out, in, len);
     }
     if (s.ok() && c + depth < chunks) s = enqueue(c + depth);
   }
+  if (!s.ok()) abandon(q, std::move(slots), s);
   release(std::move(slots));
-  if (!s.ok()) fail_copy(s, device_);
 }
 
 // ---- Measuring where staging pays ----
@@ -408,19 +462,16 @@ void TransferEngine::staged_download(QueueState* q, bridge::Buffer& src, std::si
 namespace {
 // What the engine's measurements run on: a private queue, 16 MiB of device memory and as much
 // pageable host memory.
+// Opening one throws the device's Error (the measurement then keeps the defaults and says why).
 struct Probe {
   static constexpr std::size_t largest = 16u << 20;
-  QueueState q;
+  std::shared_ptr<QueueState> q;
   std::unique_ptr<bridge::Buffer> scratch;
   std::vector<char> host;
 
-  bool open(DeviceState* device) {
-    q.device = device;
-    bridge::QueueOptions opts;
-    opts.timing = false;
-    if (!device->impl->create_queue(opts, q.impl).ok() || !device->impl->allocate(largest, scratch).ok()) return false;
+  explicit Probe(DeviceState* device) : q(make_queue(device, false)) {
+    check(device->impl->allocate(largest, scratch), device);
     host.assign(largest, 1);
-    return true;
   }
   // Seconds per call of body(bytes): the best of three batches of back-to-back calls (16 MiB in
   // all, at least two calls), the queue finished after each batch. A batch, not a single call:
@@ -439,7 +490,7 @@ struct Probe {
       const std::uint64_t started = idle();
       const auto t0 = clock::now();
       for (std::size_t i = 0; i < calls; ++i) body(bytes);
-      (void)q.impl->finish();
+      (void)q->impl->finish();
       if (interfered(started)) {
         if (--retries < 0) throw TransferEngine::Interrupted{};
         --r;
@@ -511,11 +562,10 @@ bool TransferEngine::interfered(std::uint64_t started) const {
 // NVIDIA OpenCL: 21-28 against 24-28 at 16 MiB, but 12-15 against 30 at 64 MiB - the small probe
 // does not show how much pieces lose there, hence the margin.
 bool TransferEngine::measure_pieces() {
-  Probe p;
-  if (!p.open(device_)) return false;
+  Probe p(device_);
   auto run = [&](bool pieces) {
     return p.seconds(
-        p.largest, [&](std::size_t n) { staged_download(&p.q, *p.scratch, 0, p.host.data(), n, pieces); },
+        p.largest, [&](std::size_t n) { staged_download(p.q.get(), *p.scratch, 0, p.host.data(), n, pieces); },
         [&] { return wait_idle(); }, [&](std::uint64_t s) { return interfered(s); });
   };
   const double whole = run(false), pieces = run(true);
@@ -530,23 +580,22 @@ bool TransferEngine::measure_pieces() {
 // beats the driver's direct pageable copy by 10%.
 std::size_t TransferEngine::measure_cutover(int direction, bool pieces) {
   static const std::size_t probes[] = {1u << 20, 4u << 20, Probe::largest};
-  Probe p;
-  if (!p.open(device_)) return std::numeric_limits<std::size_t>::max();
+  Probe p(device_);
   auto idle = [&] { return wait_idle(); };
   auto busy = [&](std::uint64_t s) { return interfered(s); };
   for (std::size_t bytes : probes) {
     double direct = 0, staged = 0;
     if (direction == 0) {
       direct = p.seconds(
-          bytes, [&](std::size_t n) { (void)p.q.impl->copy_from_host(p.host.data(), *p.scratch, 0, n, true); }, idle,
+          bytes, [&](std::size_t n) { (void)p.q->impl->copy_from_host(p.host.data(), *p.scratch, 0, n, true); }, idle,
           busy);
-      staged = p.seconds(bytes, [&](std::size_t n) { staged_upload(&p.q, p.host.data(), *p.scratch, 0, n); }, idle, busy);
+      staged = p.seconds(bytes, [&](std::size_t n) { staged_upload(p.q.get(), p.host.data(), *p.scratch, 0, n); }, idle, busy);
     } else {
       direct = p.seconds(
-          bytes, [&](std::size_t n) { (void)p.q.impl->copy_to_host(*p.scratch, 0, p.host.data(), n, true); }, idle,
+          bytes, [&](std::size_t n) { (void)p.q->impl->copy_to_host(*p.scratch, 0, p.host.data(), n, true); }, idle,
           busy);
       staged = p.seconds(
-          bytes, [&](std::size_t n) { staged_download(&p.q, *p.scratch, 0, p.host.data(), n, pieces); }, idle, busy);
+          bytes, [&](std::size_t n) { staged_download(p.q.get(), *p.scratch, 0, p.host.data(), n, pieces); }, idle, busy);
     }
     log(detail::LogLevel::info, "transfer",
         device_->selector + (direction == 0 ? " upload " : " download ") + std::to_string(bytes >> 20) +
@@ -761,37 +810,27 @@ struct UserCopy {
 };
 }  // namespace
 
-bool TransferEngine::upload(QueueState* q, const void* src, bridge::Buffer& dst, std::size_t offset,
-                            std::size_t bytes) {
+bool TransferEngine::stage(int direction, std::size_t bytes, FunctionRef<void()> copy) {
   const UserCopy user(user_active_, user_started_, user_ended_ns_);  // before a measurement can start
-  if (!worth_staging(0, bytes)) return false;
-  staged_upload(q, src, dst, offset, bytes);
+  if (!worth_staging(direction, bytes)) return false;
+  copy();
   ++g_staged;  // counted here: the engine's own measurements are not
   g_staged_bytes += bytes;
   return true;
 }
 
+bool TransferEngine::upload(QueueState* q, const void* src, bridge::Buffer& dst, std::size_t offset,
+                            std::size_t bytes) {
+  return stage(0, bytes, [&] { staged_upload(q, src, dst, offset, bytes); });
+}
+
 bool TransferEngine::download(QueueState* q, bridge::Buffer& src, std::size_t offset, void* dst, std::size_t bytes) {
-  const UserCopy user(user_active_, user_started_, user_ended_ns_);
-  if (!worth_staging(1, bytes)) return false;
-  staged_download(q, src, offset, dst, bytes, pieces_.load(std::memory_order_relaxed));
-  ++g_staged;
-  g_staged_bytes += bytes;
-  return true;
+  return stage(1, bytes, [&] { staged_download(q, src, offset, dst, bytes, pieces_.load(std::memory_order_relaxed)); });
 }
 
 QueueState* TransferEngine::internal_queue() {
   std::lock_guard<std::mutex> lock(internal_mutex_);
-  if (!internal_) {
-    auto q = std::make_shared<QueueState>();
-    q->device = device_;
-    q->id = next_queue_id();
-    q->timing = false;
-    bridge::QueueOptions o;
-    o.timing = false;
-    check(device_->impl->create_queue(o, q->impl), device_);
-    internal_ = std::move(q);
-  }
+  if (!internal_) internal_ = make_queue(device_, false);
   return internal_.get();
 }
 
@@ -809,28 +848,31 @@ void TransferEngine::relay(QueueState* sq, bridge::Buffer& src, std::size_t src_
   const std::size_t piece = relay_bytes_;
   const std::size_t chunks = (bytes + piece - 1) / piece;
   // Downloads into a relay buffer still in flight: waited for however this function leaves, so
-  // that no DMA writes into a relay buffer the next relay (or its release) takes over.
+  // that no DMA writes into a relay buffer the next relay (or its release) takes over. One event
+  // per relay buffer, recorded again for each chunk.
   struct Landing {
     std::unique_ptr<bridge::Event> event[2];
+    bool pending[2] = {false, false};
     ~Landing() {
-      for (auto& e : event)
-        if (e) (void)e->wait();
+      for (int i = 0; i < 2; ++i)
+        if (pending[i]) (void)event[i]->wait();
     }
   } landing;
   auto fetch = [&](std::size_t c) {
     const std::size_t len = std::min(piece, bytes - c * piece);
     bridge::Status s = sq->impl->copy_to_host(src, src_offset + c * piece, relay_[c % 2]->data(), len, false);
     if (!s.ok()) return s;
-    s = sq->impl->record(false, landing.event[c % 2]);
+    s = sq->impl->record_again(landing.event[c % 2]);
     // No event to wait for: the download is in flight all the same; wait for it here.
     if (!s.ok()) (void)sq->impl->finish();
+    landing.pending[c % 2] = s.ok();
     return s;
   };
   bridge::Status s = fetch(0);
   if (!s.ok()) fail_copy(s, device_);
   for (std::size_t c = 0; c < chunks; ++c) {
     s = landing.event[c % 2]->wait();
-    landing.event[c % 2].reset();
+    landing.pending[c % 2] = false;
     if (!s.ok()) fail_copy(s, device_);
     if (c + 1 < chunks) {  // the next chunk comes down while this one goes up
       s = fetch(c + 1);

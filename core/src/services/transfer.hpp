@@ -6,11 +6,12 @@
 #include <deque>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "model/state.hpp"
@@ -19,6 +20,29 @@ namespace gpurt::detail {
 
 // memcpy whose stores bypass the caches (x86-64; plain memcpy elsewhere), fenced before it returns.
 void stream_copy(void* dst, const void* src, std::size_t bytes) noexcept;
+
+// A callable taken by reference, never copied: what std::function would allocate for a lambda
+// that captures more than two pointers (every chunk of a staged copy passes one) costs nothing
+// here. The callable must outlive the call it is passed to; one made from nullptr is empty.
+template <class Signature>
+class FunctionRef;
+template <class R, class... Args>
+class FunctionRef<R(Args...)> {
+ public:
+  FunctionRef(std::nullptr_t = nullptr) noexcept {}
+  template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, FunctionRef>>>
+  FunctionRef(F&& f) noexcept  // NOLINT: converts like std::function
+      : object_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
+        call_([](void* o, Args... a) -> R {
+          return (*static_cast<std::remove_reference_t<F>*>(o))(std::forward<Args>(a)...);
+        }) {}
+  R operator()(Args... a) const { return call_(object_, std::forward<Args>(a)...); }
+  explicit operator bool() const noexcept { return call_ != nullptr; }
+
+ private:
+  void* object_ = nullptr;
+  R (*call_)(void*, Args...) = nullptr;
+};
 
 // Host threads for the staged copies' memcpy: `threads` in all, the calling thread one of them.
 // Several callers (queues on other threads) may share one pool; each waits only for its own work.
@@ -30,15 +54,14 @@ class CopyPool {
   // the calling thread is free, and returns once all of them have run. With a gate, the calling
   // thread first calls gate(i) for each i in turn and hands task i on only once it returns true;
   // on false, task i and those after it do not run. body and gate must not throw.
-  void run(std::size_t tasks, const std::function<void(std::size_t)>& body,
-           const std::function<bool(std::size_t)>& gate = nullptr);
+  void run(std::size_t tasks, FunctionRef<void(std::size_t)> body, FunctionRef<bool(std::size_t)> gate = nullptr);
   // Copies `bytes`, cut into parts of at least 512 KiB, one per thread at most.
   void copy(void* dst, const void* src, std::size_t bytes);
   unsigned threads() const { return static_cast<unsigned>(threads_.size()) + 1; }
 
  private:
   struct Batch {
-    const std::function<void(std::size_t)>* body;
+    FunctionRef<void(std::size_t)> body;
     std::size_t left;  // tasks not yet finished
   };
   struct Task {
@@ -88,12 +111,23 @@ class TransferEngine {
  private:
   struct Slot {
     std::unique_ptr<bridge::HostAllocation> memory;
-    // Events after the DMAs that use the slot, in queue order: the last completes when all have.
-    // A download records one per piece, so each piece can be copied out as soon as it lands.
-    std::vector<std::unique_ptr<bridge::Event>> dma;
+    // Events recorded after the DMAs that use the slot, in queue order; each is made on the slot's
+    // first use and recorded again on every later one (bridge::Queue::record_again: no event is
+    // created per chunk). A download in pieces records one per piece, so that each piece can be
+    // copied out as soon as it lands. The first `recorded` stand for the slot's latest use; the
+    // last of them completes when all have.
+    std::vector<std::unique_ptr<bridge::Event>> events;
+    std::size_t recorded = 0;
   };
-  // Waits until no DMA uses the slot any more, then forgets its events.
+  // Waits until no DMA uses the slot any more; its events may then be recorded again.
   static bridge::Status drain(Slot& slot);
+  // Records the slot's next event on q, after the DMA just enqueued into or out of it.
+  static bridge::Status mark(QueueState* q, Slot& slot);
+  // A staged copy that failed with `status`: waits for q (no DMA may still use the slots when they
+  // are reused), gives the slots back and throws the Error.
+  [[noreturn]] void abandon(QueueState* q, std::vector<Slot> slots, const bridge::Status& status);
+  // A user's copy in `direction`: copy() when staging pays, counted; false, doing nothing, else.
+  bool stage(int direction, std::size_t bytes, FunctionRef<void()> copy);
   bool worth_staging(int direction, std::size_t bytes);
   void staged_upload(QueueState* q, const void* src, bridge::Buffer& dst, std::size_t offset, std::size_t bytes);
   void staged_download(QueueState* q, bridge::Buffer& src, std::size_t offset, void* dst, std::size_t bytes,

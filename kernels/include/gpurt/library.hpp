@@ -97,6 +97,9 @@ void transpose(Queue& queue, const Buffer<float>& in, const Buffer<float>& out, 
 //  - Implementation::vendor: the vendor's BLAS on the same buffers and in the queue's order -
 //    cuBLAS (libcublas.so.13/.12, found at run time like NVRTC) on CUDA, CLBlast (libclblast.so.1,
 //    found at run time) on OpenCL. CLBlast has no TF32 or bf16: those calls are never vendor on OpenCL.
+//    The library follows what the device declares, not its backend's name: cuBLAS for a device whose
+//    native context (native_handle(device, NativeKind::context)) is a CUcontext, CLBlast for a
+//    cl_context; a device with no native context, or another kind, has no vendor library.
 // Which one runs is chosen per call by Options::vendor; its default, VendorLibraries::from_environment,
 // reads GPURT_VENDOR_LIBRARIES (auto, on or off - on also 1 or true, off also 0 or false, as for every
 // GPURT_* switch - in any case, surrounding spaces and tabs ignored; unset or empty means auto; anything else, a blank value included, makes
@@ -120,12 +123,12 @@ const char* to_string(Precision precision) noexcept;  // "fp32", "tf32", "bf16",
 struct Options {
   VendorLibraries vendor = VendorLibraries::from_environment;
 };
-// What the device's backend offers for the vendor path: `available` with the library's name
+// What the device offers for the vendor path: `available` with the library's name
 // ("cuBLAS", "CLBlast"), its version and the file it was loaded from, or not available with
 // `reason` (what was searched for and why it failed). Loads the library on first use per process.
 struct VendorLibraryInfo {
   bool available = false;
-  std::string name;     // "cuBLAS", "CLBlast", or empty when the backend has none
+  std::string name;     // "cuBLAS", "CLBlast", or empty when the device's native context has none
   std::string version;  // as the library reports it, e.g. "13.0.0"; empty when it does not say
   std::string path;     // the file loaded
   std::string reason;   // why not available (empty when available)

@@ -221,7 +221,7 @@ TEST_CASE("portable kernels' global pointers take a base and a byte offset, on t
 }
 
 TEST_CASE("kernel signatures are read without recursion from hostile sources") {
-  // issue 16: a portable source with ~30,000 consecutive spaces crashed std::regex.
+  // A portable source with ~30,000 consecutive spaces crashed std::regex.
   std::string text = "GPURT_KERNEL" + std::string(300000, ' ') + "void k(" + std::string(100000, '(') +
                      "GPURT_GLOBAL float* x)";
   const auto sigs = gpurt::opencl::parse_kernel_signatures(text, 64);
@@ -257,7 +257,7 @@ TEST_CASE("OpenCL C build logs name the user's file, not PoCL's temporary copy")
 }
 
 TEST_CASE("the sub-buffer cache of a buffer stays bounded however many views pass through it") {
-  // issue 16: 80,000 distinct views of one buffer passed to an OpenCL C kernel grew memory by
+  // 80,000 distinct views of one buffer passed to an OpenCL C kernel grew memory by
   // ~48 MiB (every sub-buffer was kept). At most max_cached_views stay cached, the least recently
   // used evicted first; each caller's own reference keeps an evicted view valid until its launch is
   // enqueued.

@@ -1,4 +1,4 @@
-/* The gpurt backend plugin ABI, version 4.2: the only thing that crosses between libgpurt and a
+/* The gpurt backend plugin ABI, version 4.3: the only thing that crosses between libgpurt and a
  * backend plugin. Plain C99: opaque handles, sized structs, result codes with status text, and
  * one versioned table of functions that the plugin fills. docs/writing-a-backend.md explains
  * how to write a backend against it; gpurt/plugin/cxx.hpp is an optional header-only C++ helper
@@ -48,7 +48,7 @@ extern "C" {
 #endif
 
 #define GPURT_ABI_MAJOR 4u
-#define GPURT_ABI_MINOR 2u
+#define GPURT_ABI_MINOR 3u
 #define GPURT_ABI_MAKE_VERSION(major, minor) ((((uint32_t)(major)) << 16) | ((uint32_t)(minor) & 0xffffu))
 #define GPURT_ABI_VERSION GPURT_ABI_MAKE_VERSION(GPURT_ABI_MAJOR, GPURT_ABI_MINOR)
 /* Plugins of gpurt before 4.0 returned their major version alone (1, 2, 3) from
@@ -465,6 +465,14 @@ typedef struct gpurt_plugin_table {
   void (*graph_release)(gpurt_graph graph);
   /* The core never calls graph_set_args, queue_replay or graph_release on one graph from two threads
    * at once (it serialises them), so a plugin's graph needs no lock of its own. */
+
+  /* ---- 4.3: events used again; optional ---- */
+  /* Records `event` again on `queue`: from now on it completes when the work enqueued on the queue
+   * so far has (as if queue_record had made it here), without creating a native event. `event` was
+   * made by queue_record without timing on a queue of the same device, and nothing else waits for
+   * it, queries it or records it meanwhile (the core uses this for its staging buffers' events).
+   * UNSUPPORTED, or NULL: the core records a new event instead. A failure leaves the event as it was. */
+  gpurt_result (*queue_record_again)(gpurt_queue queue, gpurt_event event, gpurt_status* status);
 } gpurt_plugin_table;
 
 /* Stores the plugin's install hint (a string literal) in the ELF section ".gpurt_install_hint" as

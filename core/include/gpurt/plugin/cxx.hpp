@@ -253,6 +253,13 @@ class Queue {
     (void)graph;
     return unsupported("recorded command sequences");
   }
+  // `event` (made by record without timing on a queue of this device, used by the caller alone)
+  // recorded again here, without a new native event (gpurt_plugin_table::queue_record_again, ABI
+  // 4.3). Unsupported unless overridden: the core then records a new event.
+  virtual Status record_again(Event& event) noexcept {
+    (void)event;
+    return unsupported("recording an event again");
+  }
 };
 
 
@@ -895,6 +902,10 @@ struct TableOf {
                            [&] { return cxx_detail::object<Queue>(q)->replay(*cxx_detail::object<Graph>(g)); });
   }
   static void graph_release(gpurt_graph g) { delete cxx_detail::object<Graph>(g); }
+  static gpurt_result record_again(gpurt_queue q, gpurt_event e, gpurt_status* st) {
+    return cxx_detail::run("record_again", st,
+                           [&] { return cxx_detail::object<Queue>(q)->record_again(*cxx_detail::object<Event>(e)); });
+  }
 
   static const gpurt_plugin_table* table() noexcept {
     static const gpurt_plugin_table t = {
@@ -904,7 +915,7 @@ struct TableOf {
         &program_binary, &program_release, &kernel_info, &resident_groups, &kernel_release, &copy_from_host,
         &copy_to_host, &copy, &fill, &launch, &record, &queue_wait, &finish, &queue_release, &event_wait,
         &event_query, &elapsed_ms, &event_release, &native_handle, &device_import, &import_device,
-        &peer_access, &copy_peer, &graph_create, &graph_set_args, &replay, &graph_release};
+        &peer_access, &copy_peer, &graph_create, &graph_set_args, &replay, &graph_release, &record_again};
     return &t;
   }
 };

@@ -1,6 +1,8 @@
-// The vendor path's dispatch and what its adapters share. The adapters are per backend (cuBLAS for
-// cuda devices, CLBlast for opencl devices: backends/<name>/lib/); this file is the only one of the
-// library that picks by the device's backend name.
+// The vendor path's dispatch and what its adapters share. Each adapter (cublas_gemm.cpp,
+// clblast_gemm.cpp, beside this file) works in one kind of native context; a device gets the
+// adapter of the native context it declares (gpurt::native_handle(device, NativeKind::context)),
+// so the choice follows the device, not its backend's name, and a device that declares no native
+// context, or one no adapter speaks, gets the portable kernels with the reason.
 #include "vendor.hpp"
 
 #include <dlfcn.h>
@@ -13,31 +15,55 @@ namespace gpurt::lib::vendor {
 
 namespace {
 
-// The device's adapter, or null with `why` there is none.
-const Adapter* adapter_of(const Device& device, std::string& why) {
-  const std::string& backend = device.backend();
-  if (backend == "cuda") {
+// The adapters this gpurt::lib knows, by the native context each works in; `adapter` is null for
+// one this build lacks, with `absent` saying why.
+struct Known {
+  const char* library;
+  const char* context_type;
+  const Adapter* adapter;
+  const char* absent;
+};
+const Known known[] = {
 #if GPURT_LIB_HAVE_CUBLAS
-    return &cublas_adapter;
+    {cublas_adapter.library, cublas_adapter.context_type, &cublas_adapter, nullptr},
 #else
-    why = "this gpurt::lib was built without the CUDA toolkit's cuBLAS headers, so it has no cuBLAS adapter; "
-          "rebuild gpurt where the CUDA toolkit (with cuBLAS) is installed";
-    return nullptr;
+    {"cuBLAS", "CUcontext", nullptr,
+     "this gpurt::lib was built without the CUDA toolkit's cuBLAS headers, so it has no cuBLAS adapter; rebuild "
+     "gpurt where the CUDA toolkit (with cuBLAS) is installed"},
 #endif
+    {clblast_adapter.library, clblast_adapter.context_type, &clblast_adapter, nullptr},
+};
+
+// The device's adapter, or null with `why` there is none; `library` names the vendor library of
+// the device's kind even when this build lacks its adapter (empty when there is none).
+const Adapter* adapter_of(const Device& device, std::string& why, std::string* library = nullptr) {
+  std::string context;
+  try {
+    context = native_handle(device, NativeKind::context).type_name;
+  } catch (const Error& e) {
+    why = device.description() + " declares no native context (" + e.message() +
+          "), and every vendor BLAS adapter of gpurt::lib works in one (cuBLAS in a CUcontext, CLBlast in a "
+          "cl_context)";
+    return nullptr;
   }
-  if (backend == "opencl") return &clblast_adapter;
-  why = "gpurt::lib has no vendor BLAS adapter for the " + backend +
-        " backend (it calls cuBLAS on cuda devices and CLBlast on opencl devices)";
+  for (const Known& k : known)
+    if (context == k.context_type) {
+      if (library) *library = k.library;
+      if (!k.adapter) why = k.absent;
+      return k.adapter;
+    }
+  why = device.description() + " works in a native context of type '" + context +
+        "', which no vendor BLAS adapter of gpurt::lib speaks (cuBLAS works in a CUcontext, CLBlast in a cl_context)";
   return nullptr;
 }
 
 }  // namespace
 
 VendorLibraryInfo info(const Device& device) {
-  std::string why;
-  if (const Adapter* a = adapter_of(device, why)) return a->info();
+  std::string why, library;
+  if (const Adapter* a = adapter_of(device, why, &library)) return a->info();
   VendorLibraryInfo out;
-  if (device.backend() == "cuda") out.name = "cuBLAS";
+  out.name = library;
   out.reason = why;
   return out;
 }

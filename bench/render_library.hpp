@@ -1,7 +1,7 @@
 // How `gpurt bench` shows the kernel-library and matmul rows: the matmul rows (bench/matmul_rows.hpp: every
 // precision, shape and implementation against the raw vendor BLAS) as a table, CSV and Markdown,
 // and the kernel x device table of ratios with each target met or its gap (docs/PERFORMANCE.md).
-// Each takes runs as tools/bench_check.cpp's check_bench_document has checked them.
+// Each takes runs as check.hpp's check_bench_document has checked them.
 #pragma once
 
 #include <iosfwd>
@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace gpurt::tool {
+namespace gpurt::bench::render {
 
 // The matmul rows of one run's "matmul" object, when it has "rows" (nothing otherwise).
 void print_matmul_rows(const nlohmann::json& matmul, std::ostream& os);
@@ -25,12 +25,12 @@ void write_matmul_markdown(const nlohmann::json& matmul, std::ostream& os);
 using GapCauses = std::map<std::string, std::string>;
 GapCauses gap_causes(const std::string& approaches_text);
 
-// The issue-21 section: one column per run, one row per kernel and matmul precision x
+// The library section: one column per run, one row per kernel and matmul precision x
 // implementation, each cell the ratio with its target and met / gap; then each gap with its cause
 // from `causes` (or a note that none is recorded yet), and the CPU baselines (naive kernel, OpenMP
-// loop) where a run has them. Nothing when no run has issue-21 rows; beside one that has, a run from
-// before issue 21 is shown with issue 21's targets applied to what it measured (GPU targets where
+// loop) where a run has them. Nothing when no run has library rows; beside one that has, a run
+// without matmul rows is shown with the library's targets applied to what it measured (GPU targets where
 // the run does not give its device's type; its square fp32 and tensor rows against cuBLAS).
 void write_library_markdown(const nlohmann::json& runs, const GapCauses& causes, std::ostream& os);
 
-}  // namespace gpurt::tool
+}  // namespace gpurt::bench::render

@@ -1,12 +1,11 @@
-// The check of a saved bench document (bench_check.hpp): what the renderers of tools/bench.cpp,
-// bench_graph.cpp and bench_library_rows.cpp read without checking.
-#include "bench_check.hpp"
+// The check of a saved bench document (check.hpp): what the renderers (render.cpp,
+// render_graph.cpp, render_library.cpp) read without checking.
+#include "check.hpp"
 
 #include <string>
 
-#include "commands.hpp"
 
-namespace gpurt::tool {
+namespace gpurt::bench::render {
 
 namespace {
 
@@ -14,7 +13,7 @@ enum class Want { string, number, boolean, object, array, number_or_null };
 
 const nlohmann::json& need(const nlohmann::json& parent, const std::string& where, const char* key, Want want) {
   const std::string path = where.empty() ? key : where + "." + key;
-  if (!parent.contains(key)) throw UsageError(path + " is missing");
+  if (!parent.contains(key)) throw InvalidDocument(path + " is missing");
   const nlohmann::json& v = parent[key];
   const bool ok = want == Want::string    ? v.is_string()
                   : want == Want::number  ? v.is_number()
@@ -23,7 +22,7 @@ const nlohmann::json& need(const nlohmann::json& parent, const std::string& wher
                   : want == Want::array   ? v.is_array()
                                           : v.is_number() || v.is_null();
   static const char* names[] = {"a string", "a number", "true or false", "an object", "an array", "a number or null"};
-  if (!ok) throw UsageError(path + " is " + v.type_name() + ", not " + names[static_cast<int>(want)]);
+  if (!ok) throw InvalidDocument(path + " is " + v.type_name() + ", not " + names[static_cast<int>(want)]);
   return v;
 }
 
@@ -37,13 +36,13 @@ void each_object(const nlohmann::json& parent, const std::string& where, const c
   const nlohmann::json& a = need(parent, where, key, Want::array);
   for (std::size_t i = 0; i < a.size(); ++i) {
     const std::string path = where + "." + key + "[" + std::to_string(i) + "]";
-    if (!a[i].is_object()) throw UsageError(path + " is " + a[i].type_name() + ", not an object");
+    if (!a[i].is_object()) throw InvalidDocument(path + " is " + a[i].type_name() + ", not an object");
     each(a[i], path);
   }
 }
 
 // A row of gpurt against a baseline (`base`: "raw", "slower_link"): its spread, trial count and
-// per-trial figures, which files from before 2026-11-30 (issue 20) lack, must be there in full
+// per-trial figures, which files from before 2026-11-30 lack, must be there in full
 // once one of them is.
 void need_spread(const nlohmann::json& row, const std::string& where, const std::string& base = "raw") {
   if (!row.contains("gpurt_min") && !row.contains("trials")) return;
@@ -52,22 +51,22 @@ void need_spread(const nlohmann::json& row, const std::string& where, const std:
     need(row, where, k.c_str(), Want::number);
   for (const std::string& k : {std::string("gpurt_trials"), base + "_trials"})
     for (const nlohmann::json& v : need(row, where, k.c_str(), Want::array))
-      if (!v.is_number()) throw UsageError(where + "." + k + " holds " + v.type_name() + ", not only numbers");
+      if (!v.is_number()) throw InvalidDocument(where + "." + k + " holds " + v.type_name() + ", not only numbers");
 }
 
 // A target with its verdict: `key` (a number, or null where none applies) and `met` (true or
-// false with a target, null without one). Absent in runs before issue 21.
+// false with a target, null without one). Absent in runs without matmul rows.
 void need_target(const nlohmann::json& row, const std::string& where, const std::string& key, const std::string& met) {
   if (!row.contains(key) && !row.contains(met)) return;
   const bool has_target = need(row, where, key.c_str(), Want::number_or_null).is_number();
-  if (!row.contains(met)) throw UsageError(where + "." + met + " is missing");
+  if (!row.contains(met)) throw InvalidDocument(where + "." + met + " is missing");
   const nlohmann::json& m = row[met];
   if (has_target ? !m.is_boolean() : !m.is_null())
-    throw UsageError(where + "." + met + " is " + m.type_name() + ", not " +
+    throw InvalidDocument(where + "." + met + " is " + m.type_name() + ", not " +
                      (has_target ? "true or false (the row has a target)" : "null (the row has no target)"));
 }
 
-// A kernel row's issue-21 additions: its target as a fraction of copy bandwidth, and the naive
+// A kernel row's library additions: its target as a fraction of copy bandwidth, and the naive
 // kernel's and OpenMP loop's times of the same operation with the ratios to them (CPU devices).
 void need_kernel_targets(const nlohmann::json& k, const std::string& p) {
   need_target(k, p, "target", "met");
@@ -81,14 +80,14 @@ void need_kernel_targets(const nlohmann::json& k, const std::string& p) {
   }
 }
 
-// One matmul row of issue 21 (bench/matmul_rows.hpp): precision, shape and implementation; then
+// One matmul row (bench/matmul_rows.hpp): precision, shape and implementation; then
 // either why it was skipped, or gpurt's GFLOP/s with its spread and trials, and either the raw
 // library's figures with the ratio and the target, or why the raw side was not measured.
 void need_matmul_row(const nlohmann::json& t, const std::string& p) {
   need_all(t, p, {"precision", "shape", "implementation"}, Want::string);
   need_all(t, p, {"m", "n", "k"}, Want::number);
   const std::string impl = t["implementation"];
-  if (impl != "portable" && impl != "vendor") throw UsageError(p + ".implementation is '" + impl + "', not portable or vendor");
+  if (impl != "portable" && impl != "vendor") throw InvalidDocument(p + ".implementation is '" + impl + "', not portable or vendor");
   if (t.contains("raw_library") && !t["raw_library"].is_null()) need(t, p, "raw_library", Want::string);
   if (t.contains("skipped")) {
     need(t, p, "skipped", Want::string);
@@ -101,7 +100,7 @@ void need_matmul_row(const nlohmann::json& t, const std::string& p) {
   }
   need_all(t, p, {"raw", "ratio"}, Want::number);
   need_spread(t, p);
-  if (!t.contains("target")) throw UsageError(p + ".target is missing");
+  if (!t.contains("target")) throw InvalidDocument(p + ".target is missing");
   need_target(t, p, "target", "met");
 }
 
@@ -207,7 +206,7 @@ void check_interop(const nlohmann::json& r, const std::string& w) {
     need_all(g, iw + ".cublas_sgemm", {"n", "gpurt", "raw", "ratio"}, Want::number);
     need_spread(g, iw + ".cublas_sgemm");
   }
-  if (!in.contains("peer_copy")) throw UsageError(iw + ".peer_copy is missing");
+  if (!in.contains("peer_copy")) throw InvalidDocument(iw + ".peer_copy is missing");
   if (in["peer_copy"].is_object())
     need(in["peer_copy"], iw + ".peer_copy", "skipped", Want::string);
   else
@@ -235,7 +234,7 @@ void check_staging_and_graph(const nlohmann::json& r, const std::string& w) {
   if (r.contains("staging_threads")) {
     const nlohmann::json& st = need(r, w, "staging_threads", Want::object);
     const std::string sw = w + ".staging_threads";
-    if (!st.contains("default_threads")) throw UsageError(sw + ".default_threads is missing");
+    if (!st.contains("default_threads")) throw InvalidDocument(sw + ".default_threads is missing");
     if (!st["default_threads"].is_number())  // one number, or one per direction
       need_all(need(st, sw, "default_threads", Want::object), sw + ".default_threads",
                {"host_to_device", "device_to_host"}, Want::number);
@@ -243,7 +242,7 @@ void check_staging_and_graph(const nlohmann::json& r, const std::string& w) {
       need_all(t, p, {"threads", "bytes", "host_to_device", "device_to_host"}, Want::number);
     });
   }
-  if (r.contains("graph")) {  // recorded chains (bench/graph_rows.hpp); absent before issue 20
+  if (r.contains("graph")) {  // recorded chains (bench/graph_rows.hpp); absent before 2026-11-30
     const std::string gw = w + ".graph";
     const nlohmann::json& g = need(r, w, "graph", Want::object);
     if (g.contains("skipped")) {
@@ -259,11 +258,11 @@ void check_staging_and_graph(const nlohmann::json& r, const std::string& w) {
         need_all(t, p, {"ratio", "target"}, Want::number);
         const std::string versus = need(t, p, "versus", Want::string);
         if (versus != "raw_graph" && versus != "raw_stream")
-          throw UsageError(p + ".versus is '" + versus + "', not raw_graph or raw_stream");
+          throw InvalidDocument(p + ".versus is '" + versus + "', not raw_graph or raw_stream");
         need(t, p, (versus + "_us").c_str(), Want::number);
         const nlohmann::json& spread = need(t, p, "ratio_spread", Want::array);
         if (spread.size() != 2 || !spread[0].is_number() || !spread[1].is_number())
-          throw UsageError(p + ".ratio_spread is not two numbers (lowest, highest)");
+          throw InvalidDocument(p + ".ratio_spread is not two numbers (lowest, highest)");
       });
     }
   }
@@ -272,13 +271,13 @@ void check_staging_and_graph(const nlohmann::json& r, const std::string& w) {
 }  // namespace
 
 void check_bench_document(const nlohmann::json& doc) {
-  if (!doc.is_object()) throw UsageError(std::string("the document is ") + doc.type_name() + ", not an object");
+  if (!doc.is_object()) throw InvalidDocument(std::string("the document is ") + doc.type_name() + ", not an object");
   need(doc, "", "command", Want::string);
-  if (need(doc, "", "runs", Want::array).empty()) throw UsageError("runs is empty");
+  if (need(doc, "", "runs", Want::array).empty()) throw InvalidDocument("runs is empty");
   for (std::size_t i = 0; i < doc["runs"].size(); ++i) {
     const std::string w = "runs[" + std::to_string(i) + "]";
     const nlohmann::json& r = doc["runs"][i];
-    if (!r.is_object()) throw UsageError(w + " is " + r.type_name() + ", not an object");
+    if (!r.is_object()) throw InvalidDocument(w + " is " + r.type_name() + ", not an object");
     need_all(r, w, {"date", "host"}, Want::string);
     need(r, w, "quick", Want::boolean);
     need(r, w, "copy_bandwidth_gbps", Want::number);
@@ -290,4 +289,4 @@ void check_bench_document(const nlohmann::json& doc) {
     check_staging_and_graph(r, w);
   }
 }
-}  // namespace gpurt::tool
+}  // namespace gpurt::bench::render

@@ -199,5 +199,5 @@ void gemm(Queue& queue, const GemmArgs& args) {
 }  // namespace gpurt::lib::vendor::clblast
 
 namespace gpurt::lib::vendor {
-const Adapter clblast_adapter = {"CLBlast", clblast::info, clblast::covers, clblast::gemm};
+const Adapter clblast_adapter = {"CLBlast", "cl_context", clblast::info, clblast::covers, clblast::gemm};
 }  // namespace gpurt::lib::vendor

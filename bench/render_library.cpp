@@ -1,5 +1,5 @@
-// The kernel-library and matmul rows of `gpurt bench` as a table, CSV and Markdown (see bench_library_rows.hpp).
-#include "bench_library_rows.hpp"
+// The kernel-library and matmul rows of `gpurt bench` as a table, CSV and Markdown (see render_library.hpp).
+#include "render_library.hpp"
 
 #include <algorithm>
 #include <iomanip>
@@ -9,7 +9,7 @@
 
 #include "targets.hpp"
 
-namespace gpurt::tool {
+namespace gpurt::bench::render {
 
 namespace {
 
@@ -56,7 +56,7 @@ std::string verdict(double ratio, const nlohmann::json& target, bool higher_is_b
   return num(ratio) + " (" + (higher_is_better ? "≥ " : "≤ ") + num(t, 2) + ": " + (met ? "met" : "**gap**") + ")";
 }
 
-// The target of a kernel row of a run from before issue 21, which carries none: issue 21's for the
+// The target of a kernel row of a run without matmul rows, which carries none: the library's for the
 // device's type (bench/runner.cpp, add_kernel_targets), a GPU's where the run does not say.
 nlohmann::json earlier_target(const nlohmann::json& run, const std::string& name) {
   return bench::kernel_target(name, run["device"].value("type", std::string("gpu")) == "cpu");
@@ -98,7 +98,7 @@ double cublas_elsewhere(const nlohmann::json& runs, const nlohmann::json& run, c
 // held against that run's cuBLAS figure).
 Cell portable_cell(const nlohmann::json& runs, const nlohmann::json& run, const std::string& precision) {
   Cell c;
-  if (rows_of(run).empty()) {  // a run from before issue 21: its square fp32 row and "tensor" rows
+  if (rows_of(run).empty()) {  // a run without matmul rows: its square fp32 row and "tensor" rows
     const auto& m = run["matmul"];
     nlohmann::json ratio;
     if (precision == "fp32" && m.contains("ratio_to_vendor_blas")) ratio = m["ratio_to_vendor_blas"];
@@ -184,7 +184,7 @@ std::string column_title(const nlohmann::json& run) {
   return d["selector"].get<std::string>() + " " + d["name"].get<std::string>() + (run["quick"].get<bool>() ? " (quick)" : "");
 }
 
-// One kernel's time against a baseline of the same operation on the same device (issue 21, CPU
+// One kernel's time against a baseline of the same operation on the same device (CPU
 // devices: no library call slower than a naive portable kernel; scan, transpose, conv2d and matmul
 // within 2 x an OpenMP loop): from the run's "kernel_baselines" (bench/cpu_rows: "naive" rows and
 // "openmp": {"rows": ...}, each row name, library_ms, <base>_ms, library_over_<base>) or from a
@@ -301,7 +301,7 @@ GapCauses gap_causes(const std::string& text) {
 }
 
 void write_library_markdown(const nlohmann::json& runs, const GapCauses& causes, std::ostream& os) {
-  bool any = false;  // the section shows runs from before issue 21 only beside one from after
+  bool any = false;  // the section shows runs without matmul rows only beside one from after
   for (const auto& r : runs) any = any || !rows_of(r).empty();
   if (!any) return;
   os << "\n## The kernel library against the copy bandwidth and the vendor BLAS, per device\n\n"
@@ -393,4 +393,4 @@ void write_library_markdown(const nlohmann::json& runs, const GapCauses& causes,
        << verdict(bl.ratio, bl.limit, false) << bl.spread << " |\n";
 }
 
-}  // namespace gpurt::tool
+}  // namespace gpurt::bench::render

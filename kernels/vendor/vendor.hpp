@@ -1,10 +1,11 @@
-// The kernel library's vendor path (internal to libgpurt-lib): the backend's BLAS - cuBLAS on CUDA,
-// CLBlast on OpenCL - found at run time and called on gpurt's buffers and queue through their native
-// handles (gpurt/native.hpp), as an application would. The adapters that speak each vendor's API live
-// under backends/<name>/lib/ (the only place vendor headers may be included) and are compiled into
-// libgpurt-lib, not into the plugins (docs/architecture.md says why); this header and the library's
-// host code see gpurt types only. vendor.cpp picks the adapter by the device's backend - the one
-// place in the library that names a backend.
+// The kernel library's vendor path (internal to libgpurt-lib): a vendor BLAS - cuBLAS where the
+// device works in a CUcontext, CLBlast where it works in a cl_context - found at run time and called
+// on gpurt's buffers and queue through their native handles (gpurt/native.hpp), as an application
+// would. The adapters that speak each vendor's API live beside this header, in kernels/vendor/ (the
+// only files of the library that may include a vendor header), and are compiled into libgpurt-lib,
+// not into the plugins (docs/architecture.md says why); this header and the library's host code see
+// gpurt types only. vendor.cpp picks the adapter by what the device declares - the type of its
+// native context (gpurt::native_handle(device, NativeKind::context)) - never by its backend's name.
 #pragma once
 
 #include <cstddef>
@@ -43,18 +44,20 @@ struct GemmArgs {
 };
 void gemm(Queue& queue, const GemmArgs& args);
 
-// ---- The adapters: one per backend's vendor BLAS, each defined in its own file under
-// backends/<name>/lib/ (which alone includes the vendor's header) as one of these.
+// ---- The adapters: one per vendor BLAS, each defined in its own file beside this header (which
+// alone includes the vendor's header) as one of these.
 struct Adapter {
   const char* library;                 // "cuBLAS", "CLBlast": VendorLibraryInfo::name and the trace span's
+  const char* context_type;            // the native context it works in ("CUcontext", "cl_context"), as
+                                       // NativeHandle::type_name spells it: it serves the devices declaring one
   VendorLibraryInfo (*info)();         // the library as found on this machine (loaded once per process)
   bool (*covers)(const Device& device, Precision precision, std::string& why);
   void (*gemm)(Queue& queue, const GemmArgs& args);  // vendor::gemm on a queue of the adapter's backend
 };
 #if GPURT_LIB_HAVE_CUBLAS
-extern const Adapter cublas_adapter;   // backends/cuda/lib/cublas_gemm.cpp: cuda devices
+extern const Adapter cublas_adapter;   // cublas_gemm.cpp: devices in a CUcontext
 #endif
-extern const Adapter clblast_adapter;  // backends/opencl/lib/clblast_gemm.cpp: opencl devices
+extern const Adapter clblast_adapter;  // clblast_gemm.cpp: devices in a cl_context
 
 // ---- What the adapters share (vendor.cpp).
 

@@ -1,11 +1,11 @@
-// The graph rows of `gpurt bench` as a table, CSV and Markdown (see bench_graph.hpp).
-#include "bench_graph.hpp"
+// The graph rows of `gpurt bench` as a table, CSV and Markdown (see render_graph.hpp).
+#include "render_graph.hpp"
 
 #include <iomanip>
 #include <ostream>
 #include <sstream>
 
-namespace gpurt::tool {
+namespace gpurt::bench::render {
 
 namespace {
 
@@ -102,4 +102,4 @@ void write_graph_markdown(const nlohmann::json& graph, std::ostream& os) {
      << graph["trials"].get<int>() << " trials.\n";
 }
 
-}  // namespace gpurt::tool
+}  // namespace gpurt::bench::render

@@ -1,6 +1,6 @@
 // How `gpurt bench` shows its graph rows (bench/graph_rows.hpp: recorded chains of kernels, per
 // kernel, replayed against launched and against the raw API): the table, CSV lines and Markdown.
-// Each takes a run's "graph" object as tools/bench.cpp's check_bench_document has checked it.
+// Each takes a run's "graph" object as check.hpp's check_bench_document has checked it.
 #pragma once
 
 #include <iosfwd>
@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace gpurt::tool {
+namespace gpurt::bench::render {
 
 void print_graph_rows(const nlohmann::json& graph, std::ostream& os);
 // CSV lines in bench's columns: device,section,name,bytes,gpurt,raw,ratio,unit.
@@ -18,4 +18,4 @@ void write_graph_targets(const std::string& device, const nlohmann::json& graph,
 // The device's section: a table of the chains.
 void write_graph_markdown(const nlohmann::json& graph, std::ostream& os);
 
-}  // namespace gpurt::tool
+}  // namespace gpurt::bench::render

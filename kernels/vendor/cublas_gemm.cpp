@@ -343,5 +343,5 @@ void gemm(Queue& queue, const GemmArgs& g) {
 }  // namespace gpurt::lib::vendor::cublas
 
 namespace gpurt::lib::vendor {
-const Adapter cublas_adapter = {"cuBLAS", cublas::info, cublas::covers, cublas::gemm};
+const Adapter cublas_adapter = {"cuBLAS", "CUcontext", cublas::info, cublas::covers, cublas::gemm};
 }  // namespace gpurt::lib::vendor
