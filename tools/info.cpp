@@ -1,6 +1,8 @@
 // `gpurt info`: the machine's backends (with reasons when unavailable) and devices.
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -72,6 +74,8 @@ nlohmann::json device_json(const Device& d) {
           {"int32_atomics", p.int32_atomics},
           {"float_atomic_add", p.float_atomic_add},
           {"sub_groups", p.sub_groups},
+          {"sub_group_shuffle", p.sub_group_shuffle},
+          {"sub_group_sizes", p.sub_group_sizes},
           {"tensor_cores", p.tensor_cores},
           {"view_alignment", p.view_alignment},
           {"pci_bus_id", p.pci_bus_id},
@@ -79,6 +83,15 @@ nlohmann::json device_json(const Device& d) {
           {"languages", langs},
           {"same_physical_device_as", same_as(d)},
           {"vendor_library", vendor_json(d)}};
+}
+
+// How the dialect's sub-group words run here (docs/kernel-language.md, "Sub-groups").
+std::string sub_group_text(const DeviceProperties& p) {
+  std::string sizes;
+  for (std::uint32_t s : p.sub_group_sizes) sizes += (sizes.empty() ? "" : "/") + std::to_string(s);
+  if (!p.sub_groups) return "single work-item (size 1; the operations are exact and trivial)";
+  return std::string("native, size ") + (sizes.empty() ? "unknown" : sizes) +
+         (p.sub_group_shuffle ? "" : "; shuffles emulated by one broadcast per lane");
 }
 
 std::string mib(std::uint64_t bytes) {
@@ -165,8 +178,8 @@ int run_info(bool json) {
               << ", local memory " << p.max_local_memory << " bytes, SIMD width " << p.simd_width << "\n"
               << "      fp64 " << (p.fp64 ? "yes" : "no") << ", fp16 " << (p.fp16 ? "yes" : "no")
               << ", int32 atomics " << (p.int32_atomics ? "yes" : "no") << ", float atomic add "
-              << (p.float_atomic_add ? "yes" : "no") << ", sub-groups " << (p.sub_groups ? "yes" : "no")
-              << ", tensor cores " << (p.tensor_cores ? "yes" : "no") << "\n";
+              << (p.float_atomic_add ? "yes" : "no") << ", tensor cores " << (p.tensor_cores ? "yes" : "no")
+              << "\n      sub-groups: " << sub_group_text(p) << "\n";
     std::cout << "      vendor BLAS (gpurt::lib matmul): " << vendor_text(d) << "\n";
     if (!p.pci_bus_id.empty() || !p.uuid.empty())
       std::cout << "      pci " << (p.pci_bus_id.empty() ? "-" : p.pci_bus_id) << ", uuid "

@@ -1,5 +1,6 @@
 // CuDevice: properties, queues, memory and program builds for one CUdevice.
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 
@@ -54,7 +55,8 @@ CuDevice::CuDevice(CUdevice dev, CUcontext ctx, int driver_version, bool primary
   p.fp16 = compute_capability() >= 53;
   p.int32_atomics = true;
   p.float_atomic_add = true;
-  p.sub_groups = true;
+  p.sub_groups = p.sub_group_shuffle = true;
+  p.sub_group_sizes = {static_cast<std::uint32_t>(p.simd_width)};  // warps, the prelude's sub-groups
   p.tensor_cores = cc_major_ >= 8;
   p.view_alignment = 1;
   char pci[32];

@@ -53,6 +53,249 @@ struct gpurt_dynamic_local {
   __device__ operator T*() const { return reinterpret_cast<T*>(gpurt_dynamic_shared); }
 };
 #define GPURT_DYNAMIC_LOCAL(T, name) gpurt_dynamic_local<T> name
+)GPURT"
+// Vector types: CUDA's own float2/float4/int2/int4/uint2/uint4 (vector_types.h, which NVRTC
+// provides), the portable constructors, and the componentwise operators OpenCL C has built in.
+R"GPURT(
+#define gpurt_make_float2(a, b) make_float2((float)(a), (float)(b))
+#define gpurt_make_float4(a, b, c, d) make_float4((float)(a), (float)(b), (float)(c), (float)(d))
+#define gpurt_make_int2(a, b) make_int2((int)(a), (int)(b))
+#define gpurt_make_int4(a, b, c, d) make_int4((int)(a), (int)(b), (int)(c), (int)(d))
+#define gpurt_make_uint2(a, b) make_uint2((unsigned)(a), (unsigned)(b))
+#define gpurt_make_uint4(a, b, c, d) make_uint4((unsigned)(a), (unsigned)(b), (unsigned)(c), (unsigned)(d))
+#define GPURT_VEC_OP2_(V, S, OP) \
+  __device__ inline V operator OP(V a, V b) { V r; r.x = a.x OP b.x; r.y = a.y OP b.y; return r; } \
+  __device__ inline V operator OP(V a, S s) { V r; r.x = a.x OP s; r.y = a.y OP s; return r; } \
+  __device__ inline V operator OP(S s, V a) { V r; r.x = s OP a.x; r.y = s OP a.y; return r; } \
+  __device__ inline V& operator OP##=(V& a, V b) { a = a OP b; return a; } \
+  __device__ inline V& operator OP##=(V& a, S s) { a = a OP s; return a; }
+#define GPURT_VEC_OP4_(V, S, OP) \
+  __device__ inline V operator OP(V a, V b) { V r; r.x = a.x OP b.x; r.y = a.y OP b.y; r.z = a.z OP b.z; r.w = a.w OP b.w; return r; } \
+  __device__ inline V operator OP(V a, S s) { V r; r.x = a.x OP s; r.y = a.y OP s; r.z = a.z OP s; r.w = a.w OP s; return r; } \
+  __device__ inline V operator OP(S s, V a) { V r; r.x = s OP a.x; r.y = s OP a.y; r.z = s OP a.z; r.w = s OP a.w; return r; } \
+  __device__ inline V& operator OP##=(V& a, V b) { a = a OP b; return a; } \
+  __device__ inline V& operator OP##=(V& a, S s) { a = a OP s; return a; }
+#define GPURT_VEC_OPS_(V2, V4, S) \
+  GPURT_VEC_OP2_(V2, S, +) GPURT_VEC_OP2_(V2, S, -) GPURT_VEC_OP2_(V2, S, *) GPURT_VEC_OP2_(V2, S, /) \
+  GPURT_VEC_OP4_(V4, S, +) GPURT_VEC_OP4_(V4, S, -) GPURT_VEC_OP4_(V4, S, *) GPURT_VEC_OP4_(V4, S, /) \
+  __device__ inline V2 operator-(V2 a) { V2 r; r.x = -a.x; r.y = -a.y; return r; } \
+  __device__ inline V4 operator-(V4 a) { V4 r; r.x = -a.x; r.y = -a.y; r.z = -a.z; r.w = -a.w; return r; }
+GPURT_VEC_OPS_(float2, float4, float)
+GPURT_VEC_OPS_(int2, int4, int)
+GPURT_VEC_OPS_(uint2, uint4, unsigned)
+#undef GPURT_VEC_OPS_
+#undef GPURT_VEC_OP4_
+#undef GPURT_VEC_OP2_
+)GPURT"
+// Sub-groups are warps of 32 lanes, numbered by the linearised local id (x fastest); a group whose
+// size is not a multiple of 32 ends in a partial warp, whose lanes exist in gpurt_detail::mask().
+// Every operation names exactly those lanes, so a partial warp never waits for lanes that do not
+// exist. GPURT_SUB_GROUPS_SINGLE_ITEM (a -D build flag) makes every work-item its own sub-group.
+R"GPURT(
+namespace gpurt_detail {
+__device__ inline unsigned linear_id() { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
+__device__ inline unsigned group_items() { return blockDim.x * blockDim.y * blockDim.z; }
+// Integer sums wrap (two's complement), never overflow.
+struct add_op {
+  template <class T> __device__ T operator()(T a, T b) const { return a + b; }
+  __device__ int operator()(int a, int b) const { return (int)((unsigned)a + (unsigned)b); }
+  __device__ long long operator()(long long a, long long b) const {
+    return (long long)((unsigned long long)a + (unsigned long long)b);
+  }
+};
+struct min_op {
+  template <class T> __device__ T operator()(T a, T b) const { return b < a ? b : a; }
+  __device__ float operator()(float a, float b) const { return fminf(a, b); }
+  __device__ double operator()(double a, double b) const { return fmin(a, b); }
+};
+struct max_op {
+  template <class T> __device__ T operator()(T a, T b) const { return a < b ? b : a; }
+  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+  __device__ double operator()(double a, double b) const { return fmax(a, b); }
+};
+template <class T> struct limits;
+template <> struct limits<int> { __device__ static int lowest() { return -2147483647 - 1; } __device__ static int highest() { return 2147483647; } };
+template <> struct limits<unsigned> { __device__ static unsigned lowest() { return 0u; } __device__ static unsigned highest() { return 0xffffffffu; } };
+template <> struct limits<long long> { __device__ static long long lowest() { return -9223372036854775807LL - 1; } __device__ static long long highest() { return 9223372036854775807LL; } };
+template <> struct limits<unsigned long long> { __device__ static unsigned long long lowest() { return 0ull; } __device__ static unsigned long long highest() { return ~0ull; } };
+template <> struct limits<float> { __device__ static float lowest() { return -__int_as_float(0x7f800000); } __device__ static float highest() { return __int_as_float(0x7f800000); } };
+template <> struct limits<double> { __device__ static double lowest() { return -__longlong_as_double(0x7ff0000000000000LL); } __device__ static double highest() { return __longlong_as_double(0x7ff0000000000000LL); } };
+template <class T, class Op> struct identity;
+template <class T> struct identity<T, add_op> { __device__ static T value() { return T(0); } };
+template <class T> struct identity<T, min_op> { __device__ static T value() { return limits<T>::highest(); } };
+template <class T> struct identity<T, max_op> { __device__ static T value() { return limits<T>::lowest(); } };
+// A NaN takes part in min and max as their identity (+-infinity): it is ignored, and values that are
+// all NaN give the identity, in every lane and at every level. Sums keep every value as it is.
+template <class T, class Op> __device__ inline T norm(T x, Op op) { return op(x, identity<T, Op>::value()); }
+template <class T> __device__ inline T norm(T x, add_op) { return x; }
+#ifdef GPURT_SUB_GROUPS_SINGLE_ITEM
+#define GPURT_SUB_GROUP_MAX_SIZE 1
+__device__ inline unsigned sg_size() { return 1u; }
+__device__ inline unsigned sg_lane() { return 0u; }
+__device__ inline unsigned sg_id() { return linear_id(); }
+__device__ inline unsigned sg_count() { return group_items(); }
+__device__ inline void sg_barrier() {}
+template <class T> __device__ inline T shuffle(T x, unsigned) { return x; }
+template <class T> __device__ inline T shuffle_up(T x, unsigned) { return x; }
+template <class T> __device__ inline T shuffle_down(T x, unsigned) { return x; }
+template <class T> __device__ inline T shuffle_xor(T x, unsigned) { return x; }
+template <class T, class Op> __device__ inline T reduce(T x, Op) { return x; }
+template <class T, class Op> __device__ inline T scan_inclusive(T x, Op) { return x; }
+template <class T, class Op> __device__ inline T scan_exclusive(T, Op) { return identity<T, Op>::value(); }
+__device__ inline unsigned long long ballot(int p) { return p ? 1ull : 0ull; }
+__device__ inline int any(int p) { return p != 0; }
+__device__ inline int all(int p) { return p != 0; }
+#else
+#define GPURT_SUB_GROUP_MAX_SIZE 32
+__device__ inline unsigned sg_size() { const unsigned left = group_items() - (linear_id() & ~31u); return left < 32u ? left : 32u; }
+__device__ inline unsigned sg_lane() { return linear_id() & 31u; }
+__device__ inline unsigned sg_id() { return linear_id() >> 5; }
+__device__ inline unsigned sg_count() { return (group_items() + 31u) >> 5; }
+// The lanes of this warp that exist.
+__device__ inline unsigned mask() { const unsigned n = sg_size(); return n == 32u ? 0xffffffffu : (1u << n) - 1u; }
+__device__ inline void sg_barrier() { __syncwarp(mask()); }
+template <class T> __device__ inline T shuffle(T x, unsigned src) { return __shfl_sync(mask(), x, src); }
+// A source lane outside the sub-group gives the caller its own value.
+template <class T> __device__ inline T shuffle_up(T x, unsigned d) {
+  const T r = __shfl_up_sync(mask(), x, d);
+  return d <= sg_lane() ? r : x;
+}
+template <class T> __device__ inline T shuffle_down(T x, unsigned d) {
+  const T r = __shfl_down_sync(mask(), x, d);
+  return d < sg_size() - sg_lane() ? r : x;
+}
+template <class T> __device__ inline T shuffle_xor(T x, unsigned m) {
+  const T r = __shfl_xor_sync(mask(), x, m);
+  return (sg_lane() ^ m) < sg_size() ? r : x;
+}
+// A full warp reduces by a butterfly (every lane ends with the same value); a partial one down
+// to lane 0, whose value is then broadcast.
+template <class T, class Op> __device__ inline T reduce_tree(T x, Op op) {
+  const unsigned m = mask();
+  if (m == 0xffffffffu) {
+    for (int o = 16; o > 0; o >>= 1) x = op(x, __shfl_xor_sync(m, x, o));
+    return x;
+  }
+  const unsigned lane = sg_lane(), n = sg_size();
+  for (int o = 16; o > 0; o >>= 1) {
+    const T y = __shfl_down_sync(m, x, o);
+    if (lane + o < n) x = op(x, y);
+  }
+  return __shfl_sync(m, x, 0);
+}
+template <class T, class Op> __device__ inline T reduce(T x, Op op) { return reduce_tree(x, op); }
+#if __CUDA_ARCH__ >= 800
+__device__ inline int reduce(int x, add_op) { return __reduce_add_sync(mask(), x); }
+__device__ inline int reduce(int x, min_op) { return __reduce_min_sync(mask(), x); }
+__device__ inline int reduce(int x, max_op) { return __reduce_max_sync(mask(), x); }
+__device__ inline unsigned reduce(unsigned x, add_op) { return __reduce_add_sync(mask(), x); }
+__device__ inline unsigned reduce(unsigned x, min_op) { return __reduce_min_sync(mask(), x); }
+__device__ inline unsigned reduce(unsigned x, max_op) { return __reduce_max_sync(mask(), x); }
+#endif
+template <class T, class Op> __device__ inline T scan_inclusive(T x, Op op) {
+  const unsigned m = mask(), lane = sg_lane();
+  for (unsigned o = 1; o < 32u; o <<= 1) {
+    const T y = __shfl_up_sync(m, x, o);
+    if (lane >= o) x = op(x, y);
+  }
+  return x;
+}
+template <class T, class Op> __device__ inline T scan_exclusive(T x, Op op) {
+  const T r = __shfl_up_sync(mask(), scan_inclusive(x, op), 1);
+  return sg_lane() == 0 ? identity<T, Op>::value() : r;
+}
+__device__ inline unsigned long long ballot(int p) { return __ballot_sync(mask(), p); }
+__device__ inline int any(int p) { return __any_sync(mask(), p) != 0; }
+__device__ inline int all(int p) { return __all_sync(mask(), p) != 0; }
+#endif
+// Group collectives: each sub-group's result in scratch[sub-group id], then the first sub-group
+// combines them (striding when there are more of them than it has lanes).
+template <class T, class Op> __device__ inline T group_reduce(T x, T* scratch, Op op) {
+  const T r = reduce(x, op);
+  if (sg_lane() == 0) scratch[sg_id()] = r;
+  __syncthreads();
+  T v = identity<T, Op>::value();
+  if (sg_id() == 0) {
+    for (unsigned i = sg_lane(); i < sg_count(); i += sg_size()) v = op(v, scratch[i]);
+    v = reduce(v, op);
+  }
+  __syncthreads();
+  if (linear_id() == 0) scratch[0] = v;
+  __syncthreads();
+  v = scratch[0];
+  __syncthreads();
+  return v;
+}
+// Each sub-group's total in scratch[sub-group id]; the first sub-group turns those into exclusive
+// prefixes, chunk by chunk; each work-item adds its sub-group's prefix.
+template <class T, class Op> __device__ inline T group_prefix(T inclusive, T* scratch, Op op) {
+  if (sg_lane() == sg_size() - 1) scratch[sg_id()] = inclusive;
+  __syncthreads();
+  if (sg_id() == 0) {
+    T carry = identity<T, Op>::value();
+    for (unsigned base = 0; base < sg_count(); base += sg_size()) {
+      const unsigned i = base + sg_lane();
+      const T v = i < sg_count() ? scratch[i] : identity<T, Op>::value();
+      const T e = scan_exclusive(v, op);
+      if (i < sg_count()) scratch[i] = op(carry, e);
+      carry = op(carry, reduce(v, op));
+    }
+  }
+  __syncthreads();
+  const T prefix = scratch[sg_id()];
+  __syncthreads();
+  return prefix;
+}
+template <class T, class Op> __device__ inline T group_scan_inclusive(T x, T* scratch, Op op) {
+  const T inc = scan_inclusive(x, op);
+  return op(group_prefix(inc, scratch, op), inc);
+}
+template <class T, class Op> __device__ inline T group_scan_exclusive(T x, T* scratch, Op op) {
+  const T inc = scan_inclusive(x, op);
+  const T exc = scan_exclusive(x, op);
+  return op(group_prefix(inc, scratch, op), exc);
+}
+template <class T> __device__ inline T group_broadcast(T x, size_t from, T* scratch) {
+  if (linear_id() == from) scratch[0] = x;
+  __syncthreads();
+  const T v = scratch[0];
+  __syncthreads();
+  return v;
+}
+}  // namespace gpurt_detail
+#define GPURT_GROUP_SCRATCH(n) (((n) + GPURT_SUB_GROUP_MAX_SIZE - 1) / GPURT_SUB_GROUP_MAX_SIZE)
+#define gpurt_sub_group_size() gpurt_detail::sg_size()
+#define gpurt_sub_group_max_size() ((unsigned)GPURT_SUB_GROUP_MAX_SIZE)
+#define gpurt_sub_group_local_id() gpurt_detail::sg_lane()
+#define gpurt_sub_group_id() gpurt_detail::sg_id()
+#define gpurt_sub_group_count() gpurt_detail::sg_count()
+#define gpurt_sub_group_barrier() gpurt_detail::sg_barrier()
+__device__ inline uint64_t gpurt_sub_group_ballot(int p) { return gpurt_detail::ballot(p); }
+__device__ inline int gpurt_sub_group_any(int p) { return gpurt_detail::any(p); }
+__device__ inline int gpurt_sub_group_all(int p) { return gpurt_detail::all(p); }
+#define GPURT_SG_OP_(S, T, OP) \
+  __device__ inline T gpurt_sub_group_reduce_##OP##_##S(T x) { return gpurt_detail::reduce(gpurt_detail::norm(x, gpurt_detail::OP##_op()), gpurt_detail::OP##_op()); } \
+  __device__ inline T gpurt_sub_group_scan_inclusive_##OP##_##S(T x) { return gpurt_detail::scan_inclusive(gpurt_detail::norm(x, gpurt_detail::OP##_op()), gpurt_detail::OP##_op()); } \
+  __device__ inline T gpurt_sub_group_scan_exclusive_##OP##_##S(T x) { return gpurt_detail::scan_exclusive(gpurt_detail::norm(x, gpurt_detail::OP##_op()), gpurt_detail::OP##_op()); } \
+  __device__ inline T gpurt_group_reduce_##OP##_##S(T x, T* scratch) { return gpurt_detail::group_reduce(gpurt_detail::norm(x, gpurt_detail::OP##_op()), scratch, gpurt_detail::OP##_op()); } \
+  __device__ inline T gpurt_group_scan_inclusive_##OP##_##S(T x, T* scratch) { return gpurt_detail::group_scan_inclusive(gpurt_detail::norm(x, gpurt_detail::OP##_op()), scratch, gpurt_detail::OP##_op()); } \
+  __device__ inline T gpurt_group_scan_exclusive_##OP##_##S(T x, T* scratch) { return gpurt_detail::group_scan_exclusive(gpurt_detail::norm(x, gpurt_detail::OP##_op()), scratch, gpurt_detail::OP##_op()); }
+#define GPURT_SG_TYPE_(S, T) \
+  __device__ inline T gpurt_sub_group_shuffle_##S(T x, uint32_t src) { return gpurt_detail::shuffle(x, src); } \
+  __device__ inline T gpurt_sub_group_shuffle_up_##S(T x, uint32_t d) { return gpurt_detail::shuffle_up(x, d); } \
+  __device__ inline T gpurt_sub_group_shuffle_down_##S(T x, uint32_t d) { return gpurt_detail::shuffle_down(x, d); } \
+  __device__ inline T gpurt_sub_group_shuffle_xor_##S(T x, uint32_t m) { return gpurt_detail::shuffle_xor(x, m); } \
+  __device__ inline T gpurt_sub_group_broadcast_##S(T x, uint32_t src) { return gpurt_detail::shuffle(x, src); } \
+  __device__ inline T gpurt_group_broadcast_##S(T x, size_t from, T* scratch) { return gpurt_detail::group_broadcast(x, from, scratch); } \
+  GPURT_SG_OP_(S, T, add) GPURT_SG_OP_(S, T, min) GPURT_SG_OP_(S, T, max)
+GPURT_SG_TYPE_(i32, int32_t)
+GPURT_SG_TYPE_(u32, uint32_t)
+GPURT_SG_TYPE_(f32, float)
+GPURT_SG_TYPE_(i64, int64_t)
+GPURT_SG_TYPE_(u64, uint64_t)
+GPURT_SG_TYPE_(f64, double)
+#undef GPURT_SG_TYPE_
+#undef GPURT_SG_OP_
 )GPURT";
 
 }  // namespace gpurt::cuda

@@ -330,6 +330,10 @@ class ClDevice final : public plugin::Device {
   DeviceProperties props_;
   std::string compiler_id_;
   unsigned address_bits_ = 64;
+  // On NVIDIA devices, the compute capability times ten (90 for sm_90): portable builds get
+  // -DGPURT_OPENCL_NVIDIA_PTX=<it>, which turns the prelude's sub-group words into inline PTX.
+  // 0 elsewhere.
+  unsigned nvidia_ptx_ = 0;
   std::mutex mutex_;
   cl::CommandQueue utility_;  // for mapping pinned host memory
 };

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <vector>
 
 #include "cl_common.hpp"
 #include "cl_prelude.hpp"
@@ -89,7 +90,33 @@ ClDevice::ClDevice(cl::Platform platform, cl::Device device, cl::Context context
   p.fp16 = has_extension(ext, "cl_khr_fp16");
   p.int32_atomics = true;  // core since OpenCL 1.1
   p.float_atomic_add = has_extension(ext, "cl_ext_float_atomics");
-  p.sub_groups = has_extension(ext, "cl_khr_subgroups") || has_extension(ext, "cl_intel_subgroups");
+  // Sub-groups as the prelude implements them (cl_prelude.hpp): warps through inline PTX on NVIDIA,
+  // the cl_khr_subgroups built-ins where listed, else every work-item its own sub-group.
+  if (nvidia) {
+    cl_uint major = 0, minor = 0;
+    if (clGetDeviceInfo(device_(), 0x4000 /* CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV */, sizeof major, &major,
+                        nullptr) == CL_SUCCESS &&
+        clGetDeviceInfo(device_(), 0x4001 /* CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV */, sizeof minor, &minor,
+                        nullptr) == CL_SUCCESS)
+      nvidia_ptx_ = major * 10 + minor;
+    else
+      nvidia_ptx_ = 70;  // shfl.sync and vote.sync need sm_70's PTX; redux.sync is then left out
+    p.sub_groups = p.sub_group_shuffle = true;
+    p.sub_group_sizes = {warp ? warp : 32u};
+  } else if (has_extension(ext, "cl_khr_subgroups")) {
+    p.sub_groups = true;
+    p.sub_group_shuffle = has_extension(ext, "cl_khr_subgroup_shuffle");
+    if (has_extension(ext, "cl_intel_required_subgroup_size")) {
+      std::vector<size_t> sizes(16);
+      size_t bytes = 0;
+      if (clGetDeviceInfo(device_(), 0x4108 /* CL_DEVICE_SUB_GROUP_SIZES_INTEL */, sizes.size() * sizeof(size_t),
+                          sizes.data(), &bytes) == CL_SUCCESS)
+        for (std::size_t i = 0; i < bytes / sizeof(size_t) && i < sizes.size(); ++i)
+          p.sub_group_sizes.push_back(static_cast<std::uint32_t>(sizes[i]));
+    }
+  } else {
+    p.sub_group_sizes = {1};
+  }
   p.view_alignment = std::max<std::size_t>(1, device_.getInfo<CL_DEVICE_MEM_BASE_ADDR_ALIGN>() / 8);
   if (has_extension(ext, "cl_khr_pci_bus_info")) {
     cl_device_pci_bus_info_khr info{};
@@ -219,6 +246,8 @@ Status ClDevice::build(const plugin::ProgramSource& source, const std::vector<st
                        std::unique_ptr<plugin::Program>& out) noexcept {
   return guarded("clBuildProgram", [&] {
     std::string user;
+    if (nvidia_ptx_ && source.language == SourceLanguage::portable)
+      user = "-DGPURT_OPENCL_NVIDIA_PTX=" + std::to_string(nvidia_ptx_) + " ";
     for (const auto& o : options) user += o + " ";
     std::string opts = user + "-cl-kernel-arg-info";
     cl::Program program;

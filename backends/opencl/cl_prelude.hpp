@@ -58,6 +58,329 @@ inline float gpurt_atomic_add_float_local(volatile __local float* p, float v) {
   } while (old != assumed);
   return as_float(old);
 }
+)GPURT"
+// Vector types are OpenCL C's own; the portable constructors cast each component to the element
+// type, as CUDA's make_float4 converts its arguments.
+R"GPURT(
+#define gpurt_make_float2(a, b) ((float2)((float)(a), (float)(b)))
+#define gpurt_make_float4(a, b, c, d) ((float4)((float)(a), (float)(b), (float)(c), (float)(d)))
+#define gpurt_make_int2(a, b) ((int2)((int)(a), (int)(b)))
+#define gpurt_make_int4(a, b, c, d) ((int4)((int)(a), (int)(b), (int)(c), (int)(d)))
+#define gpurt_make_uint2(a, b) ((uint2)((uint)(a), (uint)(b)))
+#define gpurt_make_uint4(a, b, c, d) ((uint4)((uint)(a), (uint)(b), (uint)(c), (uint)(d)))
+)GPURT"
+// Sub-groups, by the first of these that applies (docs/kernel-language.md, "Sub-groups"):
+//  - GPURT_SUB_GROUPS_SINGLE_ITEM (a -D build flag): every work-item its own sub-group;
+//  - GPURT_OPENCL_NVIDIA_PTX (defined by the backend on NVIDIA devices, as the compute capability
+//    times ten): warps of 32 lanes by the linearised local id, through inline PTX (shfl.sync,
+//    vote.sync, redux.sync from sm_80), as the CUDA prelude does with its intrinsics;
+//  - cl_khr_subgroups: the built-ins; shuffles through cl_khr_subgroup_shuffle(_relative) where
+//    defined, else sub_group_broadcast in a loop over the lanes; ballot through
+//    cl_khr_subgroup_ballot, else a sub_group_reduce_add of one bit per lane;
+//  - otherwise every work-item its own sub-group.
+R"GPURT(
+#define gpurt_local_linear_id_() (get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2)))
+#define gpurt_group_items_() (get_local_size(0) * get_local_size(1) * get_local_size(2))
+#if defined(GPURT_SUB_GROUPS_SINGLE_ITEM)
+#define GPURT_SG_SINGLE_ 1
+#elif defined(GPURT_OPENCL_NVIDIA_PTX)
+#define GPURT_SG_PTX_ 1
+#elif defined(cl_khr_subgroups) || defined(__opencl_c_subgroups)
+#define GPURT_SG_KHR_ 1
+#ifdef cl_khr_subgroups
+#pragma OPENCL EXTENSION cl_khr_subgroups : enable
+#endif
+#else
+#define GPURT_SG_SINGLE_ 1
+#endif
+/* A NaN takes part in min and max as their identity (+-infinity): it is ignored, and values that
+ * are all NaN give the identity, in every lane and at every level. Sums keep every value as it is. */
+#define GPURT_SG_NORM_add(S, x, ID) (x)
+#define GPURT_SG_NORM_min(S, x, ID) gpurt_op_min_##S(x, ID)
+#define GPURT_SG_NORM_max(S, x, ID) gpurt_op_max_##S(x, ID)
+#if defined(GPURT_SG_SINGLE_)
+#define GPURT_GROUP_SCRATCH(n) (n)
+#define gpurt_sub_group_size() 1u
+#define gpurt_sub_group_max_size() 1u
+#define gpurt_sub_group_local_id() 0u
+#define gpurt_sub_group_id() ((uint)gpurt_local_linear_id_())
+#define gpurt_sub_group_count() ((uint)gpurt_group_items_())
+#define gpurt_sub_group_barrier() ((void)0)
+inline ulong gpurt_sub_group_ballot(int p) { return p ? 1UL : 0UL; }
+inline int gpurt_sub_group_any(int p) { return p != 0; }
+inline int gpurt_sub_group_all(int p) { return p != 0; }
+#define GPURT_SG_MOVES_(S, T, W) \
+  inline T gpurt_sub_group_shuffle_##S(T x, uint src) { return x; } \
+  inline T gpurt_sub_group_shuffle_up_##S(T x, uint d) { return x; } \
+  inline T gpurt_sub_group_shuffle_down_##S(T x, uint d) { return x; } \
+  inline T gpurt_sub_group_shuffle_xor_##S(T x, uint m) { return x; } \
+  inline T gpurt_sub_group_broadcast_##S(T x, uint src) { return x; }
+#define GPURT_SG_COLLECTIVE_(S, T, OP, ID) \
+  inline T gpurt_sub_group_reduce_##OP##_##S(T x) { return GPURT_SG_NORM_##OP(S, x, ID); } \
+  inline T gpurt_sub_group_scan_inclusive_##OP##_##S(T x) { return GPURT_SG_NORM_##OP(S, x, ID); } \
+  inline T gpurt_sub_group_scan_exclusive_##OP##_##S(T x) { return (T)(ID); }
+#elif defined(GPURT_SG_PTX_)
+#define GPURT_GROUP_SCRATCH(n) (((n) + 31) / 32)
+#define gpurt_sub_group_size() min(32u, (uint)(gpurt_group_items_() - (gpurt_local_linear_id_() & ~(size_t)31)))
+#define gpurt_sub_group_max_size() 32u
+#define gpurt_sub_group_local_id() ((uint)gpurt_local_linear_id_() & 31u)
+#define gpurt_sub_group_id() ((uint)(gpurt_local_linear_id_() >> 5))
+#define gpurt_sub_group_count() ((uint)((gpurt_group_items_() + 31) >> 5))
+/* The lanes of this warp that exist (a group that is not a multiple of 32 ends in a partial one). */
+inline uint gpurt_sg_mask_(void) { const uint n = gpurt_sub_group_size(); return n == 32u ? 0xffffffffu : (1u << n) - 1u; }
+inline void gpurt_sg_barrier_(void) { asm volatile("bar.warp.sync %0;" :: "r"(gpurt_sg_mask_()) : "memory"); }
+#define gpurt_sub_group_barrier() gpurt_sg_barrier_()
+inline uint gpurt_ptx_idx_(uint x, uint v, uint m) { uint r; asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, %3;" : "=r"(r) : "r"(x), "r"(v), "r"(m)); return r; }
+inline uint gpurt_ptx_up_(uint x, uint v, uint m) { uint r; asm volatile("shfl.sync.up.b32 %0, %1, %2, 0x0, %3;" : "=r"(r) : "r"(x), "r"(v), "r"(m)); return r; }
+inline uint gpurt_ptx_down_(uint x, uint v, uint m) { uint r; asm volatile("shfl.sync.down.b32 %0, %1, %2, 0x1f, %3;" : "=r"(r) : "r"(x), "r"(v), "r"(m)); return r; }
+inline uint gpurt_ptx_xor_(uint x, uint v, uint m) { uint r; asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, %3;" : "=r"(r) : "r"(x), "r"(v), "r"(m)); return r; }
+inline ulong gpurt_sub_group_ballot(int p) {
+  uint r;
+  asm volatile("{ .reg .pred p; setp.ne.s32 p, %1, 0; vote.sync.ballot.b32 %0, p, %2; }" : "=r"(r) : "r"(p), "r"(gpurt_sg_mask_()));
+  return r;
+}
+inline int gpurt_sub_group_any(int p) {
+  int r;
+  asm volatile("{ .reg .pred p, q; setp.ne.s32 p, %1, 0; vote.sync.any.pred q, p, %2; selp.s32 %0, 1, 0, q; }" : "=r"(r) : "r"(p), "r"(gpurt_sg_mask_()));
+  return r;
+}
+inline int gpurt_sub_group_all(int p) {
+  int r;
+  asm volatile("{ .reg .pred p, q; setp.ne.s32 p, %1, 0; vote.sync.all.pred q, p, %2; selp.s32 %0, 1, 0, q; }" : "=r"(r) : "r"(p), "r"(gpurt_sg_mask_()));
+  return r;
+}
+/* Unguarded moves of each type under mask m; 64-bit values move as two 32-bit halves. */
+#define GPURT_SG_RAW_4_(S, T, KIND) \
+  inline T gpurt_sg_##KIND##_##S(T x, uint v, uint m) { return as_##T(gpurt_ptx_##KIND##_(as_uint(x), v, m)); }
+#define GPURT_SG_RAW_8_(S, T, KIND) \
+  inline T gpurt_sg_##KIND##_##S(T x, uint v, uint m) { \
+    uint2 b = as_uint2(x); b.x = gpurt_ptx_##KIND##_(b.x, v, m); b.y = gpurt_ptx_##KIND##_(b.y, v, m); return as_##T(b); \
+  }
+/* A source lane outside the sub-group gives the caller its own value. */
+#define GPURT_SG_MOVES_(S, T, W) \
+  GPURT_SG_RAW_##W##_(S, T, idx) GPURT_SG_RAW_##W##_(S, T, up) GPURT_SG_RAW_##W##_(S, T, down) GPURT_SG_RAW_##W##_(S, T, xor) \
+  inline T gpurt_sub_group_shuffle_##S(T x, uint src) { return gpurt_sg_idx_##S(x, src, gpurt_sg_mask_()); } \
+  inline T gpurt_sub_group_broadcast_##S(T x, uint src) { return gpurt_sg_idx_##S(x, src, gpurt_sg_mask_()); } \
+  inline T gpurt_sub_group_shuffle_up_##S(T x, uint d) { \
+    const T r = gpurt_sg_up_##S(x, d, gpurt_sg_mask_()); return d <= gpurt_sub_group_local_id() ? r : x; } \
+  inline T gpurt_sub_group_shuffle_down_##S(T x, uint d) { \
+    const T r = gpurt_sg_down_##S(x, d, gpurt_sg_mask_()); return d < gpurt_sub_group_size() - gpurt_sub_group_local_id() ? r : x; } \
+  inline T gpurt_sub_group_shuffle_xor_##S(T x, uint m) { \
+    const T r = gpurt_sg_xor_##S(x, m, gpurt_sg_mask_()); return (gpurt_sub_group_local_id() ^ m) < gpurt_sub_group_size() ? r : x; }
+/* A full warp reduces by a butterfly (every lane ends with the same value), a partial one down to
+ * lane 0, whose value is broadcast; scans by shfl.up (Hillis-Steele). */
+#define GPURT_SG_TREE_REDUCE_(S, T, OP) \
+  inline T gpurt_sg_tree_reduce_##OP##_##S(T x) { \
+    const uint m = gpurt_sg_mask_(); \
+    if (m == 0xffffffffu) { \
+      for (uint o = 16; o > 0; o >>= 1) x = gpurt_op_##OP##_##S(x, gpurt_sg_xor_##S(x, o, m)); \
+      return x; \
+    } \
+    const uint lane = gpurt_sub_group_local_id(), n = gpurt_sub_group_size(); \
+    for (uint o = 16; o > 0; o >>= 1) { const T y = gpurt_sg_down_##S(x, o, m); if (lane + o < n) x = gpurt_op_##OP##_##S(x, y); } \
+    return gpurt_sg_idx_##S(x, 0, m); \
+  }
+#define GPURT_SG_COLLECTIVE_(S, T, OP, ID) \
+  GPURT_SG_TREE_REDUCE_(S, T, OP) \
+  inline T gpurt_sub_group_reduce_##OP##_##S(T x) { return gpurt_sg_reduce_fast_##OP##_##S(GPURT_SG_NORM_##OP(S, x, ID)); } \
+  inline T gpurt_sub_group_scan_inclusive_##OP##_##S(T x) { \
+    const uint m = gpurt_sg_mask_(), lane = gpurt_sub_group_local_id(); \
+    x = GPURT_SG_NORM_##OP(S, x, ID); \
+    for (uint o = 1; o < 32u; o <<= 1) { const T y = gpurt_sg_up_##S(x, o, m); if (lane >= o) x = gpurt_op_##OP##_##S(x, y); } \
+    return x; \
+  } \
+  inline T gpurt_sub_group_scan_exclusive_##OP##_##S(T x) { \
+    const T r = gpurt_sg_up_##S(gpurt_sub_group_scan_inclusive_##OP##_##S(x), 1, gpurt_sg_mask_()); \
+    return gpurt_sub_group_local_id() == 0 ? (T)(ID) : r; \
+  }
+/* redux.sync (sm_80 and later) for 32-bit integers; the shuffle tree for everything else. */
+#define GPURT_SG_REDUX_(S, T, OP, PTXOP) \
+  inline T gpurt_sg_redux_##OP##_##S(T x) { \
+    T r; asm volatile("redux.sync." #PTXOP " %0, %1, %2;" : "=r"(r) : "r"(x), "r"(gpurt_sg_mask_())); return r; }
+#if GPURT_OPENCL_NVIDIA_PTX >= 80
+GPURT_SG_REDUX_(i32, int, add, add.s32) GPURT_SG_REDUX_(i32, int, min, min.s32) GPURT_SG_REDUX_(i32, int, max, max.s32)
+GPURT_SG_REDUX_(u32, uint, add, add.u32) GPURT_SG_REDUX_(u32, uint, min, min.u32) GPURT_SG_REDUX_(u32, uint, max, max.u32)
+#define gpurt_sg_reduce_fast_add_i32 gpurt_sg_redux_add_i32
+#define gpurt_sg_reduce_fast_min_i32 gpurt_sg_redux_min_i32
+#define gpurt_sg_reduce_fast_max_i32 gpurt_sg_redux_max_i32
+#define gpurt_sg_reduce_fast_add_u32 gpurt_sg_redux_add_u32
+#define gpurt_sg_reduce_fast_min_u32 gpurt_sg_redux_min_u32
+#define gpurt_sg_reduce_fast_max_u32 gpurt_sg_redux_max_u32
+#else
+#define gpurt_sg_reduce_fast_add_i32 gpurt_sg_tree_reduce_add_i32
+#define gpurt_sg_reduce_fast_min_i32 gpurt_sg_tree_reduce_min_i32
+#define gpurt_sg_reduce_fast_max_i32 gpurt_sg_tree_reduce_max_i32
+#define gpurt_sg_reduce_fast_add_u32 gpurt_sg_tree_reduce_add_u32
+#define gpurt_sg_reduce_fast_min_u32 gpurt_sg_tree_reduce_min_u32
+#define gpurt_sg_reduce_fast_max_u32 gpurt_sg_tree_reduce_max_u32
+#endif
+#define gpurt_sg_reduce_fast_add_f32 gpurt_sg_tree_reduce_add_f32
+#define gpurt_sg_reduce_fast_min_f32 gpurt_sg_tree_reduce_min_f32
+#define gpurt_sg_reduce_fast_max_f32 gpurt_sg_tree_reduce_max_f32
+#define gpurt_sg_reduce_fast_add_i64 gpurt_sg_tree_reduce_add_i64
+#define gpurt_sg_reduce_fast_min_i64 gpurt_sg_tree_reduce_min_i64
+#define gpurt_sg_reduce_fast_max_i64 gpurt_sg_tree_reduce_max_i64
+#define gpurt_sg_reduce_fast_add_u64 gpurt_sg_tree_reduce_add_u64
+#define gpurt_sg_reduce_fast_min_u64 gpurt_sg_tree_reduce_min_u64
+#define gpurt_sg_reduce_fast_max_u64 gpurt_sg_tree_reduce_max_u64
+#define gpurt_sg_reduce_fast_add_f64 gpurt_sg_tree_reduce_add_f64
+#define gpurt_sg_reduce_fast_min_f64 gpurt_sg_tree_reduce_min_f64
+#define gpurt_sg_reduce_fast_max_f64 gpurt_sg_tree_reduce_max_f64
+#else /* cl_khr_subgroups */
+#define GPURT_GROUP_SCRATCH(n) (n)
+#define gpurt_sub_group_size() get_sub_group_size()
+#define gpurt_sub_group_max_size() get_max_sub_group_size()
+#define gpurt_sub_group_local_id() get_sub_group_local_id()
+#define gpurt_sub_group_id() get_sub_group_id()
+#define gpurt_sub_group_count() get_num_sub_groups()
+#define gpurt_sub_group_barrier() sub_group_barrier(CLK_LOCAL_MEM_FENCE)
+inline int gpurt_sub_group_any(int p) { return sub_group_any(p) != 0; }
+inline int gpurt_sub_group_all(int p) { return sub_group_all(p) != 0; }
+#ifdef cl_khr_subgroup_ballot
+inline ulong gpurt_sub_group_ballot(int p) { const uint4 b = sub_group_ballot(p); return as_ulong((uint2)(b.x, b.y)); }
+#else
+/* One bit per lane, each lane's bit distinct, so their sum is their union. */
+inline ulong gpurt_sub_group_ballot(int p) {
+  const uint lane = get_sub_group_local_id();
+  return sub_group_reduce_add(p && lane < 64u ? (1UL << lane) : 0UL);
+}
+#endif
+#ifdef cl_khr_subgroup_shuffle
+#define GPURT_SG_IDX_(S, T) \
+  inline T gpurt_sg_idx_##S(T x, uint src) { return sub_group_shuffle(x, src); } \
+  inline T gpurt_sub_group_shuffle_xor_##S(T x, uint m) { \
+    const T r = sub_group_shuffle_xor(x, m); return (get_sub_group_local_id() ^ m) < get_sub_group_size() ? r : x; }
+#else
+/* Without cl_khr_subgroup_shuffle: one sub_group_broadcast per lane (the sub-group's size of them). */
+#define GPURT_SG_IDX_(S, T) \
+  inline T gpurt_sg_idx_##S(T x, uint src) { \
+    T r = x; \
+    for (uint j = 0; j < get_sub_group_size(); ++j) { const T v = sub_group_broadcast(x, j); if (j == src) r = v; } \
+    return r; \
+  } \
+  inline T gpurt_sub_group_shuffle_xor_##S(T x, uint m) { \
+    const uint lane = get_sub_group_local_id(), src = lane ^ m; \
+    return gpurt_sg_idx_##S(x, src < get_sub_group_size() ? src : lane); }
+#endif
+#ifdef cl_khr_subgroup_shuffle_relative
+#define GPURT_SG_RELATIVE_(S, T) \
+  inline T gpurt_sub_group_shuffle_up_##S(T x, uint d) { \
+    const T r = sub_group_shuffle_up(x, d); return d <= get_sub_group_local_id() ? r : x; } \
+  inline T gpurt_sub_group_shuffle_down_##S(T x, uint d) { \
+    const T r = sub_group_shuffle_down(x, d); return d < get_sub_group_size() - get_sub_group_local_id() ? r : x; }
+#else
+#define GPURT_SG_RELATIVE_(S, T) \
+  inline T gpurt_sub_group_shuffle_up_##S(T x, uint d) { \
+    const uint lane = get_sub_group_local_id(); return gpurt_sg_idx_##S(x, d <= lane ? lane - d : lane); } \
+  inline T gpurt_sub_group_shuffle_down_##S(T x, uint d) { \
+    const uint lane = get_sub_group_local_id(); \
+    return gpurt_sg_idx_##S(x, d < get_sub_group_size() - lane ? lane + d : lane); }
+#endif
+#define GPURT_SG_MOVES_(S, T, W) \
+  GPURT_SG_IDX_(S, T) GPURT_SG_RELATIVE_(S, T) \
+  inline T gpurt_sub_group_shuffle_##S(T x, uint src) { return gpurt_sg_idx_##S(x, src); } \
+  inline T gpurt_sub_group_broadcast_##S(T x, uint src) { return sub_group_broadcast(x, src); }
+#define GPURT_SG_COLLECTIVE_(S, T, OP, ID) \
+  inline T gpurt_sub_group_reduce_##OP##_##S(T x) { return sub_group_reduce_##OP(GPURT_SG_NORM_##OP(S, x, ID)); } \
+  inline T gpurt_sub_group_scan_inclusive_##OP##_##S(T x) { return sub_group_scan_inclusive_##OP(GPURT_SG_NORM_##OP(S, x, ID)); } \
+  inline T gpurt_sub_group_scan_exclusive_##OP##_##S(T x) { return sub_group_scan_exclusive_##OP(GPURT_SG_NORM_##OP(S, x, ID)); }
+#endif
+/* Group collectives: each sub-group's result in scratch[sub-group id], then the first sub-group
+ * combines them (striding when there are more of them than it has lanes). */
+#define GPURT_GROUP_COLLECTIVE_(S, T, OP, ID) \
+  inline T gpurt_group_reduce_##OP##_##S(T x, __local T* scratch) { \
+    const T r = gpurt_sub_group_reduce_##OP##_##S(x); \
+    if (gpurt_sub_group_local_id() == 0) scratch[gpurt_sub_group_id()] = r; \
+    barrier(CLK_LOCAL_MEM_FENCE); \
+    T v = (T)(ID); \
+    if (gpurt_sub_group_id() == 0) { \
+      for (uint i = gpurt_sub_group_local_id(); i < gpurt_sub_group_count(); i += gpurt_sub_group_size()) \
+        v = gpurt_op_##OP##_##S(v, scratch[i]); \
+      v = gpurt_sub_group_reduce_##OP##_##S(v); \
+    } \
+    barrier(CLK_LOCAL_MEM_FENCE); \
+    if (gpurt_local_linear_id_() == 0) scratch[0] = v; \
+    barrier(CLK_LOCAL_MEM_FENCE); \
+    v = scratch[0]; \
+    barrier(CLK_LOCAL_MEM_FENCE); \
+    return v; \
+  } \
+  inline T gpurt_group_prefix_##OP##_##S(T inclusive, __local T* scratch) { \
+    if (gpurt_sub_group_local_id() == gpurt_sub_group_size() - 1) scratch[gpurt_sub_group_id()] = inclusive; \
+    barrier(CLK_LOCAL_MEM_FENCE); \
+    if (gpurt_sub_group_id() == 0) { \
+      T carry = (T)(ID); \
+      for (uint base = 0; base < gpurt_sub_group_count(); base += gpurt_sub_group_size()) { \
+        const uint i = base + gpurt_sub_group_local_id(); \
+        const T v = i < gpurt_sub_group_count() ? scratch[i] : (T)(ID); \
+        const T e = gpurt_sub_group_scan_exclusive_##OP##_##S(v); \
+        if (i < gpurt_sub_group_count()) scratch[i] = gpurt_op_##OP##_##S(carry, e); \
+        carry = gpurt_op_##OP##_##S(carry, gpurt_sub_group_reduce_##OP##_##S(v)); \
+      } \
+    } \
+    barrier(CLK_LOCAL_MEM_FENCE); \
+    const T prefix = scratch[gpurt_sub_group_id()]; \
+    barrier(CLK_LOCAL_MEM_FENCE); \
+    return prefix; \
+  } \
+  inline T gpurt_group_scan_inclusive_##OP##_##S(T x, __local T* scratch) { \
+    const T inc = gpurt_sub_group_scan_inclusive_##OP##_##S(x); \
+    return gpurt_op_##OP##_##S(gpurt_group_prefix_##OP##_##S(inc, scratch), inc); \
+  } \
+  inline T gpurt_group_scan_exclusive_##OP##_##S(T x, __local T* scratch) { \
+    const T inc = gpurt_sub_group_scan_inclusive_##OP##_##S(x); \
+    const T exc = gpurt_sub_group_scan_exclusive_##OP##_##S(x); \
+    return gpurt_op_##OP##_##S(gpurt_group_prefix_##OP##_##S(inc, scratch), exc); \
+  }
+/* Integer sums wrap (two's complement): U is T's unsigned twin. */
+#define GPURT_SG_TYPE_(S, T, U, W, LOWEST, HIGHEST, MINF, MAXF) \
+  inline T gpurt_op_add_##S(T a, T b) { return (T)((U)a + (U)b); } \
+  inline T gpurt_op_min_##S(T a, T b) { return MINF(a, b); } \
+  inline T gpurt_op_max_##S(T a, T b) { return MAXF(a, b); } \
+  GPURT_SG_MOVES_(S, T, W) \
+  GPURT_SG_COLLECTIVE_(S, T, add, 0) GPURT_SG_COLLECTIVE_(S, T, min, HIGHEST) GPURT_SG_COLLECTIVE_(S, T, max, LOWEST) \
+  GPURT_GROUP_COLLECTIVE_(S, T, add, 0) GPURT_GROUP_COLLECTIVE_(S, T, min, HIGHEST) GPURT_GROUP_COLLECTIVE_(S, T, max, LOWEST) \
+  inline T gpurt_group_broadcast_##S(T x, size_t from, __local T* scratch) { \
+    if (gpurt_local_linear_id_() == from) scratch[0] = x; \
+    barrier(CLK_LOCAL_MEM_FENCE); \
+    const T v = scratch[0]; \
+    barrier(CLK_LOCAL_MEM_FENCE); \
+    return v; \
+  }
+GPURT_SG_TYPE_(i32, int, uint, 4, INT_MIN, INT_MAX, min, max)
+GPURT_SG_TYPE_(u32, uint, uint, 4, 0u, UINT_MAX, min, max)
+GPURT_SG_TYPE_(f32, float, float, 4, -INFINITY, INFINITY, fmin, fmax)
+GPURT_SG_TYPE_(i64, long, ulong, 8, LONG_MIN, LONG_MAX, min, max)
+GPURT_SG_TYPE_(u64, ulong, ulong, 8, 0UL, ULONG_MAX, min, max)
+#ifdef GPURT_HAS_FP64
+GPURT_SG_TYPE_(f64, double, double, 8, -(double)INFINITY, (double)INFINITY, fmin, fmax)
+#else
+/* A kernel that uses them without fp64 fails to build, naming the missing feature. */
+#define gpurt_sub_group_shuffle_f64 gpurt_sub_group_shuffle_f64_needs_fp64_which_this_device_lacks
+#define gpurt_sub_group_shuffle_up_f64 gpurt_sub_group_shuffle_up_f64_needs_fp64_which_this_device_lacks
+#define gpurt_sub_group_shuffle_down_f64 gpurt_sub_group_shuffle_down_f64_needs_fp64_which_this_device_lacks
+#define gpurt_sub_group_shuffle_xor_f64 gpurt_sub_group_shuffle_xor_f64_needs_fp64_which_this_device_lacks
+#define gpurt_sub_group_broadcast_f64 gpurt_sub_group_broadcast_f64_needs_fp64_which_this_device_lacks
+#define gpurt_group_broadcast_f64 gpurt_group_broadcast_f64_needs_fp64_which_this_device_lacks
+#define gpurt_sub_group_reduce_add_f64 gpurt_sub_group_reduce_add_f64_needs_fp64_which_this_device_lacks
+#define gpurt_sub_group_scan_inclusive_add_f64 gpurt_sub_group_scan_inclusive_add_f64_needs_fp64_which_this_device_lacks
+#define gpurt_sub_group_scan_exclusive_add_f64 gpurt_sub_group_scan_exclusive_add_f64_needs_fp64_which_this_device_lacks
+#define gpurt_group_reduce_add_f64 gpurt_group_reduce_add_f64_needs_fp64_which_this_device_lacks
+#define gpurt_group_scan_inclusive_add_f64 gpurt_group_scan_inclusive_add_f64_needs_fp64_which_this_device_lacks
+#define gpurt_group_scan_exclusive_add_f64 gpurt_group_scan_exclusive_add_f64_needs_fp64_which_this_device_lacks
+#define gpurt_sub_group_reduce_min_f64 gpurt_sub_group_reduce_min_f64_needs_fp64_which_this_device_lacks
+#define gpurt_sub_group_scan_inclusive_min_f64 gpurt_sub_group_scan_inclusive_min_f64_needs_fp64_which_this_device_lacks
+#define gpurt_sub_group_scan_exclusive_min_f64 gpurt_sub_group_scan_exclusive_min_f64_needs_fp64_which_this_device_lacks
+#define gpurt_group_reduce_min_f64 gpurt_group_reduce_min_f64_needs_fp64_which_this_device_lacks
+#define gpurt_group_scan_inclusive_min_f64 gpurt_group_scan_inclusive_min_f64_needs_fp64_which_this_device_lacks
+#define gpurt_group_scan_exclusive_min_f64 gpurt_group_scan_exclusive_min_f64_needs_fp64_which_this_device_lacks
+#define gpurt_sub_group_reduce_max_f64 gpurt_sub_group_reduce_max_f64_needs_fp64_which_this_device_lacks
+#define gpurt_sub_group_scan_inclusive_max_f64 gpurt_sub_group_scan_inclusive_max_f64_needs_fp64_which_this_device_lacks
+#define gpurt_sub_group_scan_exclusive_max_f64 gpurt_sub_group_scan_exclusive_max_f64_needs_fp64_which_this_device_lacks
+#define gpurt_group_reduce_max_f64 gpurt_group_reduce_max_f64_needs_fp64_which_this_device_lacks
+#define gpurt_group_scan_inclusive_max_f64 gpurt_group_scan_inclusive_max_f64_needs_fp64_which_this_device_lacks
+#define gpurt_group_scan_exclusive_max_f64 gpurt_group_scan_exclusive_max_f64_needs_fp64_which_this_device_lacks
+#endif
 )GPURT";
 
 }  // namespace gpurt::opencl

@@ -325,6 +325,18 @@ ParamType describe_type(const std::string& type_name, unsigned address_bits) {
     for (const Named& n : table)
       if (x == n.name) return set(n.kind, n.is_signed, n.bytes, x == "char");
     // A vector type of OpenCL (float4, uchar16) or CUDA (float4, int2): sizes are compared.
+    // The six with host twins (gpurt::float4, types.hpp) are described lane by lane.
+    static const Named vectors[] = {
+        {"float2", ValueKind::floating, true, 2}, {"float4", ValueKind::floating, true, 4},
+        {"int2", ValueKind::integer, true, 2},    {"int4", ValueKind::integer, true, 4},
+        {"uint2", ValueKind::integer, false, 2},  {"uint4", ValueKind::integer, false, 4},
+    };
+    for (const Named& n : vectors)
+      if (x == n.name) {
+        set(n.kind, n.is_signed, 4 * n.bytes);
+        r.value.lanes = static_cast<std::uint8_t>(n.bytes);
+        return r;
+      }
     std::size_t digits = x.size();
     while (digits > 0 && std::isdigit(static_cast<unsigned char>(x[digits - 1]))) --digits;
     if (digits < x.size() && digits > 0 && x.size() - digits <= 2) {
@@ -363,6 +375,9 @@ ParamType describe_type(const std::string& type_name, unsigned address_bits) {
 std::string describe_value(const detail::ValueType& v) {
   using detail::ValueKind;
   const std::string bits = std::to_string(8u * v.bytes);
+  if (v.lanes != 0 && (v.kind == ValueKind::integer || v.kind == ValueKind::floating))
+    return std::string("gpurt::") + (v.kind == ValueKind::floating ? "float" : v.is_signed ? "int" : "uint") +
+           std::to_string(v.lanes);
   switch (v.kind) {
     case ValueKind::integer:
       if (v.plain_char) return "char";

@@ -68,7 +68,7 @@ TEST_CASE("signature: type spellings say kind, signedness and width") {
       {"unsigned long long", ValueKind::integer, false, 8, false}, {"char", ValueKind::integer, true, 1, false},
       {"float", ValueKind::floating, true, 4, false},    {"double", ValueKind::floating, true, 8, false},
       {"half", ValueKind::floating, true, 2, false},     {"float*", ValueKind::floating, true, 4, true},
-      {"uint32_t*", ValueKind::integer, false, 4, true}, {"float4", ValueKind::other, false, 16, false},
+      {"uint32_t*", ValueKind::integer, false, 4, true}, {"float4", ValueKind::floating, true, 16, false},
       {"uchar3", ValueKind::other, false, 4, false},     {"bool", ValueKind::boolean, false, 1, false},
   };
   for (const Case& c : cases) {
@@ -86,4 +86,15 @@ TEST_CASE("signature: type spellings say kind, signedness and width") {
   CHECK_FALSE(describe_type("long double").known);
   CHECK(describe_type("float99999999999999999999").value.kind == ValueKind::other);
   CHECK(describe_value(describe_type("uint32_t").value) == "std::uint32_t");
+  // The six vector types with host twins (gpurt::float4 ...) are read lane by lane and named by
+  // their twin; other vector spellings keep their size only.
+  CHECK(describe_type("float4").value.lanes == 4);
+  CHECK(describe_type("uint2*").value.lanes == 2);
+  CHECK(describe_type("uint2*").value.bytes == 8);
+  CHECK(describe_value(describe_type("int4").value) == "gpurt::int4");
+  CHECK(describe_value(describe_type("float2").value) == "gpurt::float2");
+  CHECK(describe_type("uchar4").value.lanes == 0);
+  CHECK(gpurt::detail::value_type_of<gpurt::uint4>().lanes == 4);
+  CHECK(gpurt::detail::value_type_of<gpurt::uint4>().bytes == 16);
+  CHECK_FALSE(gpurt::detail::value_type_of<gpurt::float4>().lanes == gpurt::detail::value_type_of<float>().lanes);
 }

@@ -10,6 +10,17 @@
 
 namespace gpurt {
 
+// Host twins of the dialect's vector types (docs/kernel-language.md, "Vector types"): the size and
+// alignment of CUDA's float4 and OpenCL's cl_float4, so that a Buffer<gpurt::float4> passes for a
+// `GPURT_GLOBAL float4*` parameter and a Buffer<float> is refused there (use as<gpurt::float4>()
+// to reinterpret on purpose). A kernel parameter of vector type takes a gpurt::float4 value.
+struct alignas(8) float2 { float x, y; };
+struct alignas(16) float4 { float x, y, z, w; };
+struct alignas(8) int2 { std::int32_t x, y; };
+struct alignas(16) int4 { std::int32_t x, y, z, w; };
+struct alignas(8) uint2 { std::uint32_t x, y; };
+struct alignas(16) uint4 { std::uint32_t x, y, z, w; };
+
 namespace detail {
 // What a value is, as far as kernel argument checks care: its kind, signedness and width. The
 // core describes each host argument (and each Buffer's element type) with one, and each kernel
@@ -25,8 +36,19 @@ struct ValueType {
   ValueKind kind = ValueKind::unknown;
   bool is_signed = false;
   bool plain_char = false;  // spelled `char` (signedness differs between compilers)
-  std::uint8_t bytes = 0;
+  std::uint8_t bytes = 0;    // of the whole value (a vector's lanes together)
+  std::uint8_t lanes = 0;    // 2 or 4 for the dialect's vector types (kind and signedness: a lane's)
 };
+template <class T> struct vector_lanes { static constexpr std::uint8_t value = 0; using element = void; };
+#define GPURT_VECTOR_LANES_(V, E, N) \
+  template <> struct vector_lanes<V> { static constexpr std::uint8_t value = N; using element = E; };
+GPURT_VECTOR_LANES_(float2, float, 2)
+GPURT_VECTOR_LANES_(float4, float, 4)
+GPURT_VECTOR_LANES_(int2, std::int32_t, 2)
+GPURT_VECTOR_LANES_(int4, std::int32_t, 4)
+GPURT_VECTOR_LANES_(uint2, std::uint32_t, 2)
+GPURT_VECTOR_LANES_(uint4, std::uint32_t, 4)
+#undef GPURT_VECTOR_LANES_
 template <class T>
 constexpr ValueType value_type_of() {
   using U = std::remove_cv_t<T>;
@@ -39,6 +61,11 @@ constexpr ValueType value_type_of() {
             static_cast<std::uint8_t>(sizeof(U))};
   } else if constexpr (std::is_floating_point<U>::value) {
     return {ValueKind::floating, true, false, static_cast<std::uint8_t>(sizeof(U))};
+  } else if constexpr (vector_lanes<U>::value != 0) {
+    ValueType v = value_type_of<typename vector_lanes<U>::element>();
+    v.bytes = static_cast<std::uint8_t>(sizeof(U));
+    v.lanes = vector_lanes<U>::value;
+    return v;
   } else {
     return {ValueKind::other, false, false, static_cast<std::uint8_t>(sizeof(U) < 256 ? sizeof(U) : 0)};
   }
@@ -96,7 +123,13 @@ struct DeviceProperties {
   bool fp16 = false;
   bool int32_atomics = false;          // 32-bit integer atomics on global memory
   bool float_atomic_add = false;       // atomic add on 32-bit floats in global memory
-  bool sub_groups = false;             // kernels can use sub-group (warp) operations
+  bool sub_groups = false;             // the dialect's sub-group operations are native (warps, OpenCL
+                                       // sub-groups, inline PTX); false: every work-item is its own
+                                       // sub-group (docs/kernel-language.md, "Sub-groups")
+  bool sub_group_shuffle = false;      // shuffles are native; false where sub_groups is true: each is a
+                                       // loop of one broadcast per lane (cl_khr_subgroups alone)
+  std::vector<std::uint32_t> sub_group_sizes;  // sizes a portable kernel's full sub-groups may have
+                                       // ({32} on CUDA, {1} where single-item); empty: unknown
   bool tensor_cores = false;           // matrix units for 16x8x16 bf16 / 16x8x8 tf32 multiply-accumulate
                                        // (CUDA compute capability 8.0 or later); lib::matmul_tf32/bf16 use them
   std::size_t view_alignment = 1;      // a buffer view passed to a kernel must start on a multiple

@@ -119,7 +119,7 @@ void check_scalar_type(std::size_t i, const gpurt_kernel_arg& a, const detail::V
   if (want.kind != got.kind && !(want.kind == ValueKind::integer && got.kind == ValueKind::boolean))
     refuse(want.kind == ValueKind::floating ? " (the kernel would read the integer's bits as a float)"
                                             : " (the kernel would read the float's bits as an integer)");
-  if (want.bytes != got.bytes) refuse("");
+  if (want.bytes != got.bytes || want.lanes != got.lanes) refuse("");
   if (want.kind == ValueKind::integer && got.kind == ValueKind::integer && want.is_signed != got.is_signed) {
     // Same width, other signedness: fine while the value means the same to the kernel.
     if (top_bit(a))
@@ -137,7 +137,7 @@ void check_buffer_type(std::size_t i, const detail::ValueType& got, const plugin
   if (want.kind == ValueKind::other || want.kind == ValueKind::unknown || got.kind == ValueKind::other ||
       got.kind == ValueKind::unknown)
     return;
-  bool same = want.kind == got.kind && want.bytes == got.bytes;
+  bool same = want.kind == got.kind && want.bytes == got.bytes && want.lanes == got.lanes;
   if (same && want.kind == ValueKind::integer && want.is_signed != got.is_signed)
     same = want.bytes == 1 && (want.plain_char || got.plain_char);  // char vs signed/unsigned char
   if (want.kind == ValueKind::floating && want.bytes == 2 && got.kind == ValueKind::integer && got.bytes == 2)

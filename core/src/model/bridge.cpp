@@ -246,6 +246,9 @@ Device::Device(const Table* t, gpurt_device h) : t_(t), h_(h) {
   p.sub_groups = (c.capabilities & GPURT_CAP_SUB_GROUPS) != 0;
   p.tensor_cores = (c.capabilities & GPURT_CAP_TENSOR_CORES) != 0;
   p.view_alignment = c.view_alignment ? static_cast<std::size_t>(c.view_alignment) : 1;
+  p.sub_group_shuffle = (c.capabilities & GPURT_CAP_SUB_GROUP_SHUFFLE) != 0;
+  if (c.sub_group_sizes && c.sub_group_size_count <= 64)
+    p.sub_group_sizes.assign(c.sub_group_sizes, c.sub_group_sizes + c.sub_group_size_count);
 }
 
 Status Device::create_queue(const QueueOptions& options, std::unique_ptr<Queue>& out) noexcept {

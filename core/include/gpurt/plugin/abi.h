@@ -1,4 +1,4 @@
-/* The gpurt backend plugin ABI, version 4.3: the only thing that crosses between libgpurt and a
+/* The gpurt backend plugin ABI, version 4.4: the only thing that crosses between libgpurt and a
  * backend plugin. Plain C99: opaque handles, sized structs, result codes with status text, and
  * one versioned table of functions that the plugin fills. docs/writing-a-backend.md explains
  * how to write a backend against it; gpurt/plugin/cxx.hpp is an optional header-only C++ helper
@@ -48,7 +48,7 @@ extern "C" {
 #endif
 
 #define GPURT_ABI_MAJOR 4u
-#define GPURT_ABI_MINOR 3u
+#define GPURT_ABI_MINOR 4u
 #define GPURT_ABI_MAKE_VERSION(major, minor) ((((uint32_t)(major)) << 16) | ((uint32_t)(minor) & 0xffffu))
 #define GPURT_ABI_VERSION GPURT_ABI_MAKE_VERSION(GPURT_ABI_MAJOR, GPURT_ABI_MINOR)
 /* Plugins of gpurt before 4.0 returned their major version alone (1, 2, 3) from
@@ -152,6 +152,7 @@ typedef int32_t gpurt_language; /* gpurt::SourceLanguage */
 #define GPURT_CAP_FLOAT_ATOMIC_ADD (1u << 3)
 #define GPURT_CAP_SUB_GROUPS (1u << 4)
 #define GPURT_CAP_TENSOR_CORES (1u << 5)
+#define GPURT_CAP_SUB_GROUP_SHUFFLE (1u << 6) /* 4.4: shuffles are native (not a loop of broadcasts) */
 
 typedef int32_t gpurt_device_type; /* gpurt::DeviceType */
 #define GPURT_DEVICE_GPU 0
@@ -219,6 +220,11 @@ typedef struct gpurt_device_properties {
   uint32_t languages;    /* GPURT_LANGUAGE_BIT set: what device_build accepts */
   uint32_t capabilities; /* GPURT_CAP_* */
   uint64_t view_alignment; /* a buffer view passed to a kernel starts on a multiple of this */
+  /* 4.4: the sizes a portable kernel's full sub-groups may have ({1} where every work-item is its
+   * own sub-group); plugin-owned, valid as long as the device. A plugin of 4.3 or older leaves
+   * them 0 and NULL: the sizes are then unknown. */
+  uint32_t sub_group_size_count;
+  const uint32_t* sub_group_sizes;
 } gpurt_device_properties;
 
 typedef int32_t gpurt_param_kind;
