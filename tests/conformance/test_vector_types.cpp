@@ -1,6 +1,7 @@
 // The dialect's vector types (kernel-language.md, "Vector types"): construction, element access,
 // componentwise arithmetic with vectors and scalars, and aligned vector loads and stores, the same
 // on every backend; the host twins gpurt::float4 ... and the argument checks that use them.
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
