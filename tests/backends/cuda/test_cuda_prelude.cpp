@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "../../contract/api_kernels.hpp"
+#include "api_kernels.hpp"
 #include "cu_prelude.hpp"
 #include "harness.hpp"
 
