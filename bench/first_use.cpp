@@ -142,7 +142,7 @@ Fields gpurt_pipeline(const std::string& selector, std::size_t floats) {
 // The device as the parent needs it, one "FIELD name value" line each; for CUDA also the raw
 // program's "cached kernel" (a cubin, written to `cubin_path`). A child of its own, so that the
 // parent never holds a driver context: NVIDIA's OpenCL platform was missing in children of a
-// process holding an NVIDIA OpenCL context (tests/contract/contract_waits.cpp).
+// process holding an NVIDIA OpenCL context (tests/events/contract_waits.cpp).
 void describe(const std::string& selector, const std::string& cubin_path) {
   const gpurt::Device dev = selector.empty() ? gpurt::default_device() : gpurt::device(selector);
   const gpurt::DeviceProperties& p = dev.properties();
@@ -196,7 +196,7 @@ std::string run_child_text(const std::vector<std::string>& args,
   // The program by its real path, also as argv[0] (some drivers look at the program's name), with
   // standard input, output (the pipe) and error only: a driver's device files this process holds
   // must not leak into the child (NVIDIA's OpenCL platform was missing in children of a process
-  // holding an NVIDIA OpenCL context; tests/contract/child.hpp does the same).
+  // holding an NVIDIA OpenCL context; tests/support/child.hpp does the same).
   char exe[PATH_MAX] = "/proc/self/exe";
   const ssize_t len = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (len > 0) exe[len] = '\0';

@@ -68,7 +68,7 @@ plugin::Outcome lost_outcome(const char* call) {
 Status lost_gate(const char* call) { return lost_outcome(call).status(); }
 
 // Device lost first, then any injected failure for `op`. A call that passes builds no Status (the
-// launch path's promise, which tests/unit holds the mock to as well); gate() is the same as a Status.
+// launch path's promise, which tests/launch/unit_launch_cost.cpp holds the mock to as well); gate() is the same as a Status.
 plugin::Outcome gate_outcome(int op, ErrorCategory category, const char* call) {
   ++g_calls;
   if (plugin::Outcome lost = lost_outcome(call); !lost.ok()) return lost;

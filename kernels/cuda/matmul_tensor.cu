@@ -562,6 +562,22 @@ __device__ void wg_gemm(const In* __restrict__ A, const In* __restrict__ B, floa
 
 namespace gpurt_tensor {
 
+// The start of a block of the mma.sync kernels below (a macro, so that the code is exactly what it
+// was when written out in each kernel): its dynamic shared memory aligned to 1024 (`base`), its
+// origin in C (`row0`, `col0`), whether 16-byte loads serve (`vector`: K and N multiples of `per16`
+// elements, A and B 16-byte aligned), and this thread's warp (2 x 4 warps of 64 x 64: `wm`, `wn`)
+// and `lane`.
+#define GPURT_MMA_BLOCK(per16)                                                                             \
+  extern __shared__ __align__(128) unsigned char shared_raw[];                                             \
+  const unsigned raw = static_cast<unsigned>(__cvta_generic_to_shared(shared_raw));                        \
+  const unsigned base = (raw + 1023) & ~1023u;                                                              \
+  unsigned row0, col0;                                                                                      \
+  block_origin(M, N, S::BM, S::BN, row0, col0);                                                             \
+  const bool vector = K % (per16) == 0 && N % (per16) == 0 &&                                               \
+                      ((reinterpret_cast<std::uintptr_t>(A) | reinterpret_cast<std::uintptr_t>(B)) & 15) == 0; \
+  const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;                                          \
+  const unsigned wm = warp / 4, wn = warp % 4
+
 // One warp's 64 x 64 tile of the mma.sync kernels below: 4 x 8 m16n8 accumulators of 4 floats.
 __device__ __forceinline__ void zero_warp_tile(float (&acc)[4][8][4]) {
 #pragma unroll
@@ -570,6 +586,23 @@ __device__ __forceinline__ void zero_warp_tile(float (&acc)[4][8][4]) {
     for (int j = 0; j < 8; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+}
+
+// The warp's 4 A fragments (16 rows each) of k step kk from the stage at shared address `as`, by
+// ldmatrix.x4; TF32 rounds each to TF32 after it (cvt.rna).
+template <bool Tf32>
+__device__ __forceinline__ void load_a_fragments(unsigned (&a)[4][4], unsigned as, unsigned wm, unsigned lane, int kk) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const unsigned m = wm * 64 + i * 16 + lane % 16, chunk = 2 * kk + lane / 16;
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(a[i][0]), "=r"(a[i][1]), "=r"(a[i][2]), "=r"(a[i][3])
+                 : "r"(as + swizzled(m, chunk)));
+    if constexpr (Tf32) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) asm("cvt.rna.tf32.f32 %0, %0;\n" : "+r"(a[i][e]));
+    }
+  }
 }
 
 // One k step over the tile: a holds the 4 A fragments (16 rows each), b the 4 B fragment pairs
@@ -618,15 +651,7 @@ __device__ __forceinline__ void store_warp_tile(float* __restrict__ C, unsigned 
 template <class S>
 __device__ void ms_gemm_bf16(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
                              float* __restrict__ C, unsigned M, unsigned N, unsigned K) {
-  extern __shared__ __align__(128) unsigned char shared_raw[];  // aligned to 1024 below
-  const unsigned raw = static_cast<unsigned>(__cvta_generic_to_shared(shared_raw));
-  const unsigned base = (raw + 1023) & ~1023u;
-  unsigned row0, col0;
-  block_origin(M, N, S::BM, S::BN, row0, col0);
-  const bool vector = K % 8 == 0 && N % 8 == 0 &&
-                      ((reinterpret_cast<std::uintptr_t>(A) | reinterpret_cast<std::uintptr_t>(B)) & 15) == 0;
-  const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const unsigned wm = warp / 4, wn = warp % 4;  // 2 x 4 warps, 64 x 64 each
+  GPURT_MMA_BLOCK(8);
 
   float acc[4][8][4];
   zero_warp_tile(acc);
@@ -652,13 +677,7 @@ __device__ void ms_gemm_bf16(const __nv_bfloat16* __restrict__ A, const __nv_bfl
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {  // k16 steps: 16-byte columns 2 kk and 2 kk + 1
       unsigned a[4][4], b[4][4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const unsigned m = wm * 64 + i * 16 + lane % 16, chunk = 2 * kk + lane / 16;
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                     : "=r"(a[i][0]), "=r"(a[i][1]), "=r"(a[i][2]), "=r"(a[i][3])
-                     : "r"(as + swizzled(m, chunk)));
-      }
+      load_a_fragments<false>(a, as, wm, lane, kk);
 #pragma unroll
       for (int j = 0; j < 4; ++j) {  // 16 columns: n8 tiles 2 j and 2 j + 1
         const unsigned mat = lane / 8, k = kk * 16 + (mat % 2) * 8 + lane % 8;
@@ -686,15 +705,7 @@ namespace gpurt_tensor {
 template <class S>
 __device__ void ms_gemm_tf32(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
                              unsigned M, unsigned N, unsigned K) {
-  extern __shared__ __align__(128) unsigned char shared_raw[];  // aligned to 1024 below
-  const unsigned raw = static_cast<unsigned>(__cvta_generic_to_shared(shared_raw));
-  const unsigned base = (raw + 1023) & ~1023u;
-  unsigned row0, col0;
-  block_origin(M, N, S::BM, S::BN, row0, col0);
-  const bool vector = K % 4 == 0 && N % 4 == 0 &&
-                      ((reinterpret_cast<std::uintptr_t>(A) | reinterpret_cast<std::uintptr_t>(B)) & 15) == 0;
-  const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const unsigned wm = warp / 4, wn = warp % 4;  // 2 x 4 warps, 64 x 64 each
+  GPURT_MMA_BLOCK(4);
 
   float acc[4][8][4];
   zero_warp_tile(acc);
@@ -726,15 +737,7 @@ __device__ void ms_gemm_tf32(const float* __restrict__ A, const float* __restric
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {  // k8 steps: 16-byte columns 2 kk and 2 kk + 1
       unsigned a[4][4], b[4][4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const unsigned m = wm * 64 + i * 16 + lane % 16, chunk = 2 * kk + lane / 16;
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                     : "=r"(a[i][0]), "=r"(a[i][1]), "=r"(a[i][2]), "=r"(a[i][3])
-                     : "r"(as + swizzled(m, chunk)));
-#pragma unroll
-        for (int e = 0; e < 4; ++e) asm("cvt.rna.tf32.f32 %0, %0;\n" : "+r"(a[i][e]));
-      }
+      load_a_fragments<true>(a, as, wm, lane, kk);
 #pragma unroll
       for (int j = 0; j < 4; ++j) {  // 16 columns: n8 tiles 2 j and 2 j + 1
         const unsigned mat = lane / 8, n = wn * 64 + j * 16 + (mat / 2) * 8 + lane % 8, chunk = 2 * kk + mat % 2;
@@ -752,25 +755,18 @@ __device__ void ms_gemm_tf32(const float* __restrict__ A, const float* __restric
 
 }  // namespace gpurt_tensor
 
-#define GPURT_MMA_TF32_KERNEL(NAME, STAGES)                                                                \
-  static_assert(gpurt_tensor::WgShape<float, 256, STAGES, false>::SHARED_BYTES ==                           \
+// The mma.sync kernels: IN is the element type of A and B, GEMM the kernel body above.
+#define GPURT_MMA_KERNEL(NAME, IN, GEMM, STAGES)                                                           \
+  static_assert(gpurt_tensor::WgShape<IN, 256, STAGES, false>::SHARED_BYTES ==                              \
                     gpurt_tensor::wgmma_shared_bytes(256, STAGES), "host and kernel agree");                \
   extern "C" __global__ void __launch_bounds__(256, 1)                                                     \
-      NAME(const float* A, const float* B, float* C, unsigned M, unsigned N, unsigned K) {                   \
-    gpurt_tensor::ms_gemm_tf32<gpurt_tensor::WgShape<float, 256, STAGES, false>>(A, B, C, M, N, K);         \
+      NAME(const IN* A, const IN* B, float* C, unsigned M, unsigned N, unsigned K) {                         \
+    gpurt_tensor::GEMM<gpurt_tensor::WgShape<IN, 256, STAGES, false>>(A, B, C, M, N, K);                    \
   }
-GPURT_MMA_TF32_KERNEL(gpurt_matmul_tf32_mma_s3, 3)
-GPURT_MMA_TF32_KERNEL(gpurt_matmul_tf32_mma_s4, 4)
-
-#define GPURT_MMA_BF16_KERNEL(NAME, STAGES)                                                                \
-  static_assert(gpurt_tensor::WgShape<__nv_bfloat16, 256, STAGES, false>::SHARED_BYTES ==                   \
-                    gpurt_tensor::wgmma_shared_bytes(256, STAGES), "host and kernel agree");                \
-  extern "C" __global__ void __launch_bounds__(256, 1)                                                     \
-      NAME(const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, unsigned M, unsigned N, unsigned K) {   \
-    gpurt_tensor::ms_gemm_bf16<gpurt_tensor::WgShape<__nv_bfloat16, 256, STAGES, false>>(A, B, C, M, N, K); \
-  }
-GPURT_MMA_BF16_KERNEL(gpurt_matmul_bf16_mma_s3, 3)
-GPURT_MMA_BF16_KERNEL(gpurt_matmul_bf16_mma_s4, 4)
+GPURT_MMA_KERNEL(gpurt_matmul_tf32_mma_s3, float, ms_gemm_tf32, 3)
+GPURT_MMA_KERNEL(gpurt_matmul_tf32_mma_s4, float, ms_gemm_tf32, 4)
+GPURT_MMA_KERNEL(gpurt_matmul_bf16_mma_s3, __nv_bfloat16, ms_gemm_bf16, 3)
+GPURT_MMA_KERNEL(gpurt_matmul_bf16_mma_s4, __nv_bfloat16, ms_gemm_bf16, 4)
 
 // MIN_GROUPS: groups per SM the registers must allow (2: at most 128 per thread).
 #define GPURT_WGMMA_KERNEL(NAME, IN, BN, STAGES, SWAP, MIN_GROUPS)                                         \

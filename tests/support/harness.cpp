@@ -208,7 +208,7 @@ int main(int argc, char** argv) {
   }
 
   // The case log is this process's alone: a case that runs another case in a child process
-  // (tests/contract/child.hpp) must not have the child's lines appended to it.
+  // (tests/support/child.hpp) must not have the child's lines appended to it.
   if (const char* log = test::env("GPURT_TEST_CASE_LOG")) {
     test::g_case_log = log;
     ::unsetenv("GPURT_TEST_CASE_LOG");

@@ -1,5 +1,5 @@
-// Shared by the matrix-multiply suites (tests/conformance/test_matmul.cpp,
-// tests/contract/contract_matmul_attack.cpp, tests/contract/contract_vendor.cpp): the four
+// Shared by the matrix-multiply suites (tests/library/conformance_matmul.cpp,
+// tests/library/contract_matmul_attack.cpp, tests/library/contract_vendor.cpp): the four
 // precisions with their call and api-guide.md's bound, the CPU reference, the count of elements
 // beyond the bound, the vendor choice helpers and the Outcome of a choice or a call.
 //

@@ -1,5 +1,9 @@
-// Spelling of file-system paths.
+// Spelling of file-system paths, and the ownership rule for what gpurt trusts.
 #include "base/path.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
 
 namespace gpurt::detail {
 
@@ -18,6 +22,18 @@ std::string plain_directory(const std::string& dir) {
   }
   if (out.empty()) return dir.front() == '/' ? "/" : ".";
   return out;
+}
+
+std::string owner_or_mode_problem(const struct stat& st, bool root_may_own) {
+  if (st.st_uid != ::geteuid() && !(root_may_own && st.st_uid == 0))
+    return "belongs to uid " + std::to_string(st.st_uid) + (root_may_own ? ", neither you (uid " : ", not to you (uid ") +
+           std::to_string(::geteuid()) + (root_may_own ? ") nor root" : ")");
+  if (st.st_mode & 022) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return std::string("is writable by group or others (mode ") + mode + ")";
+  }
+  return {};
 }
 
 }  // namespace gpurt::detail

@@ -58,15 +58,8 @@ std::string untrusted(const std::string& path, bool directory) {
                                   " it points to instead";
   if (directory ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
     return directory ? "is not a directory" : "is not a regular file";
-  if (st.st_uid != ::geteuid() && st.st_uid != 0)
-    return "belongs to uid " + std::to_string(st.st_uid) + ", neither you (uid " + std::to_string(::geteuid()) +
-           ") nor root";
-  if (st.st_mode & 022) {
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    return std::string("is writable by group or others (mode ") + mode + "); chmod go-w it";
-  }
-  return {};
+  const std::string why = owner_or_mode_problem(st, true);
+  return why.rfind("is writable", 0) == 0 ? why + "; chmod go-w it" : why;
 }
 
 std::string plugin_file(const std::string& name) { return "libgpurt_" + name + ".so"; }

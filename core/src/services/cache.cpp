@@ -162,16 +162,7 @@ bool make_private_dirs(const std::string& path) {
 
 // Why `st` may not be trusted as part of the cache (empty when it may): it must belong to this
 // user and be writable by nobody else, so that no other user can plant a program in it.
-std::string untrusted(const struct stat& st) {
-  if (st.st_uid != ::geteuid())
-    return "belongs to uid " + std::to_string(st.st_uid) + ", not to you (uid " + std::to_string(::geteuid()) + ")";
-  if (st.st_mode & 022) {
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    return std::string("is writable by group or others (mode ") + mode + ")";
-  }
-  return {};
-}
+std::string untrusted(const struct stat& st) { return owner_or_mode_problem(st, false); }
 
 // The cache directory, opened (without following a link) when it is a real directory that passes
 // untrusted(); otherwise -1 and one warning, and nothing is loaded or stored. Entries are then

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "../../conformance/sub_group_kernels.hpp"
-#include "../../contract/api_kernels.hpp"
+#include "api_kernels.hpp"
+#include "sub_group_kernels.hpp"
 #include "cu_prelude.hpp"
 #include "harness.hpp"
 

@@ -2,7 +2,7 @@
 // object of the graph's own with its arguments set ahead, OpenCL C views are sub-buffers the graph
 // holds, and a replay only enqueues. These cases try to break what that mapping could get wrong:
 // views, updates while earlier replays are pending, the application's kernel used at the same time,
-// pinned copies, and the kernel objects' lifetime. The conformance suite (tests/conformance)
+// pinned copies, and the kernel objects' lifetime. The conformance suite (tests/graphs)
 // covers the public contract on every device. Runs on the device "opencl" (PoCL here).
 //
 // The executable exports clCreateKernel and clReleaseKernel (ENABLE_EXPORTS), which the plugin's

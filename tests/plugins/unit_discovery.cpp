@@ -1,6 +1,6 @@
 // Backends are discovered, not listed (README "Backends are plugins", docs/writing-a-backend.md):
 // every libgpurt_<name>.so in the plugin directories is the backend <name>, whatever the name. The
-// plugin used here is the loader tests' C plugin (tests/unit/fake_plugin.c, FAKE_MODE 6: a CPU
+// plugin used here is the loader tests' C plugin (tests/plugins/fake_plugin.c, FAKE_MODE 6: a CPU
 // device of host memory, priority 1, written against gpurt/plugin/abi.h alone). The environment is
 // read once per process, so each promise runs in a child process with an environment of its own.
 #include <sys/stat.h>
@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "../contract/child.hpp"
+#include "child.hpp"
 #include "plugin_children.hpp"
 #include "gpurt/gpurt.hpp"
 #include "harness.hpp"

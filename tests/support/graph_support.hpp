@@ -1,5 +1,5 @@
-// Helpers of the graph cases (gpurt/graph.hpp) in tests/conformance/test_graph*.cpp and
-// tests/contract/contract_graph.cpp: kernels every device runs (vector_add and fill_u32 in the
+// Helpers of the graph cases (gpurt/graph.hpp) in tests/graphs/conformance_graph*.cpp and
+// tests/graphs/contract_graph.cpp: kernels every device runs (vector_add and fill_u32 in the
 // portable dialect: the mock backend's built-in kernels), 1D launch shapes, exact float inputs.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Deliberately broken plugins for tests/unit/test_plugin_attack.cpp, written in C++ against
+// Deliberately broken plugins for tests/plugins/unit_plugin_attack.cpp, written in C++ against
 // gpurt/plugin/abi.h alone (no cxx.hpp helper): what a third-party plugin written carelessly in C++
 // can do to the core. One library per ATTACK_MODE, each named libgpurt_attack.so in its own folder:
 //   1 describe throws          2 open throws              3 gpurt_plugin_table_get returns NULL

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "../contract/child.hpp"
+#include "child.hpp"
 #include "gpurt/gpurt.hpp"
 
 namespace gpurt::test {

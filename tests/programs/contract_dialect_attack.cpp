@@ -1,6 +1,6 @@
 // Contract cases (the portable kernel dialect, a second pass): each tries to break one promise of
 // docs/kernel-language.md, or of the header comments it points to (program.hpp, launch.hpp,
-// device.hpp's Device::build and BuildOptions), where the first pass (conformance/test_dialect.cpp,
+// device.hpp's Device::build and BuildOptions), where the first pass (programs/conformance_dialect.cpp,
 // contract_launch.cpp, contract_api.cpp, contract_cache.cpp) did not look: every scalar type of the
 // table at its extremes, buffers of every width through views at odd offsets, the source scanner on
 // odd text (CRLF continuations, non-ASCII names, NUL bytes, unterminated comments and strings, deep
@@ -230,7 +230,7 @@ TEST_CASE("kernel-language.md: every integer atomic on global and local memory r
   // kernel-language.md: "`gpurt_atomic_add/sub/min/max/xchg(p, v)` | 32-bit integer atomics,
   // global or local"; "`gpurt_atomic_cmpxchg(p, cmp, v)` | compare-and-swap, returns the old
   // value"; "`gpurt_atomic_add_float(p, v)` | float atomic add on global memory (`_local` variant
-  // for local)". conformance/test_dialect.cpp checks the final global values; here the values
+  // for local)". programs/conformance_dialect.cpp checks the final global values; here the values
   // returned (each work-item's old value of an add is distinct, so they must be a permutation),
   // unsigned operands, and the local forms.
   test::Fixture f;
@@ -302,7 +302,7 @@ GPURT_KERNEL void olds(GPURT_GLOBAL uint32_t* counter, GPURT_GLOBAL uint32_t* ol
 
 TEST_CASE("kernel-language.md: math functions of the table against the CPU, ceil and fma included") {
   // kernel-language.md: "`sqrt exp log sin cos pow fabs fmin fmax floor ceil fma`... | math".
-  // conformance/test_dialect.cpp sums most of them on [0, 10); each here alone, on negative
+  // programs/conformance_dialect.cpp sums most of them on [0, 10); each here alone, on negative
   // inputs too, ceil and fma (absent there) included, so one wrong mapping cannot hide in a sum.
   test::Fixture f;
   GPURT_NEEDS(f.dev, test::Need::portable_kernels);

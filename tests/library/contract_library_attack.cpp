@@ -1,6 +1,6 @@
 // Contract cases (library, a second pass): each tries to break one promise of
 // kernels/include/gpurt/library.hpp (outside "Matrix multiply") or of docs/api-guide.md's kernel
-// library sections where the first pass (contract_library.cpp, conformance/test_library.cpp) did not
+// library sections where the first pass (contract_library.cpp, library/conformance_library.cpp) did not
 // look: wrapping integer sums, extremes at chunk edges, values a histogram must not count, images
 // smaller than the filter, thin matrices, invalid handles, several threads, long runs of calls,
 // integer division by zero, NaNs, the kernels' names in a trace, size mismatches, whole calls.

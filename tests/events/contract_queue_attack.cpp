@@ -6,6 +6,7 @@
 // device the fixture gives; the ones that need work that takes time (a kernel that runs for a
 // second) need the suite's own portable kernels, which the mock backend does not run: its queues
 // run every command at once, so there is nothing in flight to race with.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -743,11 +744,14 @@ TEST_CASE("graph.hpp: a graph replayed on a new queue each time costs as much at
     return seconds_since(t0);
   };
   (void)run();  // warm-up
-  const double first = run();
-  for (int c = 0; c < chunks - 3; ++c) (void)run();
-  const double last = run();
-  INFO("replays on new queues " << chunk << " to " << 2 * chunk << ": " << first << " s; "
-                                << (chunks - 1) * chunk << " to " << chunks * chunk << ": " << last << " s");
+  // Each end is the fastest of three chunks: a load spike from the processes beside this one (it
+  // failed so once in a batched run here, and passed alone) slows one chunk, a cost per queue ever
+  // used slows every chunk after it.
+  const double first = std::min({run(), run(), run()});
+  for (int c = 0; c < chunks - 7; ++c) (void)run();
+  const double last = std::min({run(), run(), run()});
+  INFO("replays on new queues, the fastest of " << chunk << "-replay chunks 2-4: " << first << " s; of chunks "
+                                                  << chunks - 2 << "-" << chunks << ": " << last << " s");
   CHECK(last < 3.0 * first + 0.01);
   f.q.fill(x, 0.0f);
   f.q.replay(g);

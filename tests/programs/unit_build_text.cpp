@@ -1,7 +1,7 @@
 // What Device::build hands the compiler (core/src/services/build_text.cpp): the include scan behind the
 // compile cache's "a program that may read other files is not cached" (gpurt/cache.hpp), the
 // #line-safe program name and the define lines (gpurt/device.hpp). The device-side effects are in
-// tests/contract/contract_cache.cpp; here are the spellings no compiler needs to accept.
+// tests/programs/contract_cache.cpp; here are the spellings no compiler needs to accept.
 #include <string>
 
 #include "services/build_text.hpp"

@@ -1,6 +1,6 @@
 // Attacks on the promises about plugins and their loading (README "Backends are plugins",
 // docs/writing-a-backend.md, gpurt/plugin/abi.h), with the deliberately broken C++ plugins of
-// tests/unit/attack_plugin.cpp: each is libgpurt_attack.so in a folder of its own. The loader is
+// tests/plugins/attack_plugin.cpp: each is libgpurt_attack.so in a folder of its own. The loader is
 // asked directly (load_backend, which "never throws") and, for what a user sees, through the public
 // API in a child process whose GPURT_PLUGIN_PATH names the broken plugin.
 #include <atomic>
@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "../contract/child.hpp"
+#include "child.hpp"
 #include "plugin_children.hpp"
 #include "gpurt/gpurt.hpp"
 #include "harness.hpp"

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "../contract/child.hpp"
+#include "child.hpp"
 #include "gpurt/cache.hpp"
 #include "gpurt/runtime.hpp"
 #include "gpurt/trace.hpp"
