@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <thread>
@@ -21,6 +20,7 @@
 #include "gpurt/graph.hpp"
 #include "gpurt/opencl.hpp"
 #include "harness.hpp"
+#include "settled_count.hpp"
 
 using namespace gpurt;
 
@@ -67,16 +67,9 @@ cl_uint mem_refs(cl_mem m) {
   return r;
 }
 
-// mem_refs once it equals `want`, or after 2 s: PoCL drops the references a finished command held on
-// a thread of its own, after clFinish has returned (a count read at once was one high, once, with
-// two cores busy with other tests).
+// mem_refs once it settles at `want` (settled_count.hpp).
 cl_uint settled_refs(cl_mem m, cl_uint want) {
-  cl_uint r = mem_refs(m);
-  for (int i = 0; i < 200 && r != want; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    r = mem_refs(m);
-  }
-  return r;
+  return test::settled_count([m] { return mem_refs(m); }, want);
 }
 
 // Whether a sub-buffer holds a reference to its parent on this driver (PoCL's does): then the
