@@ -12,7 +12,7 @@ per-entry verdicts:
     the process before it reports (std::exit(0) in the middle) is failed too, where ctest, seeing
     exit status 0, passes it: the one verdict that differs, and the stricter one;
   - every failed case runs once more alone, as ctest would run it, and that output goes to the
-    failures log (with the verdict it had alone);
+    failures log (with the verdict it had alone), after what the batch printed about it;
   - every entry that is not a Catch2 case (examples, CLI, package, layers) runs as ctest runs it
     (its environment, working directory, skip code and expression, timeout; an entry that needs a
     fixture after the entry that sets it up), in the same pool as the batches, longest first.
@@ -71,6 +71,7 @@ class Suite:
         self.results = {}  # entry name -> (status, seconds, note)
         self.lock = threading.Lock()
         self.failure_logs = []
+        self.batch_output = {}  # entry name -> what its batch printed about it, for a case that failed there
         self.times = {}
         if args.times and os.path.exists(args.times):
             with open(args.times) as f:
@@ -129,6 +130,9 @@ class Suite:
             seen.add(case)
             self.new_times[by_case[case]["name"]] = float(seconds)
             self.record(by_case[case]["name"], status, float(seconds))
+            if status == "failed":
+                with self.lock:
+                    self.batch_output[by_case[case]["name"]] = case_output(text, case)
         if not lines and rc == 77:  # the device's backend is unavailable: every case is skipped
             for e in batch:
                 self.record(e["name"], "skipped", 0.0, text.strip().splitlines()[-1] if text.strip() else "")
@@ -242,6 +246,18 @@ class Suite:
             for fx in e["fixtures_setup"]:
                 self.fixture_ok[fx] = status != "failed"
                 self.fixtures[fx].set()
+
+
+def case_output(text, case):
+    """What a batch printed about the failed case `case`: Catch2's block for it, from the separator
+    line above its name (Catch2 may wrap a long name: its first 40 characters are looked for)."""
+    at = text.find(case[:40])
+    if at < 0:
+        return text[-6000:]
+    start = text.rfind("\n---", 0, at)
+    start = 0 if start < 0 else start + 1
+    end = text.find("\n===", at)
+    return text[start:end if end >= 0 else len(text)][:6000]
 
 
 def tail_failures(text):
@@ -406,7 +422,9 @@ def main():
         note = suite.results[n][2]
         if status != "failed":
             alone_passed.append(n)
-        return n, f"{n} [{note or 'failed'} in a batch; alone: {status}, exit {rc}]", text[-8000:]
+        in_batch = suite.batch_output.get(n)
+        shown = (f"--- in the batch:\n{in_batch}\n--- alone:\n" if in_batch else "") + text[-8000:]
+        return n, f"{n} [{note or 'failed'} in a batch; alone: {status}, exit {rc}]", shown
 
     with futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         for n, title, text in pool.map(rerun, sorted(failed)[:40]):

@@ -21,6 +21,7 @@
 #include <cuda.h>
 #include <nvrtc.h>
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>

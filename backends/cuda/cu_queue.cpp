@@ -1,4 +1,5 @@
 // CuQueue and CuEvent: asynchronous copies, fills, launches and synchronisation on a CUstream.
+#include <cstdint>
 #include <cstring>
 
 #include "cu_common.hpp"

@@ -9,6 +9,8 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include <cstdint>
+
 #include "gpurt/trace.hpp"
 
 namespace gpurt::lib::vendor {

@@ -55,7 +55,7 @@ struct Adapter {
   void (*gemm)(Queue& queue, const GemmArgs& args);  // vendor::gemm on a queue of the adapter's backend
 };
 #if GPURT_LIB_HAVE_CUBLAS
-extern const Adapter cublas_adapter;   // cublas_gemm.cpp: devices in a CUcontext
+extern const Adapter cublas_adapter;   // backends/cuda/lib/cublas_gemm.cpp: devices in a CUcontext
 #endif
 extern const Adapter clblast_adapter;  // clblast_gemm.cpp: devices in a cl_context
 

@@ -1,5 +1,6 @@
 // Device discovery and properties: sane values, selectors that round-trip, limits that hold.
 #include <algorithm>
+#include <cstdint>
 
 #include "fixture.hpp"
 

@@ -1,5 +1,7 @@
 // Every bad input raises a typed error before anything is enqueued, and the next valid call
 // succeeds. The same inputs give the same categories on every backend.
+#include <cstdint>
+
 #include "fixture.hpp"
 
 using namespace gpurt;

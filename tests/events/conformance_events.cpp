@@ -1,4 +1,6 @@
 // Queues and events: ordering within a queue, across queues through events, and timing.
+#include <cstdint>
+
 #include "fixture.hpp"
 
 using namespace gpurt;

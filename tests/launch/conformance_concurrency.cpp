@@ -2,6 +2,7 @@
 // and hand buffers to each other through events; shared buffers, shared programs and the
 // library's program table are used from all of them at once. Results are checked element by
 // element. (ThreadSanitizer runs this file in CI: scripts/sanitize.sh.)
+#include <cstdint>
 #include <future>
 #include <thread>
 

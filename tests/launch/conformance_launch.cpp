@@ -1,4 +1,5 @@
 // Launches: the six-step pipeline at awkward sizes, 1D/2D/3D shapes, local memory, arguments.
+#include <cstdint>
 #include <numeric>
 
 #include "fixture.hpp"

@@ -2,6 +2,7 @@
 // group size (0, 1, primes, large) and non-square shapes.
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstdlib>
 #include <cmath>
 #include <limits>

@@ -1,4 +1,5 @@
 // Buffers, views, copies in every direction, fills and pinned host memory.
+#include <cstdint>
 #include <cstring>
 
 #include "fixture.hpp"

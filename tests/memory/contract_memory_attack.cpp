@@ -4,6 +4,7 @@
 // runs on every device the fixture gives; the ones that inject failures need the mock backend.
 #include <array>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <thread>

@@ -1,5 +1,6 @@
 // The portable kernel dialect: one source, compiled unchanged by every backend.
 #include <cmath>
+#include <cstdint>
 #include <regex>
 
 #include "fixture.hpp"

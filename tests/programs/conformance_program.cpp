@@ -1,5 +1,6 @@
 // Programs and kernels: builds, build failures with logs, kernel lookup, languages.
 #include <algorithm>
+#include <cstdint>
 
 #include "fixture.hpp"
 

@@ -1,4 +1,6 @@
 // The plugin SDK's kernel-signature scanner and type reader (gpurt/plugin/signature.hpp).
+#include <cstdint>
+
 #include "gpurt/plugin/signature.hpp"
 #include "harness.hpp"
 

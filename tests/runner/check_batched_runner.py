@@ -77,6 +77,16 @@ for group, c in cases:
     if by_runner.get(name) != expected[c]:
         problems.append(f"runner: {c!r} is {by_runner.get(name)}, expected {expected[c]}")
     print(f"{name!r}: ctest {by_ctest.get(name)}, runner {by_runner.get(name)}")
+# The failures log shows, for a case that failed in a batch, what the batch printed about it (the
+# assertion that failed there) before its rerun alone: a case that fails only in company would
+# otherwise leave only its passing rerun to read.
+with open(os.path.join(outdir, "failures.log"), encoding="utf-8", errors="replace") as f:
+    log = f.read()
+block = log[log.find("==== " + next(f"{g} | runner: fails" for g, c in cases if c == "runner: fails")):]
+block = block[:block.find("\n==== ", 1)] if "\n==== " in block[1:] else block
+if "--- in the batch:" not in block or "1 + 1 == 3" not in block.split("--- alone:")[0]:
+    problems.append("failures.log: 'runner: fails' lacks the batch's own output (its failed CHECK) "
+                    "before the rerun alone:\n" + block[:3000])
 if p.returncode != 1:  # failures above: the runner must say so in its exit status
     problems.append(f"the runner exited {p.returncode}, expected 1 (cases failed)\n{p.stdout}\n{p.stderr}")
 if problems:

@@ -1,4 +1,5 @@
 // The transfer engine: staged copies between pageable host memory and the device.
+#include <cstdint>
 #include <thread>
 
 #include "fixture.hpp"

@@ -1,5 +1,6 @@
 // Contract cases (transfers): each quotes the promise it tries to break and runs on every device.
 #include <algorithm>
+#include <cstdint>
 
 #include "fixture.hpp"
 

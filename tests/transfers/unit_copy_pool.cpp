@@ -2,6 +2,7 @@
 // number of threads (the GPU machine has 16 cores, CI has 2).
 #include <array>
 #include <atomic>
+#include <cstdint>
 #include <thread>
 
 #include "harness.hpp"

@@ -42,10 +42,14 @@ TEST_CASE("the pinned registry is read by copying threads while others register 
   const std::uintptr_t base = std::uintptr_t(3) << 44;
   gpurt::detail::register_pinned(address(base), 1 << 20);
   std::atomic<bool> stop{false};
+  std::atomic<int> reading{0};
   std::atomic<std::uint64_t> wrong{0}, lookups{0};
   std::vector<std::thread> threads;
   for (int w = 0; w < 2; ++w)
     threads.emplace_back([&, w] {
+      // The writers start once both readers are looking up: with two busy cores the writers could
+      // otherwise finish before a reader ran at all (lookups == 0, once, in a batched run).
+      while (reading.load() < 2) std::this_thread::yield();
       for (int i = 0; i < 2000; ++i) {
         const std::uintptr_t a = base + (std::uintptr_t(2 + w) << 30) + std::uintptr_t(i % 64) * 8192;
         gpurt::detail::register_pinned(address(a), 4096);
@@ -54,10 +58,12 @@ TEST_CASE("the pinned registry is read by copying threads while others register 
     });
   for (int r = 0; r < 2; ++r)
     threads.emplace_back([&] {
+      bool first = true;
       while (!stop.load()) {
         if (!is_pinned(address(base + 12345), 1000)) ++wrong;
         if (is_pinned(address(base + (std::uintptr_t(1) << 30)), 1)) ++wrong;  // never registered
         ++lookups;
+        if (first) ++reading, first = false;
       }
     });
   threads[0].join();

@@ -33,7 +33,7 @@
 // (cublasSetStream): a handle's workspace is its own, and two streams sharing one would race on it.
 // The queue owns the handle (vendor::PerQueue) and destroys it when it goes; a mutex per handle
 // keeps calls from several threads on one queue whole.
-#include "vendor.hpp"
+#include "vendor/vendor.hpp"  // kernels/vendor/: this file is compiled into libgpurt-lib
 
 #include <dlfcn.h>
 
