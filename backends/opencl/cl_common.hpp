@@ -317,6 +317,18 @@ class ClDevice final : public plugin::Device {
   cl_kernel fill_kernel(const FillPlan& plan) const { return fill_kernels_[plan.which](); }
   static cl_int set_fill_args(cl_kernel kernel, cl_mem buffer, const FillPlan& plan) noexcept;
 
+  // Every kernel launch of the backend's queues and graphs goes through here. PoCL before 7.0
+  // looks up the compiled work-group function a finished launch used by kernel and group size
+  // alone, while a launch picks one by grid width and offset as well, so two launches of one kernel
+  // and group size in flight at once on two queues can release each other's entry: the process
+  // aborts ("pocl_release_dlhandle_cache: Assertion `found->ref_count > 0' failed", seen on the
+  // H200 machine's PoCL 5.0) or a function still running is unloaded (fixed by pocl commit
+  // c9ac4c0c3, "fix dlhandle cache"). On those drivers a launch waits for its kernel's latest
+  // launch on any other queue of the device; elsewhere this is clEnqueueNDRangeKernel.
+  cl_int enqueue_kernel(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const size_t* global,
+                        const size_t* local) noexcept;
+  bool separates_kernel_launches() const noexcept { return separate_launches_; }
+
  private:
   Status utility_queue(cl::CommandQueue& out);
 
@@ -336,6 +348,11 @@ class ClDevice final : public plugin::Device {
   unsigned nvidia_ptx_ = 0;
   std::mutex mutex_;
   cl::CommandQueue utility_;  // for mapping pinned host memory
+  // enqueue_kernel on PoCL before 7.0: each kernel name's latest launch, its queue (held, so that
+  // it can be flushed) and its event.
+  bool separate_launches_ = false;
+  std::mutex launches_mutex_;
+  std::map<std::string, std::pair<cl::CommandQueue, cl::Event>> latest_launch_;
 };
 
 // Backend::import_device: a device of the application's context `context` (cl_context) on `device`

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <vector>
@@ -137,6 +138,9 @@ ClDevice::ClDevice(cl::Platform platform, cl::Device device, cl::Context context
       p.uuid = hex(uuid, sizeof uuid);
   }
   p.languages = {SourceLanguage::portable, SourceLanguage::opencl_c};
+  // PoCL's driver version is "<major>.<minor>..." ("5.0+debian"); enqueue_kernel says why < 7.
+  separate_launches_ = p.platform.find("Portable Computing Language") != std::string::npos &&
+                       std::strtol(p.driver_version.c_str(), nullptr, 10) < 7;
   // What gpurt adds to a portable source (the prelude, the view-offset rewrite of cl_source.cpp)
   // is part of the compiler's identity: a change to either never reuses an old cached binary.
   compiler_id_ = p.platform_version + "|" + p.driver_version + "|" + p.architecture + "|" +
@@ -368,6 +372,34 @@ cl_int ClDevice::set_fill_args(cl_kernel k, cl_mem buffer, const FillPlan& p) no
   return err;
 }
 
+cl_int ClDevice::enqueue_kernel(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const size_t* global,
+                                const size_t* local) noexcept {
+  if (!separate_launches_)
+    return clEnqueueNDRangeKernel(queue, kernel, dims, nullptr, global, local, 0, nullptr, nullptr);
+  try {
+    char name[256] = {};  // a longer name is cut: kernels sharing the first 255 bytes are kept apart too
+    clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof name - 1, name, nullptr);
+    std::lock_guard<std::mutex> lock(launches_mutex_);
+    auto& latest = latest_launch_[name];
+    cl_event before = nullptr;
+    cl_int state = CL_COMPLETE;
+    if (latest.first() && latest.first() != queue &&
+        clGetEventInfo(latest.second(), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, nullptr) ==
+            CL_SUCCESS &&
+        state > CL_COMPLETE) {  // still to run; a failed launch (state < 0) would fail this one too
+      before = latest.second();
+      clFlush(latest.first());  // a wait on another queue's command needs that command submitted
+    }
+    cl_event done = nullptr;
+    const cl_int err = clEnqueueNDRangeKernel(queue, kernel, dims, nullptr, global, local, before ? 1 : 0,
+                                              before ? &before : nullptr, &done);
+    if (err == CL_SUCCESS) latest = {cl::CommandQueue(queue, true), cl::Event(done)};  // retains / adopts
+    return err;
+  } catch (...) {  // std::bad_alloc from the table
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+}
+
 bool ClDevice::fill_with_kernel(cl::CommandQueue& queue, cl_mem buffer, std::size_t offset, std::size_t bytes,
                                 const void* pattern, std::size_t pattern_size, Status& status) noexcept {
   FillPlan p;
@@ -376,7 +408,7 @@ bool ClDevice::fill_with_kernel(cl::CommandQueue& queue, cl_mem buffer, std::siz
   std::lock_guard<std::mutex> lock(fill_mutex_);
   cl_int err = set_fill_args(k, buffer, p);
   if (err == CL_SUCCESS)
-    err = clEnqueueNDRangeKernel(queue(), k, 1, nullptr, &p.global, &p.group, 0, nullptr, nullptr);
+    err = enqueue_kernel(queue(), k, 1, &p.global, &p.group);
   status = err == CL_SUCCESS ? Status::success() : fail(err, "clEnqueueNDRangeKernel", "filling a buffer");
   return true;
 }

@@ -197,8 +197,7 @@ Status ClQueue::replay(plugin::Graph& graph) noexcept {
     const char* call = "";
     switch (st.kind) {
       case Kind::launch:
-        err = clEnqueueNDRangeKernel(q, st.kernel, st.range.dims, nullptr, st.range.global, st.range.local, 0,
-                                     nullptr, nullptr);
+        err = device_.enqueue_kernel(q, st.kernel, st.range.dims, st.range.global, st.range.local);
         call = "clEnqueueNDRangeKernel";
         break;
       case Kind::copy:
@@ -215,8 +214,7 @@ Status ClQueue::replay(plugin::Graph& graph) noexcept {
         break;
       case Kind::fill:
         if (st.kernel) {  // as ClQueue::fill: a fill kernel on GPUs
-          err = clEnqueueNDRangeKernel(q, st.kernel, 1, nullptr, st.range.global, st.range.local, 0, nullptr,
-                                       nullptr);
+          err = device_.enqueue_kernel(q, st.kernel, 1, st.range.global, st.range.local);
           call = "clEnqueueNDRangeKernel";
           break;
         }

@@ -255,8 +255,7 @@ plugin::Outcome ClQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShap
   std::vector<cl::Buffer> views;  // sub-buffers in use by this launch (OpenCL C kernels only)
   if (plugin::Outcome set = set_kernel_args(k, k.handle(), args, count, views); !set.ok()) return set;
   const NdRange r = nd_range(shape);
-  const cl_int err = clEnqueueNDRangeKernel(queue_(), k.handle(), r.dims, nullptr, r.global, r.local, 0,
-                                            nullptr, nullptr);
+  const cl_int err = device_.enqueue_kernel(queue_(), k.handle(), r.dims, r.global, r.local);
   if (err == CL_SUCCESS) return {};
   return fail_enqueue(queue_(), device_.native()(), err, "clEnqueueNDRangeKernel", "launching '" + k.info().name + "'");
 }

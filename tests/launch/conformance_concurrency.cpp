@@ -94,3 +94,52 @@ TEST_CASE("concurrency: threads share one queue and one program") {
     CHECK(wrong[static_cast<std::size_t>(t)] == 0);
   }
 }
+
+// queue.hpp: "Queues of one device run independently of each other". One kernel launched on two
+// queues at once, always with the same group size and with a grid that grows launch by launch,
+// is the pattern that makes PoCL before 7.0 release the wrong entry of its cache of compiled
+// work-group functions and abort the process (pocl_release_dlhandle_cache: "Assertion
+// `found->ref_count > 0' failed", or a dlclose of a function still running); the OpenCL backend
+// must keep such launches apart on those drivers. Every launch's output is checked.
+TEST_CASE("concurrency: one kernel on two queues at once, one group size, growing grids") {
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  // Long enough a launch that the other queue's next launch starts while it runs.
+  Kernel work = f.dev.build({SourceLanguage::portable, R"(
+GPURT_KERNEL void iterate(GPURT_GLOBAL const uint32_t* in, GPURT_GLOBAL uint32_t* out, uint32_t n, uint32_t rounds) {
+  const size_t i = gpurt_global_id(0);
+  if (i >= n) return;
+  uint32_t x = in[i];
+  for (uint32_t r = 0; r < rounds; ++r) x = x * 1664525u + 1013904223u;
+  out[i] = x;
+}
+)", "iterate.gpurt"}).kernel("iterate");
+  Queue other = f.dev.create_queue();
+  const std::size_t launches = 48, step = 32;  // one group more each launch
+  const std::uint32_t rounds = 40000;
+  const auto in = test::random_vector<std::uint32_t>(launches * step, 0u, 0xFFFFFFFFu);
+  auto din = f.dev.alloc<std::uint32_t>(in.size());
+  f.q.copy(in, din);
+  f.q.finish();
+  std::vector<Buffer<std::uint32_t>> outs;
+  for (std::size_t i = 0; i < launches; ++i) {
+    const std::size_t n = (i + 1) * step;  // a wider grid each time, 32 items a group
+    Queue& q = i % 2 ? other : f.q;
+    outs.push_back(f.dev.alloc<std::uint32_t>(n));
+    q.launch(work, LaunchConfig::cover(Dim3(n), Dim3(32)), din, outs.back(), static_cast<std::uint32_t>(n),
+             rounds);
+    (void)q.record().complete();  // polling submits what the queue holds (an OpenCL driver may wait for a flush)
+  }
+  f.q.finish();
+  other.finish();
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < launches; ++i) {
+    const auto got = f.q.read(outs[i]);
+    for (std::size_t j = 0; j < got.size(); ++j) {
+      std::uint32_t x = in[j];
+      for (std::uint32_t r = 0; r < rounds; ++r) x = x * 1664525u + 1013904223u;
+      wrong += got[j] != x;
+    }
+  }
+  CHECK(wrong == 0);
+}

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -469,4 +470,57 @@ TEST_CASE("opencl.hpp: objects of another backend are invalid_argument naming bo
   Device dev = test::device_under_test();
   auto ok = dev.alloc<float>(2);
   CHECK(opencl::memory(ok) != nullptr);
+}
+
+TEST_CASE("OpenCL backend: on PoCL before 7.0 one kernel's launches on two queues never overlap, other kernels' do") {
+  // cl_common.hpp, ClDevice::enqueue_kernel: "On those drivers a launch waits for its kernel's
+  // latest launch on any other queue of the device; elsewhere this is clEnqueueNDRangeKernel."
+  // Queue a's launch of `scale` is held back by a user event; queue b's launch of `scale` must then
+  // wait on PoCL < 7 (and only there), and b's launch of another kernel must not wait anywhere.
+  Device dev = test::device_under_test();
+  const DeviceProperties& p = dev.properties();
+  const bool old_pocl = p.platform.find("Portable Computing Language") != std::string::npos &&
+                        std::stoi(p.driver_version) < 7;
+  INFO(p.platform << " driver " << p.driver_version << (old_pocl ? ": launches kept apart" : ": independent"));
+  Program prog = dev.build({SourceLanguage::portable,
+                            std::string(scale_source) +
+                                "GPURT_KERNEL void other(GPURT_GLOBAL float* x) { x[gpurt_global_id(0)] = 7.0f; }\n",
+                            "scale.gpurt"});
+  Kernel scale = prog.kernel("scale"), other = prog.kernel("other");
+  Queue a = dev.create_queue(), b = dev.create_queue();
+  auto xa = dev.alloc<float>(64), xb = dev.alloc<float>(64), xo = dev.alloc<float>(64);
+  a.fill(xa, 1.0f);
+  b.fill(xb, 1.0f);
+  a.finish();
+  b.finish();
+  cl_int err = CL_SUCCESS;
+  cl_event ue = clCreateUserEvent(opencl::context(dev), &err);
+  REQUIRE(err == CL_SUCCESS);
+  {
+    const Event gate = opencl::import_event(dev, ue, Ownership::borrow);
+    a.wait(gate);
+    a.launch(scale, LaunchConfig(Dim3(2), Dim3(32)), xa, 2.0f, std::uint32_t(64));
+    b.launch(other, LaunchConfig(Dim3(2), Dim3(32)), xo);
+    const Event other_done = b.record();
+    other_done.wait();  // never held back: another kernel
+    b.launch(scale, LaunchConfig(Dim3(1), Dim3(32)), xb, 3.0f, std::uint32_t(64));  // another grid width
+    const Event b_done = b.record();
+    if (old_pocl) {
+      // Waiting for a launch that can only run after clSetUserEventStatus: not complete, however
+      // long it is given (100 ms here; without the separation it completes within it).
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      CHECK_FALSE(b_done.complete());
+    } else {
+      b_done.wait();  // independent queues: b's launch ran while a's is still held back
+    }
+    REQUIRE(clSetUserEventStatus(ue, CL_COMPLETE) == CL_SUCCESS);
+    a.finish();
+    b.finish();
+  }
+  clReleaseEvent(ue);
+  const auto ha = a.read(xa), hb = b.read(xb), ho = b.read(xo);
+  CHECK(std::count(ha.begin(), ha.end(), 2.0f) == 64);
+  CHECK(std::count(hb.begin(), hb.end(), 3.0f) == 32);  // one group of 32 of the 64
+  CHECK(std::count(hb.begin(), hb.end(), 1.0f) == 32);
+  CHECK(std::count(ho.begin(), ho.end(), 7.0f) == 64);
 }
