@@ -11,9 +11,10 @@
 namespace gpurt {
 
 // Host twins of the dialect's vector types (docs/kernel-language.md, "Vector types"): the size and
-// alignment of CUDA's float4 and OpenCL's cl_float4, so that a Buffer<gpurt::float4> passes for a
-// `GPURT_GLOBAL float4*` parameter and a Buffer<float> is refused there (use as<gpurt::float4>()
-// to reinterpret on purpose). A kernel parameter of vector type takes a gpurt::float4 value.
+// alignment of CUDA's float4 and OpenCL's cl_float4: the element type of a Buffer<gpurt::float4>
+// for a `GPURT_GLOBAL float4*` parameter (which, as every vector pointer, takes any buffer:
+// errors.md), and the value a `float4` parameter takes (checked lane by lane: a gpurt::float2 or a
+// gpurt::int4 there is refused).
 struct alignas(8) float2 { float x, y; };
 struct alignas(16) float4 { float x, y, z, w; };
 struct alignas(8) int2 { std::int32_t x, y; };
