@@ -5,8 +5,11 @@
 #     device through scripts/run-tests-batched.py (the cases of one program and device share a
 #     process; "runs alone" cases and the other CTest entries run as under ctest), the examples on
 #     every device, the differential check, and 10_mpi with 2 ranks on cuda and the NCCL example (those beside the suite);
-#     a case may take 240 s (ctest's 600 where the entry sets no TIMEOUT of its own), so that one
-#     hung case cannot take the whole budget; any failure makes the exit status 1.
+#     a case may take 150 s (ctest's 600 where the entry sets no TIMEOUT of its own), and at
+#     ${GPURT_FAST_SECONDS:-290} s from the start the suite stops: what still runs is killed and
+#     failed, what has not started is failed as not run, the examples beside it are stopped, and
+#     the results are written as always - so a hang costs its cases, never the run's results.
+#     Any failure makes the exit status 1.
 #     $OUT: summary.txt (with the time each step took), results.tsv (every entry's verdict),
 #     failures.log (every failure's output), case-times.json, build-warnings.log, info.json.
 #   scripts/gpu-check.sh [--full] [--no-bench | --quick-bench] [--no-soak]
@@ -37,6 +40,11 @@ exec > >(tee "$OUT/summary.txt") 2>&1
 tee_pid=$!
 trap 'exec 1>&- 2>&-; wait "$tee_pid" 2> /dev/null' EXIT  # summary.txt whole before the script ends
 t0=$(date +%s)
+kill_tree() {  # a process and everything under it (mpirun's ranks, a test's children)
+  local c
+  for c in $(pgrep -P "$1"); do kill_tree "$c"; done
+  kill -9 "$1" 2> /dev/null
+}
 step() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 
 # Several processes: 10_mpi with 2 ranks on the CUDA devices (each rank prints its halo path:
@@ -104,10 +112,22 @@ if [ $fast = 1 ]; then
   extras_pid=$!
   step "the suite: every case on every device (scripts/run-tests-batched.py -j $jobs), the examples, the differential check and 10_mpi beside it"
   times=tests/case-times.json
-  python3 scripts/run-tests-batched.py "$BUILD" --out "$OUT" -j "$jobs" --timeout 240 --times "$times"
+  left=$(( ${GPURT_FAST_SECONDS:-290} - ($(date +%s) - t0) ))
+  [ $left -ge 60 ] || left=60
+  python3 scripts/run-tests-batched.py "$BUILD" --out "$OUT" -j "$jobs" --timeout 150 --times "$times" \
+    --deadline "$left"
   rc=$?
   step "suite done"
-  wait "$extras_pid"
+  # The examples beside the suite get until the same deadline (and 10 s more).
+  while kill -0 "$extras_pid" 2> /dev/null && [ $(( $(date +%s) - t0 )) -lt $(( ${GPURT_FAST_SECONDS:-290} + 10 )) ]; do
+    sleep 1
+  done
+  if kill -0 "$extras_pid" 2> /dev/null; then
+    kill_tree "$extras_pid"
+    echo "the examples, differential check and 10_mpi beside the suite were stopped at the deadline" >> "$BUILD.extras.log"
+    echo 1 > "$BUILD.extras.rc"
+  fi
+  wait "$extras_pid" 2> /dev/null
   cat "$BUILD.extras.log"
   [ "$(cat "$BUILD.extras.rc" 2> /dev/null)" = 0 ] || rc=1
   step "gpu-check --fast done, exit $rc"

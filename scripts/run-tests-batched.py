@@ -80,6 +80,19 @@ class Suite:
         self.fixtures = {}  # fixture name -> threading.Event, set once its setup entry has run
         self.fixture_ok = {}
         self.finished = {}  # entry name -> threading.Event, for the entries others DEPEND on
+        # --deadline: the monotonic time at which whatever still runs is killed and whatever has not
+        # started is recorded as not run, so that the results of a run with a hang still come back.
+        self.deadline = time.monotonic() + args.deadline if args.deadline else None
+
+    def past_deadline(self):
+        return self.deadline is not None and time.monotonic() >= self.deadline
+
+    def not_run(self, e):
+        self.record(e["name"], "failed", 0.0, f"not run: the suite's deadline ({self.args.deadline:.0f} s) had passed")
+
+    def limit(self, entry):  # a case's timeout, cut to what is left before the deadline
+        t = self.case_timeout(entry)
+        return t if self.deadline is None else max(0.0, min(t, self.deadline - time.monotonic()))
 
     def record(self, name, status, seconds, note=""):
         with self.lock:
@@ -111,7 +124,7 @@ class Suite:
             if now_case != current:
                 current, current_since = now_case, time.monotonic()
             limit = self.case_timeout(by_case.get(current))
-            if time.monotonic() - current_since > limit:
+            if time.monotonic() - current_since > limit or self.past_deadline():
                 timed_out = True
                 kill_group(proc)
                 proc.wait()
@@ -143,7 +156,8 @@ class Suite:
             e = by_case.get(case)
             if e is None:
                 continue
-            why = "timed out" if timed_out else f"crashed (exit {rc})"
+            why = ("killed at the suite's deadline" if self.past_deadline() else "timed out") if timed_out \
+                else f"crashed (exit {rc})"
             self.record(e["name"], "failed", elapsed, why)
             self.new_times[e["name"]] = elapsed
         any_failed = any(l[0] == "failed" and l[2] in by_case for l in lines)
@@ -169,6 +183,10 @@ class Suite:
 
     def run_group(self, batch):
         while batch:
+            if self.past_deadline():
+                for e in batch:
+                    self.not_run(e)
+                return
             rest = self.run_batch(batch)
             if len(rest) >= len(batch):  # no case of the batch reported back: never loop on it
                 for e in rest:
@@ -190,7 +208,7 @@ class Suite:
         except OSError as ex:
             return "failed", 0.0, None, f"could not start {e['command'][0]}: {ex}"
         try:
-            rc = p.wait(timeout=self.case_timeout(e))
+            rc = p.wait(timeout=self.limit(e))
         except subprocess.TimeoutExpired:
             rc = None
         kill_group(p)  # what it left running (mpirun's ranks, a case's child process) goes too
@@ -237,6 +255,9 @@ class Suite:
                 return
         status = "failed"
         try:
+            if self.past_deadline():
+                self.not_run(e)
+                return
             status, seconds, rc, text = self.run_alone(e)
             self.record(e["name"], status, seconds)
             self.new_times[e["name"]] = seconds
@@ -327,6 +348,9 @@ def main():
     ap.add_argument("--out", default=".")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds a case may take (ctest's --timeout)")
+    ap.add_argument("--deadline", type=float, default=None,
+                    help="seconds after which the run stops: what runs is killed (failed), what has not started "
+                         "is failed as not run, and the results are written as always")
     ap.add_argument("--times", help="case-times.json of an earlier run, to size the chunks")
     ap.add_argument("-R", "--tests-regex", help="only the entries whose name this regular expression finds (as ctest -R)")
     ap.add_argument("--chunk-seconds", type=float, default=6.0,
@@ -404,6 +428,9 @@ def main():
         if CASE_MARK not in e["env"] or len(e["command"]) < 2:
             suite.run_plain(e)
             continue
+        if suite.past_deadline():
+            suite.not_run(e)
+            continue
         status, seconds, rc, text = suite.run_alone(e)
         suite.record(e["name"], status, seconds)
         suite.new_times[e["name"]] = seconds
@@ -418,6 +445,9 @@ def main():
     alone_passed = []
 
     def rerun(n):
+        if suite.past_deadline():
+            return n, f"{n} [{suite.results[n][2] or 'failed'}; not run again alone: past the deadline]", \
+                suite.batch_output.get(n, "")
         status, seconds, rc, text = suite.run_alone(catch_entries[n])
         note = suite.results[n][2]
         if status != "failed":

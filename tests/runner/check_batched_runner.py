@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 program, runner, major = os.path.abspath(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 # Two programs' worth of entries (each its own environment, so its own batches): one where a case
@@ -89,6 +90,30 @@ if "--- in the batch:" not in block or "1 + 1 == 3" not in block.split("--- alon
                     "before the rerun alone:\n" + block[:3000])
 if p.returncode != 1:  # failures above: the runner must say so in its exit status
     problems.append(f"the runner exited {p.returncode}, expected 1 (cases failed)\n{p.stdout}\n{p.stderr}")
+# --deadline: "what runs is killed (failed), what has not started is failed as not run, and the
+# results are written as always". The hang, given 60 s of case timeout and a 3 s deadline, is
+# killed at the deadline; every entry gets a verdict, every case not finished is failed, and the
+# run takes about the deadline, not the hang's 120 s.
+deadline_out = os.path.join(tmp, "deadline")
+t_start = time.monotonic()
+d = subprocess.run([sys.executable, runner, tmp, "--out", deadline_out, "-j", "1", "--timeout", "60",
+                    "--deadline", "3"], capture_output=True, text=True)
+took = time.monotonic() - t_start
+verdicts = {}
+with open(os.path.join(deadline_out, "results.tsv")) as f:
+    for line in f:
+        parts = line.rstrip("\n").split("\t")
+        verdicts[parts[2]] = (parts[0], parts[3] if len(parts) > 3 else "")
+names = [f"{g} | {c}" for g, c in cases]
+if sorted(verdicts) != sorted(names):
+    problems.append(f"--deadline: results.tsv lists {len(verdicts)} entries, expected {len(names)}")
+if not any("deadline" in note for _, note in verdicts.values()):
+    problems.append("--deadline: no entry was failed or left out at the deadline: " + repr(verdicts))
+if any(v[0] == "passed" and "deadline" in v[1] for v in verdicts.values()):
+    problems.append("--deadline: an entry passed with a deadline note")
+if took > 60 or d.returncode != 1:
+    problems.append(f"--deadline 3: the run took {took:.0f} s and exited {d.returncode} (expected about 3 s of "
+                    f"cases and exit 1)\n{d.stdout}\n{d.stderr}")
 if problems:
     print("\n".join(problems))
     print("--- ctest\n" + out + "\n--- runner\n" + p.stdout + p.stderr)
