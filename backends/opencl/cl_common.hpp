@@ -328,6 +328,9 @@ class ClDevice final : public plugin::Device {
   cl_int enqueue_kernel(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const size_t* global,
                         const size_t* local) noexcept;
   bool separates_kernel_launches() const noexcept { return separate_launches_; }
+  // A queue's launches are forgotten when it goes (ClQueue's destructor): the events held for
+  // enqueue_kernel hold the driver's queue, which must go when the application's does.
+  void forget_launches(cl_command_queue queue) noexcept;
 
  private:
   Status utility_queue(cl::CommandQueue& out);
@@ -348,11 +351,15 @@ class ClDevice final : public plugin::Device {
   unsigned nvidia_ptx_ = 0;
   std::mutex mutex_;
   cl::CommandQueue utility_;  // for mapping pinned host memory
-  // enqueue_kernel on PoCL before 7.0: each kernel name's latest launch, its queue (held, so that
-  // it can be flushed) and its event.
+  // enqueue_kernel on PoCL before 7.0: each kernel name's latest launch, its queue (not retained:
+  // forget_launches drops its entries before it goes) and its event.
+  struct Launch {
+    cl_command_queue queue = nullptr;
+    cl::Event event;
+  };
   bool separate_launches_ = false;
   std::mutex launches_mutex_;
-  std::map<std::string, std::pair<cl::CommandQueue, cl::Event>> latest_launch_;
+  std::map<std::string, Launch> latest_launch_;
 };
 
 // Backend::import_device: a device of the application's context `context` (cl_context) on `device`

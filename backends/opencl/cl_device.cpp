@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <vector>
 
 #include "cl_common.hpp"
@@ -383,21 +384,28 @@ cl_int ClDevice::enqueue_kernel(cl_command_queue queue, cl_kernel kernel, cl_uin
     auto& latest = latest_launch_[name];
     cl_event before = nullptr;
     cl_int state = CL_COMPLETE;
-    if (latest.first() && latest.first() != queue &&
-        clGetEventInfo(latest.second(), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, nullptr) ==
+    if (latest.queue && latest.queue != queue &&
+        clGetEventInfo(latest.event(), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, nullptr) ==
             CL_SUCCESS &&
         state > CL_COMPLETE) {  // still to run; a failed launch (state < 0) would fail this one too
-      before = latest.second();
-      clFlush(latest.first());  // a wait on another queue's command needs that command submitted
+      before = latest.event();
+      clFlush(latest.queue);  // a wait on another queue's command needs that command submitted
     }
     cl_event done = nullptr;
     const cl_int err = clEnqueueNDRangeKernel(queue, kernel, dims, nullptr, global, local, before ? 1 : 0,
                                               before ? &before : nullptr, &done);
-    if (err == CL_SUCCESS) latest = {cl::CommandQueue(queue, true), cl::Event(done)};  // retains / adopts
+    if (err == CL_SUCCESS) latest = {queue, cl::Event(done)};  // adopts the reference
     return err;
   } catch (...) {  // std::bad_alloc from the table
     return CL_OUT_OF_HOST_MEMORY;
   }
+}
+
+void ClDevice::forget_launches(cl_command_queue queue) noexcept {
+  if (!separate_launches_) return;
+  std::lock_guard<std::mutex> lock(launches_mutex_);
+  for (auto it = latest_launch_.begin(); it != latest_launch_.end();)
+    it = it->second.queue == queue ? latest_launch_.erase(it) : std::next(it);
 }
 
 bool ClDevice::fill_with_kernel(cl::CommandQueue& queue, cl_mem buffer, std::size_t offset, std::size_t bytes,

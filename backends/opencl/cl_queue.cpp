@@ -34,6 +34,7 @@ void ClQueue::free_pending() noexcept {
 }
 
 ClQueue::~ClQueue() {
+  device_.forget_launches(queue_());
   if (!pending_.empty()) {
     (void)clFinish(queue_());
     free_pending();
