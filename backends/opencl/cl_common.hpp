@@ -349,6 +349,9 @@ class ClDevice final : public plugin::Device {
   // -DGPURT_OPENCL_NVIDIA_PTX=<it>, which turns the prelude's sub-group words into inline PTX.
   // 0 elsewhere.
   unsigned nvidia_ptx_ = 0;
+  // A device listing cl_khr_subgroups whose built-ins the prelude does not use (PoCL: see the
+  // constructor): portable builds get -DGPURT_OPENCL_SUB_GROUPS_SINGLE_ITEM.
+  bool single_item_sub_groups_ = false;
   std::mutex mutex_;
   cl::CommandQueue utility_;  // for mapping pinned host memory
   // enqueue_kernel on PoCL before 7.0: each kernel name's latest launch, its queue (not retained:

@@ -93,7 +93,11 @@ ClDevice::ClDevice(cl::Platform platform, cl::Device device, cl::Context context
   p.int32_atomics = true;  // core since OpenCL 1.1
   p.float_atomic_add = has_extension(ext, "cl_ext_float_atomics");
   // Sub-groups as the prelude implements them (cl_prelude.hpp): warps through inline PTX on NVIDIA,
-  // the cl_khr_subgroups built-ins where listed, else every work-item its own sub-group.
+  // the cl_khr_subgroups built-ins where listed, else every work-item its own sub-group. Not on
+  // PoCL: with PoCL 5.0's built-ins (H200 machine, 2026-12-02) every case of the suite using them
+  // ran past its time limit (45 s, and 150 s alone) where the other devices took under a second,
+  // so portable kernels there get -DGPURT_OPENCL_SUB_GROUPS_SINGLE_ITEM (one work-item each).
+  const bool pocl = p.platform.find("Portable Computing Language") != std::string::npos;
   if (nvidia) {
     cl_uint major = 0, minor = 0;
     if (clGetDeviceInfo(device_(), 0x4000 /* CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV */, sizeof major, &major,
@@ -105,7 +109,7 @@ ClDevice::ClDevice(cl::Platform platform, cl::Device device, cl::Context context
       nvidia_ptx_ = 70;  // shfl.sync and vote.sync need sm_70's PTX; redux.sync is then left out
     p.sub_groups = p.sub_group_shuffle = true;
     p.sub_group_sizes = {warp ? warp : 32u};
-  } else if (has_extension(ext, "cl_khr_subgroups")) {
+  } else if (has_extension(ext, "cl_khr_subgroups") && !pocl) {
     p.sub_groups = true;
     p.sub_group_shuffle = has_extension(ext, "cl_khr_subgroup_shuffle");
     if (has_extension(ext, "cl_intel_required_subgroup_size")) {
@@ -118,6 +122,7 @@ ClDevice::ClDevice(cl::Platform platform, cl::Device device, cl::Context context
     }
   } else {
     p.sub_group_sizes = {1};
+    single_item_sub_groups_ = has_extension(ext, "cl_khr_subgroups");  // listed, but not used (above)
   }
   p.view_alignment = std::max<std::size_t>(1, device_.getInfo<CL_DEVICE_MEM_BASE_ADDR_ALIGN>() / 8);
   if (has_extension(ext, "cl_khr_pci_bus_info")) {
@@ -253,6 +258,8 @@ Status ClDevice::build(const plugin::ProgramSource& source, const std::vector<st
     std::string user;
     if (nvidia_ptx_ && source.language == SourceLanguage::portable)
       user = "-DGPURT_OPENCL_NVIDIA_PTX=" + std::to_string(nvidia_ptx_) + " ";
+    if (single_item_sub_groups_ && source.language == SourceLanguage::portable)
+      user += "-DGPURT_OPENCL_SUB_GROUPS_SINGLE_ITEM ";
     for (const auto& o : options) user += o + " ";
     std::string opts = user + "-cl-kernel-arg-info";
     cl::Program program;

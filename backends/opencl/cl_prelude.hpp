@@ -70,7 +70,9 @@ R"GPURT(
 #define gpurt_make_uint4(a, b, c, d) ((uint4)((uint)(a), (uint)(b), (uint)(c), (uint)(d)))
 )GPURT"
 // Sub-groups, by the first of these that applies (docs/kernel-language.md, "Sub-groups"):
-//  - GPURT_SUB_GROUPS_SINGLE_ITEM (a -D build flag): every work-item its own sub-group;
+//  - GPURT_SUB_GROUPS_SINGLE_ITEM (a -D build flag), or GPURT_OPENCL_SUB_GROUPS_SINGLE_ITEM
+//    (defined by the backend where it does not use a device's cl_khr_subgroups: PoCL): every
+//    work-item its own sub-group;
 //  - GPURT_OPENCL_NVIDIA_PTX (defined by the backend on NVIDIA devices, as the compute capability
 //    times ten): warps of 32 lanes by the linearised local id, through inline PTX (shfl.sync,
 //    vote.sync, redux.sync from sm_80), as the CUDA prelude does with its intrinsics;
@@ -81,7 +83,7 @@ R"GPURT(
 R"GPURT(
 #define gpurt_local_linear_id_() (get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2)))
 #define gpurt_group_items_() (get_local_size(0) * get_local_size(1) * get_local_size(2))
-#if defined(GPURT_SUB_GROUPS_SINGLE_ITEM)
+#if defined(GPURT_SUB_GROUPS_SINGLE_ITEM) || defined(GPURT_OPENCL_SUB_GROUPS_SINGLE_ITEM)
 #define GPURT_SG_SINGLE_ 1
 #elif defined(GPURT_OPENCL_NVIDIA_PTX)
 #define GPURT_SG_PTX_ 1

@@ -33,7 +33,8 @@ std::vector<Item> items_of(const std::vector<std::uint32_t>& w) {
 
 // Work-items by group, then sub-group, in lane order; checks the layout's promises on the way.
 using Layout = std::map<std::uint32_t, std::map<std::uint32_t, std::vector<std::size_t>>>;
-Layout check_layout(const Device& dev, const std::vector<Item>& items, std::size_t group_items) {
+Layout check_layout(const Device& dev, const std::vector<Item>& items, std::size_t group_items,
+                    bool forced_single = false) {
   Layout l;
   for (std::size_t i = 0; i < items.size(); ++i) {
     const Item& it = items[i];
@@ -43,7 +44,8 @@ Layout check_layout(const Device& dev, const std::vector<Item>& items, std::size
     lanes[it.lane] = i;
   }
   const DeviceProperties& p = dev.properties();
-  const bool warps = p.sub_groups && p.sub_group_sizes == std::vector<std::uint32_t>{32} &&
+  const bool single = !p.sub_groups || forced_single;
+  const bool warps = !single && p.sub_groups && p.sub_group_sizes == std::vector<std::uint32_t>{32} &&
                      (p.backend == "cuda" || p.vendor.find("NVIDIA") != std::string::npos);
   std::size_t wrong = 0;
   for (auto& [g, sgs] : l) {
@@ -58,7 +60,7 @@ Layout check_layout(const Device& dev, const std::vector<Item>& items, std::size
         const Item& it = items[lanes[lane]];
         // "gpurt_sub_group_size(): the work-items in this sub-group" and "at most the max size".
         wrong += it.size != lanes.size() || it.size > it.max || it.count != sgs.size() || sg >= it.count;
-        if (!p.sub_groups) wrong += it.size != 1 || it.sg != it.local;  // "each work-item its own sub-group"
+        if (single) wrong += it.size != 1 || it.sg != it.local;  // "each work-item its own sub-group"
         if (warps) wrong += it.sg != it.local / 32 || it.lane != it.local % 32;  // "by the linearised local id"
       }
     }
@@ -184,7 +186,7 @@ void run_type(test::Fixture& f, const BuildOptions& options, bool forced_single)
       const std::vector<Item> items = items_of(f.q.read(dlayout));
       if (forced_single)
         for (const Item& it : items) CHECK((it.size == 1 && it.lane == 0 && it.sg == it.local));
-      const Layout l = check_layout(f.dev, items, group.volume());
+      const Layout l = check_layout(f.dev, items, group.volume(), forced_single);
       std::size_t wrong[24] = {};
       for (const auto& [g, sgs] : l) {
         std::vector<T> group_xs;  // in sub-group, then lane order
