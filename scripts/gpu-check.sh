@@ -98,6 +98,11 @@ extras() {
     "$BUILD/bin/01_vector_add" "$sel" 10000019 > "$BUILD.example.log" 2>&1 || rc=1
     tail -1 "$BUILD.example.log" | sed "s/^/  $sel: /"
   done
+  echo "12_warp_reduce (sub-group words; on CUDA against its native CUDA C++ twin) on every device:"
+  for sel in $selectors; do
+    "$BUILD/bin/12_warp_reduce" "$sel" 100000007 > "$BUILD.warp.log" 2>&1 || rc=1
+    grep -E "^(device|portable|CUDA|FAILED)" "$BUILD.warp.log" | sed "s/^/  $sel: /"
+  done
   echo "differential check across every device:"
   "$BUILD/bin/gpurt_differential" > "$BUILD.differential.log" 2>&1
   diff_rc=$?
@@ -148,6 +153,10 @@ grep -E "Test +#[0-9]+: " "$OUT/ctest.log" | sed -E 's/.*Test +#[0-9]+: //' |
 echo "examples on every device:"
 for sel in $selectors; do
   "$BUILD/bin/01_vector_add" "$sel" 10000019 2>&1 | tail -1 | sed "s/^/  $sel: /"
+done
+echo "12_warp_reduce (sub-group words; on CUDA against its native CUDA C++ twin) on every device:"
+for sel in $selectors; do
+  "$BUILD/bin/12_warp_reduce" "$sel" 100000007 2>&1 | grep -E "^(device|portable|CUDA|FAILED)" | sed "s/^/  $sel: /"
 done
 
 echo "03_overlap (512 MiB, 16 chunks, one queue against four):"
