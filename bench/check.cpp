@@ -268,6 +268,28 @@ void check_staging_and_graph(const nlohmann::json& r, const std::string& w) {
   }
 }
 
+// One run's optional dialect rows (bench/dialect_rows.hpp; absent before 2026-12-02).
+void check_dialect(const nlohmann::json& r, const std::string& w) {
+  if (!r.contains("dialect")) return;
+  const std::string dw = w + ".dialect";
+  const nlohmann::json& d = need(r, w, "dialect", Want::object);
+  if (d.contains("skipped")) {
+    need(d, dw, "skipped", Want::string);
+    return;
+  }
+  need_all(d, dw, {"elements", "trials", "launches_per_trial"}, Want::number);
+  need(d, dw, "native", Want::string);
+  each_object(d, dw, "rows", [](const nlohmann::json& t, const std::string& p) {
+    need_all(t, p, {"name", "what"}, Want::string);
+    if (t.contains("wrong")) {
+      need(t, p, "wrong", Want::string);
+      return;
+    }
+    need_all(t, p, {"portable_ms", "native_ms", "portable_gbps", "native_gbps", "ratio", "ratio_low", "ratio_high"},
+             Want::number);
+  });
+}
+
 }  // namespace
 
 void check_bench_document(const nlohmann::json& doc) {
@@ -287,6 +309,7 @@ void check_bench_document(const nlohmann::json& doc) {
     check_build_kernels_matmul(r, w);
     check_interop(r, w);
     check_staging_and_graph(r, w);
+    check_dialect(r, w);
   }
 }
 }  // namespace gpurt::bench::render

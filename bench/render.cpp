@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 
+#include "render_dialect.hpp"
 #include "render_graph.hpp"
 #include "render_library.hpp"
 
@@ -197,6 +198,7 @@ void print_table(const nlohmann::json& r, std::ostream& os) {
   }
   if (r.contains("interop")) print_interop(r["interop"], os);
   if (r.contains("graph")) print_graph_rows(r["graph"], os);
+  if (r.contains("dialect")) print_dialect_rows(r["dialect"], os);
 }
 
 namespace {
@@ -257,6 +259,7 @@ void write_csv(const nlohmann::json& runs, std::ostream& os) {
     }
     write_matmul_csv(dev, r["matmul"], os);
     if (r.contains("graph")) write_graph_csv(dev, r["graph"], os);
+    if (r.contains("dialect")) write_dialect_csv(dev, r["dialect"], os);
   }
 }
 
@@ -559,6 +562,7 @@ void write_device_sections(const nlohmann::json& doc, std::ostream& os) {
       }
     }
     if (r.contains("graph")) write_graph_markdown(r["graph"], os);
+    if (r.contains("dialect")) write_dialect_markdown(r["dialect"], os);
     if (r["launch"].contains("async_us_tracing_on"))
       os << "\nWith a trace running (GPURT_TRACE), an asynchronous launch costs "
          << fmt(r["launch"]["async_us_tracing_on"].get<double>(), 2)

@@ -5,17 +5,11 @@
 #include <ostream>
 #include <sstream>
 
+#include "render_number.hpp"
+
 namespace gpurt::bench::render {
 
 namespace {
-
-// A figure with `digits` decimals; "-" for null (a raw side that was not measured).
-std::string num(const nlohmann::json& v, int digits) {
-  if (!v.is_number()) return "-";
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(digits) << v.get<double>();
-  return os.str();
-}
 
 std::string chain_text(const nlohmann::json& row) {
   const std::string chain = row["chain"];

@@ -21,6 +21,7 @@
 
 #include "cpu_rows.hpp"
 #include "gpurt/native.hpp"
+#include "dialect_rows.hpp"
 #include "graph_rows.hpp"
 #include "matmul_rows.hpp"
 #include "raw/baseline.hpp"
@@ -568,7 +569,8 @@ nlohmann::json measure_interop(Context& c) {
 
 const std::vector<std::string>& section_names() {
   static const std::vector<std::string> names = {"launch", "launch_scaling", "alloc", "transfers", "staging_threads",
-                                                 "build", "kernels", "kernel_baselines", "matmul", "interop", "graph"};
+                                                 "build", "kernels", "kernel_baselines", "matmul", "interop", "graph",
+                                                 "dialect"};
   return names;
 }
 
@@ -615,6 +617,8 @@ nlohmann::json run(const Device& device, const Options& options) {
     j["matmul"] = measure_matmul_rows({device, c.q, *c.raw, options.quick, c.trials, [&](const std::string& s) { c.say(s); }});
   if (wanted("interop")) j["interop"] = measure_interop(c);
   if (wanted("graph")) j["graph"] = measure_graph_rows(device, options, c.trials);
+  if (wanted("dialect"))
+    j["dialect"] = measure_dialect_rows(device, c.timed, options.quick, c.trials, [&](const std::string& s) { c.say(s); });
   return j;
 }
 

@@ -23,7 +23,8 @@ struct Options {
   // (another OpenCL context); none: the first device of another backend in gpurt::devices().
   std::vector<Device> partners;
   // The sections to measure (gpurt bench --sections), by their JSON names: launch, launch_scaling,
-  // alloc, transfers, staging_threads, build, kernels, kernel_baselines, matmul, interop, graph.
+  // alloc, transfers, staging_threads, build, kernels, kernel_baselines, matmul, interop, graph,
+  // dialect.
   // Empty: all of them. A run of some sections holds only those (and the run's description).
   std::vector<std::string> sections;
 };

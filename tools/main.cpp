@@ -100,7 +100,7 @@ int run(int argc, char** argv) {
                     "(default 7, 3 with --quick; 1 to 1000)");
   bench->add_option("--sections", bench_cmd.sections,
                     "measure only these sections, by their JSON names (launch, launch_scaling, alloc, transfers, "
-                    "staging_threads, build, kernels, kernel_baselines, matmul, interop, graph); the run's JSON and "
+                    "staging_threads, build, kernels, kernel_baselines, matmul, interop, graph, dialect); the run's JSON and "
                     "tables then hold only those")
       ->delimiter(',');
   bench->add_option("--json", bench_cmd.json, "write the results as JSON to this file ('-': standard output)");
