@@ -24,6 +24,7 @@ add_executable(gpurt_conformance
   interop/conformance_interop.cpp
   library/conformance_library.cpp
   library/conformance_matmul.cpp
+  library/conformance_rows.cpp
   files/conformance_trace.cpp
   devices/conformance_multi_device.cpp
   memory/soak.cpp

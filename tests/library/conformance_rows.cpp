@@ -1,0 +1,168 @@
+// The library's row-wise calls (library.hpp: softmax_rows, layer_norm_rows) on every device,
+// against double-precision CPU references, at shapes whose rows are shorter and longer than a
+// group (1, primes, 1024, 100003 columns), on views at odd offsets, in place, with the special
+// values the comments promise, and the refusals.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fixture.hpp"
+#include "gpurt/library.hpp"
+
+using namespace gpurt;
+namespace lib = gpurt::lib;
+
+namespace {
+
+const std::pair<std::size_t, std::size_t> shapes[] = {{1, 1},    {3, 7},    {5, 33},  {2, 1000}, {17, 1024},
+                                                      {4, 4099}, {1000, 16}, {1, 100003}, {0, 5}, {5, 0}};
+
+std::vector<double> softmax_reference(const std::vector<float>& x, std::size_t rows, std::size_t cols) {
+  std::vector<double> y(x.size());
+  for (std::size_t r = 0; r < rows; ++r) {
+    double m = -std::numeric_limits<double>::infinity(), s = 0;
+    for (std::size_t c = 0; c < cols; ++c) m = std::max(m, static_cast<double>(x[r * cols + c]));
+    for (std::size_t c = 0; c < cols; ++c) s += std::exp(x[r * cols + c] - m);
+    for (std::size_t c = 0; c < cols; ++c) y[r * cols + c] = std::exp(x[r * cols + c] - m) / s;
+  }
+  return y;
+}
+
+std::vector<double> layer_norm_reference(const std::vector<float>& x, const std::vector<float>& gamma,
+                                         const std::vector<float>& beta, std::size_t rows, std::size_t cols,
+                                         double eps) {
+  std::vector<double> y(x.size());
+  for (std::size_t r = 0; r < rows; ++r) {
+    double mean = 0, var = 0;
+    for (std::size_t c = 0; c < cols; ++c) mean += x[r * cols + c];
+    mean /= static_cast<double>(cols);
+    for (std::size_t c = 0; c < cols; ++c) var += (x[r * cols + c] - mean) * (x[r * cols + c] - mean);
+    var /= static_cast<double>(cols);
+    for (std::size_t c = 0; c < cols; ++c)
+      y[r * cols + c] = (x[r * cols + c] - mean) / std::sqrt(var + eps) * gamma[c] + beta[c];
+  }
+  return y;
+}
+
+// How many of `got` are further than `rel` * |want| + `abs` from `want`.
+std::size_t off(const std::vector<float>& got, const std::vector<double>& want, double rel, double abs) {
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    bad += !(std::abs(static_cast<double>(got[i]) - want[i]) <= rel * std::abs(want[i]) + abs);
+  return bad;
+}
+
+}  // namespace
+
+TEST_CASE("library.hpp: softmax_rows matches the formula at every row length, on odd-offset views and in place") {
+  // library.hpp: "out[r][c] = exp(in[r][c] - m_r) / sum_k exp(in[r][k] - m_r) ... out may be in
+  // itself (in place)"; "Views: every buffer argument may be a view at any element offset".
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  for (const auto& [rows, cols] : shapes) {
+    INFO(rows << " x " << cols);
+    const std::size_t n = rows * cols;
+    const auto x = test::random_vector<float>(n, -20.0f, 20.0f);
+    const auto want = softmax_reference(x, rows, cols);
+    auto in = f.dev.alloc<float>(n + 3).view(3, n), out = f.dev.alloc<float>(n + 5).view(5, n);
+    f.q.copy(x, in);
+    lib::softmax_rows(f.q, in, out, rows, cols);
+    CHECK(off(f.q.read(out), want, 2e-5, 1e-9) == 0);
+    lib::softmax_rows(f.q, in, in, rows, cols);  // in place
+    CHECK(off(f.q.read(in), want, 2e-5, 1e-9) == 0);
+  }
+}
+
+TEST_CASE("library.hpp: softmax_rows' special values - NaN, +infinity, -infinity rows, huge values") {
+  // library.hpp: "a row holding a NaN or +infinity, and a row of -infinity only, is all NaN; a
+  // -infinity element is 0 in any other row"; the row's max is subtracted, so 1e30 does not overflow.
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const std::size_t cols = 37;  // rows: NaN inside, +inf inside, all -inf, some -inf, huge, tiny
+  std::vector<float> x(6 * cols);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 11) - 5.0f;
+  x[0 * cols + 20] = nan;
+  x[1 * cols + 3] = inf;
+  for (std::size_t c = 0; c < cols; ++c) x[2 * cols + c] = -inf;
+  x[3 * cols + 0] = -inf, x[3 * cols + 36] = -inf;
+  for (std::size_t c = 0; c < cols; ++c) x[4 * cols + c] = 1e30f + static_cast<float>(c) * 1e24f;
+  for (std::size_t c = 0; c < cols; ++c) x[5 * cols + c] = -1e-30f * static_cast<float>(c);
+  auto in = f.dev.alloc<float>(x.size()), out = f.dev.alloc<float>(x.size());
+  f.q.copy(x, in);
+  lib::softmax_rows(f.q, in, out, 6, cols);
+  const auto y = f.q.read(out);
+  std::size_t wrong = 0;
+  for (std::size_t r = 0; r < 3; ++r)
+    for (std::size_t c = 0; c < cols; ++c) wrong += !std::isnan(y[r * cols + c]);
+  CHECK(wrong == 0);
+  CHECK(y[3 * cols + 0] == 0.0f);
+  CHECK(y[3 * cols + 36] == 0.0f);
+  const auto want = softmax_reference(std::vector<float>(x.begin() + 3 * cols, x.end()), 3, cols);
+  CHECK(off(std::vector<float>(y.begin() + 3 * cols, y.end()), want, 2e-5, 1e-9) == 0);
+  double sum = 0;
+  for (std::size_t c = 0; c < cols; ++c) sum += y[4 * cols + c];
+  CHECK(std::abs(sum - 1.0) < 1e-5);  // the huge row: finite, summing to 1
+}
+
+TEST_CASE("library.hpp: layer_norm_rows matches the two-pass formula, large means included, in place") {
+  // library.hpp: "(in[r][c] - mean_r) / sqrt(var_r + epsilon) * gamma[c] + beta[c], mean_r and var_r
+  // the row's mean and biased variance (divided by cols, as PyTorch's LayerNorm), computed in two
+  // passes"; a row of mean 1000 and spread 1 keeps its variance (one pass would cancel it away).
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  for (const auto& [rows, cols] : shapes) {
+    for (float mean : {0.0f, 1000.0f}) {
+      INFO(rows << " x " << cols << ", mean " << mean);
+      const std::size_t n = rows * cols;
+      auto x = test::random_vector<float>(n, -1.0f, 1.0f);
+      for (auto& v : x) v += mean;
+      const auto gamma = test::random_vector<float>(cols, 0.5f, 2.0f), beta = test::random_vector<float>(cols, -1.0f, 1.0f);
+      const float eps = 1e-5f;
+      const auto want = layer_norm_reference(x, gamma, beta, rows, cols, eps);
+      auto in = f.dev.alloc<float>(n + 1).view(1, n), out = f.dev.alloc<float>(n);
+      auto g = f.dev.alloc<float>(cols + 7).view(7, cols), b = f.dev.alloc<float>(cols);
+      f.q.copy(x, in);
+      f.q.copy(gamma, g);
+      f.q.copy(beta, b);
+      lib::layer_norm_rows(f.q, in, g, b, out, rows, cols, eps);
+      // float rounding of x itself (an ulp of 1000 is 6e-5, against a spread of about 0.6)
+      const double tol = mean == 0.0f ? 2e-5 : 4e-4;
+      CHECK(off(f.q.read(out), want, tol, tol) == 0);
+      lib::layer_norm_rows(f.q, in, g, b, in, rows, cols, eps);
+      CHECK(off(f.q.read(in), want, tol, tol) == 0);
+    }
+  }
+}
+
+TEST_CASE("library.hpp: softmax_rows and layer_norm_rows refuse wrong sizes, overlaps and epsilon, enqueueing nothing") {
+  // library.hpp: "any other overlap is rejected"; "gamma and beta hold cols elements; epsilon is
+  // finite and >= 0 (else invalid_argument)"; "a mismatch throws Error(invalid_argument) and
+  // enqueues nothing".
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  auto whole = f.dev.alloc<float>(64);
+  auto in = whole.view(0, 32), shifted = whole.view(1, 32), out = f.dev.alloc<float>(32);
+  auto g = f.dev.alloc<float>(8), b = f.dev.alloc<float>(8), short_g = f.dev.alloc<float>(7);
+  f.q.fill(out, 42.0f);
+  const auto bad = ErrorCategory::invalid_argument;
+  GPURT_REQUIRE_ERROR(lib::softmax_rows(f.q, in, out, 4, 9), bad, "in");
+  GPURT_REQUIRE_ERROR(lib::softmax_rows(f.q, in, shifted, 4, 8), bad, "overlap");
+  GPURT_REQUIRE_ERROR(lib::layer_norm_rows(f.q, in, short_g, b, out, 4, 8), bad, "gamma");
+  GPURT_REQUIRE_ERROR(lib::layer_norm_rows(f.q, in, g, b, out, 4, 8, std::numeric_limits<float>::quiet_NaN()), bad,
+                      "epsilon");
+  GPURT_REQUIRE_ERROR(lib::layer_norm_rows(f.q, in, g, b, out, 4, 8, -1.0f), bad, "epsilon");
+  GPURT_REQUIRE_ERROR(lib::layer_norm_rows(f.q, in.view(0, 8), g, b, g, 1, 8), bad, "out and gamma overlap");
+  std::size_t touched = 0;
+  for (float v : f.q.read(out)) touched += v != 42.0f;
+  CHECK(touched == 0);
+  // The runtime stays usable: the next valid call works.
+  f.q.fill(in, 1.0f);
+  lib::softmax_rows(f.q, in, out, 4, 8);
+  std::size_t wrong = 0;
+  for (float v : f.q.read(out)) wrong += std::abs(v - 0.125f) > 1e-6f;
+  CHECK(wrong == 0);
+}
