@@ -660,7 +660,10 @@ void conv2d(Queue& q, const Buffer<float>& in, const Buffer<float>& filter, cons
            filter, out, static_cast<std::uint32_t>(width), static_cast<std::uint32_t>(height));
 }
 
-void histogram(Queue& q, const Buffer<std::uint32_t>& in, const Buffer<std::uint32_t>& counts) {
+namespace {
+// histogram of 32- or 64-bit keys (`key`: the kernel's GPURT_HIST_KEY).
+template <class Key>
+void histogram_of(Queue& q, const Buffer<Key>& in, const Buffer<std::uint32_t>& counts, const char* key) {
   require_valid(q, "histogram", {{"in", in.valid()}, {"counts", counts.valid()}});
   if (counts.empty()) bad(q, "histogram", "counts is empty; give it one element per bin");
   // The counting runs over all of in while counts may be written: no overlap, not even in place.
@@ -675,7 +678,8 @@ void histogram(Queue& q, const Buffer<std::uint32_t>& in, const Buffer<std::uint
     q.fill(counts, 0u);
     return;
   }
-  if (cpu::histogram(q, in, counts)) return;  // CPU devices: kernels/cpu.hpp (its last launch writes every bin)
+  if constexpr (std::is_same<Key, std::uint32_t>::value)
+    if (cpu::histogram(q, in, counts)) return;  // CPU devices: kernels/cpu.hpp (its last launch writes every bin)
   // The bins sit in local memory, so the wave depends on their number. Up to 8 private copies per
   // group (one per warp of a 256-group), as many as fit half the local memory, and 8 loads in
   // flight per work-item (H200, 64M keys: 0.94 CUDA, 0.97 NVIDIA OpenCL of the copy bandwidth; one
@@ -684,7 +688,8 @@ void histogram(Queue& q, const Buffer<std::uint32_t>& in, const Buffer<std::uint
   while (copies > 1 && counts.size_bytes() * copies > q.device().properties().max_local_memory / 2) copies /= 2;
   const std::size_t local = counts.size_bytes() * copies;
   const ShapedKernel k = shaped_kernel(q.device(), "histogram", embedded::histogram, nullptr, "gpurt_histogram", 0,
-                                       {{"GPURT_HIST_COPIES", static_cast<long long>(copies)}, {"GPURT_HIST_UNROLL", 8}},
+                                       {{"GPURT_HIST_COPIES", static_cast<long long>(copies)}, {"GPURT_HIST_UNROLL", 8},
+                                        {"GPURT_HIST_KEY", 0, key}},
                                        SourceLanguage::portable, local);
   // The groups add into the queue's histogram scratch, zeroed first; one copy then moves it into
   // counts. The lease keeps another thread's histogram on this queue from using the scratch between.
@@ -695,6 +700,15 @@ void histogram(Queue& q, const Buffer<std::uint32_t>& in, const Buffer<std::uint
   q.launch(k.kernel, stride_config(q, k, in.size(), local), in, bins, static_cast<std::uint64_t>(in.size()),
            static_cast<std::uint32_t>(counts.size()));
   q.copy(bins, counts);
+}
+}  // namespace
+
+void histogram(Queue& q, const Buffer<std::uint32_t>& in, const Buffer<std::uint32_t>& counts) {
+  histogram_of(q, in, counts, "uint32_t");
+}
+
+void histogram(Queue& q, const Buffer<std::uint64_t>& in, const Buffer<std::uint32_t>& counts) {
+  histogram_of(q, in, counts, "uint64_t");
 }
 
 #define GPURT_LIB_INSTANTIATE(T)                                                         \

@@ -587,3 +587,30 @@ TEST_CASE("library: histogram at chunk edges, on views at odd offsets, with many
     }
   }
 }
+
+// library.hpp: histogram of 64-bit keys: "a key of 2^32 or more is never counted (it is not
+// truncated into a bin)". Keys are drawn around bins, and each also shifted by 2^32 and by 2^63
+// (same low 32 bits): a kernel that kept only the low word would count those too.
+TEST_CASE("library: histogram of 64-bit keys counts no key of 2^32 or more, on views at odd offsets") {
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  for (std::size_t bins : {std::size_t(1), std::size_t(257), std::size_t(4096)}) {
+    for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(65537), std::size_t(1000003)}) {
+      INFO("n = " << n << ", bins = " << bins);
+      const auto low = test::random_vector<std::uint32_t>(n, 0, static_cast<std::uint32_t>(bins + 3));
+      const auto pick = test::random_vector<std::uint32_t>(n, 0, 2);
+      std::vector<std::uint64_t> keys(n);
+      std::vector<std::uint32_t> ref(bins, 0);
+      for (std::size_t i = 0; i < n; ++i) {
+        keys[i] = low[i] | (pick[i] == 1 ? std::uint64_t(1) << 32 : pick[i] == 2 ? std::uint64_t(1) << 63 : 0);
+        if (keys[i] < bins) ++ref[keys[i]];
+      }
+      auto in = f.dev.alloc<std::uint64_t>(n + 1).view(1, n);
+      auto counts = f.dev.alloc<std::uint32_t>(bins + 3).view(3, bins);
+      if (n) f.q.copy(keys, in);
+      f.q.fill(counts, 7u);  // overwritten, not added to
+      lib::histogram(f.q, in, counts);
+      CHECK(f.q.read(counts) == ref);
+    }
+  }
+}

@@ -191,5 +191,8 @@ void conv2d(Queue& queue, const Buffer<float>& in, const Buffer<float>& filter, 
 // as many as fill half the device's local memory (counts.size_bytes() <=
 // DeviceProperties::max_local_memory / 2, on every device); otherwise Error(invalid_argument).
 void histogram(Queue& queue, const Buffer<std::uint32_t>& in, const Buffer<std::uint32_t>& counts);
+// The same for 64-bit keys: a key of 2^32 or more is never counted (it is not truncated into a bin).
+// On CPU devices it runs the GPU kernel (the CPU variant takes 32-bit keys).
+void histogram(Queue& queue, const Buffer<std::uint64_t>& in, const Buffer<std::uint32_t>& counts);
 
 }  // namespace gpurt::lib
