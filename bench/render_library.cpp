@@ -38,7 +38,8 @@ const nlohmann::json& rows_of(const nlohmann::json& run) {
 const std::pair<const char*, const char*> kernel_rows[] = {
     {"copy", "copy"},         {"fill", "fill"},           {"axpy", "axpy"},
     {"binary_add", "binary (add)"}, {"reduce_sum", "reduce (sum)"}, {"scan_inclusive", "scan (inclusive)"},
-    {"transpose", "transpose"}, {"conv2d_5x5", "conv2d 5x5"}, {"histogram_256", "histogram (256 bins)"}};
+    {"transpose", "transpose"}, {"conv2d_5x5", "conv2d 5x5"}, {"histogram_256", "histogram (256 bins)"},
+    {"softmax_rows_1024", "softmax (rows of 1,024)"}, {"layer_norm_rows_1024", "layer norm (rows of 1,024)"}};
 const char* precisions[] = {"fp32", "tf32", "bf16", "fp64"};
 
 // One cell of the kernel x device table.

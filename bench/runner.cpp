@@ -407,6 +407,13 @@ nlohmann::json measure_kernels(Context& c, double& copy_gbps) {
   add("transpose", 2 * fb, device_ms(c, reps, [&] { lib::transpose(c.timed, x, z, side, side); }, batch));
   add("conv2d_5x5", 2 * fb, device_ms(c, reps, [&] { lib::conv2d(c.timed, x, filter, z, side, side, 5); }, batch));
   add("histogram_256", fb, device_ms(c, reps, [&] { lib::histogram(c.timed, keys, counts); }, batch));
+  c.say("kernels: softmax and layer norm over rows of 1,024");
+  auto gamma = c.dev.alloc<float>(1024), beta = c.dev.alloc<float>(1024);
+  c.timed.copy(std::vector<float>(1024, 1.0f), gamma);
+  c.timed.fill(beta, 0.0f);
+  add("softmax_rows_1024", 2 * fb, device_ms(c, reps, [&] { lib::softmax_rows(c.timed, x, z, n / 1024, 1024); }, batch));
+  add("layer_norm_rows_1024", 2 * fb,
+      device_ms(c, reps, [&] { lib::layer_norm_rows(c.timed, x, gamma, beta, z, n / 1024, 1024); }, batch));
   c.timed.finish();
   return rows;
 }
