@@ -162,7 +162,8 @@ void require_type(const Queue& q, const char* call) {
 inline void require_size(const Queue& q, const char* call, const char* what, std::size_t have, std::size_t want) {
   if (have != want)
     bad(q, call, std::string(what) + " holds " + std::to_string(have) + " elements but " + std::to_string(want) +
-                     " are needed");
+                     " are needed (exactly that many; pass a buffer or a view of " + std::to_string(want) +
+                     " elements)");
 }
 
 // ---- Aliasing: one rule for every call. Two views overlap when they are views of one allocation

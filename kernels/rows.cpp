@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "embedded_kernels.hpp"
@@ -65,8 +66,11 @@ void layer_norm_rows(Queue& q, const Buffer<float>& in, const Buffer<float>& gam
   require_size(q, "layer_norm_rows", "beta", beta.size(), cols);
   check_overlap(q, "layer_norm_rows", "out", out, "gamma", gamma, InPlace::rejected);
   check_overlap(q, "layer_norm_rows", "out", out, "beta", beta, InPlace::rejected);
-  if (!std::isfinite(epsilon) || epsilon < 0.0f)
-    bad(q, "layer_norm_rows", "epsilon must be a finite number >= 0, got " + std::to_string(epsilon));
+  if (!std::isfinite(epsilon) || epsilon < 0.0f) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", static_cast<double>(epsilon));
+    bad(q, "layer_norm_rows", std::string("epsilon must be a finite number >= 0 (1e-5 is usual), got ") + text);
+  }
   if (rows == 0 || cols == 0) return;
   const RowsShape s = rows_shape(q, "gpurt_layer_norm_rows", rows, cols);
   q.launch(s.kernel, s.config, in, gamma, beta, out, static_cast<std::uint64_t>(rows),

@@ -328,7 +328,8 @@ class ClDevice final : public plugin::Device {
   cl_int enqueue_kernel(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const size_t* global,
                         const size_t* local) noexcept;
   bool separates_kernel_launches() const noexcept { return separate_launches_; }
-  // A queue's launches are forgotten when it goes (ClQueue's destructor): the events held for
+  // A queue's launches are forgotten when it goes (ClQueue's destructor), after those still
+  // running have finished (waiting for them: on those drivers only): the events held for
   // enqueue_kernel hold the driver's queue, which must go when the application's does.
   void forget_launches(cl_command_queue queue) noexcept;
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <functional>
 #include <iterator>
 #include <vector>
@@ -385,10 +386,15 @@ cl_int ClDevice::enqueue_kernel(cl_command_queue queue, cl_kernel kernel, cl_uin
   if (!separate_launches_)
     return clEnqueueNDRangeKernel(queue, kernel, dims, nullptr, global, local, 0, nullptr, nullptr);
   try {
-    char name[256] = {};  // a longer name is cut: kernels sharing the first 255 bytes are kept apart too
-    clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof name - 1, name, nullptr);
+    std::size_t size = 0;
+    std::string name;
+    if (clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, 0, nullptr, &size) == CL_SUCCESS && size > 1) {
+      name.resize(size);
+      if (clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, size, &name[0], nullptr) != CL_SUCCESS) name.clear();
+      name.resize(std::strlen(name.c_str()));
+    }
     std::lock_guard<std::mutex> lock(launches_mutex_);
-    auto& latest = latest_launch_[name];
+    auto& latest = latest_launch_[name];  // (no name: all such kernels kept apart together)
     cl_event before = nullptr;
     cl_int state = CL_COMPLETE;
     if (latest.queue && latest.queue != queue &&
@@ -411,8 +417,17 @@ cl_int ClDevice::enqueue_kernel(cl_command_queue queue, cl_kernel kernel, cl_uin
 void ClDevice::forget_launches(cl_command_queue queue) noexcept {
   if (!separate_launches_) return;
   std::lock_guard<std::mutex> lock(launches_mutex_);
-  for (auto it = latest_launch_.begin(); it != latest_launch_.end();)
-    it = it->second.queue == queue ? latest_launch_.erase(it) : std::next(it);
+  for (auto it = latest_launch_.begin(); it != latest_launch_.end();) {
+    if (it->second.queue != queue) {
+      ++it;
+      continue;
+    }
+    // A launch still running when its queue goes would otherwise be forgotten while it runs (the
+    // release only flushes): the next launch of its kernel on another queue would overlap it.
+    cl_event e = it->second.event();
+    (void)clWaitForEvents(1, &e);  // a failed launch fails the wait: nothing left to keep apart
+    it = latest_launch_.erase(it);
+  }
 }
 
 bool ClDevice::fill_with_kernel(cl::CommandQueue& queue, cl_mem buffer, std::size_t offset, std::size_t bytes,

@@ -1,5 +1,6 @@
 // 12_warp_reduce: a sum written once with the dialect's sub-group (warp) words, run on any device,
-// and on CUDA devices against the same algorithm written in native CUDA C++ (__shfl_down_sync).
+// and on CUDA devices against the same work written in native CUDA C++ (a __shfl_down_sync tree,
+// where the portable sub-group reduce may use __reduce_add_sync from sm_80).
 // Each work-item adds its share of the input (a grid-stride loop), each sub-group reduces its
 // work-items' sums with gpurt_sub_group_reduce_add_u32, the first sub-group of the group adds the
 // sub-groups' partials, and a second launch of the same kernel adds the groups' partials. Sums of
@@ -92,6 +93,8 @@ int main(int argc, char** argv) try {
   int failures = 0;
   const gpurt::Kernel portable =
       dev.build({gpurt::SourceLanguage::portable, portable_source, "warp_sum.gpurt"}).kernel("warp_sum");
+  // Before each kernel's runs the result holds ~want, which no correct run leaves behind.
+  q.fill(result, ~want);
   const double ms = reduce(q, portable, in, partials, result, n, reps);
   const std::uint32_t got = q.read(result)[0];
   std::printf("portable kernel:  sum %10u (CPU %10u) %s, %8.3f ms for %d sums, %7.1f GB/s\n", got, want,
@@ -100,6 +103,7 @@ int main(int argc, char** argv) try {
   if (dev.backend() == "cuda") {
     const gpurt::Kernel native =
         dev.build({gpurt::SourceLanguage::cuda_cpp, cuda_source, "warp_sum.cu"}).kernel("warp_sum");
+    q.fill(result, ~want);
     const double native_ms = reduce(q, native, in, partials, result, n, reps);
     const std::uint32_t got_native = q.read(result)[0];
     std::printf("CUDA C++ twin:    sum %10u (CPU %10u) %s, %8.3f ms for %d sums, %7.1f GB/s\n", got_native, want,

@@ -12,8 +12,12 @@ inline const char* sub_group_source = R"(
 #define SG_CAT2(a, b) a##b
 #define SG_CAT(a, b) SG_CAT2(a, b)
 #define W(name) SG_CAT(name, S)
-GPURT_INLINE size_t sg_global_linear(void) { return gpurt_global_id(0) + gpurt_global_size(0) * gpurt_global_id(1); }
-GPURT_INLINE size_t sg_local_linear(void) { return gpurt_local_id(0) + gpurt_local_size(0) * gpurt_local_id(1); }
+GPURT_INLINE size_t sg_global_linear(void) {
+  return gpurt_global_id(0) + gpurt_global_size(0) * (gpurt_global_id(1) + gpurt_global_size(1) * gpurt_global_id(2));
+}
+GPURT_INLINE size_t sg_local_linear(void) {
+  return gpurt_local_id(0) + gpurt_local_size(0) * (gpurt_local_id(1) + gpurt_local_size(1) * gpurt_local_id(2));
+}
 GPURT_INLINE void sg_layout(GPURT_GLOBAL uint32_t* layout, size_t i) {
   layout[i * 7 + 0] = gpurt_sub_group_size();
   layout[i * 7 + 1] = gpurt_sub_group_local_id();
@@ -53,7 +57,7 @@ GPURT_KERNEL void sg_values(GPURT_GLOBAL const T* in, GPURT_GLOBAL T* out, GPURT
   o[20] = W(gpurt_group_scan_exclusive_add_)(x, scratch);
   o[21] = W(gpurt_group_scan_exclusive_min_)(x, scratch);
   o[22] = W(gpurt_group_scan_exclusive_max_)(x, scratch);
-  o[23] = W(gpurt_group_broadcast_)(x, arg % (gpurt_local_size(0) * gpurt_local_size(1)), scratch);
+  o[23] = W(gpurt_group_broadcast_)(x, arg % (gpurt_local_size(0) * gpurt_local_size(1) * gpurt_local_size(2)), scratch);
   sg_layout(layout, i);
 }
 GPURT_KERNEL void sg_votes(GPURT_GLOBAL const uint32_t* in, GPURT_GLOBAL uint64_t* out, GPURT_GLOBAL uint32_t* layout) {

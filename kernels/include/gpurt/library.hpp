@@ -94,9 +94,11 @@ void softmax_rows(Queue& queue, const Buffer<float>& in, const Buffer<float>& ou
 // Row-wise layer norm: out[r][c] = (in[r][c] - mean_r) / sqrt(var_r + epsilon) * gamma[c] + beta[c],
 // mean_r and var_r the row's mean and biased variance (divided by cols, as PyTorch's LayerNorm),
 // computed in two passes (the mean of the row shifted by its first element, then the variance from
-// the mean: rows of a large mean and a small spread keep their precision). gamma and beta hold cols elements; epsilon
-// is finite and >= 0 (else invalid_argument). out may be in itself (in place); out overlapping
-// gamma or beta, or in other than exactly, is rejected.
+// the mean: rows of a large mean and a small spread keep their precision; a row whose elements'
+// differences overflow float, such as {3e38, -3e38}, gives NaN, and so does a constant row with
+// epsilon 0, as the formula's 0 / 0). gamma and beta hold cols elements; epsilon is finite and
+// >= 0 (else invalid_argument). out may be in itself (in place); out overlapping gamma or beta, or
+// in other than exactly, is rejected.
 void layer_norm_rows(Queue& queue, const Buffer<float>& in, const Buffer<float>& gamma, const Buffer<float>& beta,
                      const Buffer<float>& out, std::size_t rows, std::size_t cols, float epsilon = 1e-5f);
 

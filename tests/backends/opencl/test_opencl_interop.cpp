@@ -524,3 +524,43 @@ TEST_CASE("OpenCL backend: on PoCL before 7.0 one kernel's launches on two queue
   CHECK(std::count(hb.begin(), hb.end(), 1.0f) == 32);
   CHECK(std::count(ho.begin(), ho.end(), 7.0f) == 64);
 }
+
+TEST_CASE("OpenCL backend: on PoCL before 7.0 destroying a queue waits for its kernel's latest launch") {
+  // cl_common.hpp, forget_launches: "A queue's launches are forgotten when it goes ..., after those
+  // still running have finished (waiting for them: on those drivers only)"; api-guide.md:
+  // "destroying a queue whose launch is its kernel's latest waits for that launch". A long launch
+  // on queue a, a destroyed at once: its output is then complete, read on another queue that never
+  // waited for a's work.
+  Device dev = test::device_under_test();
+  const DeviceProperties& p = dev.properties();
+  const bool old_pocl = p.platform.find("Portable Computing Language") != std::string::npos &&
+                        std::stoi(p.driver_version) < 7;
+  if (!old_pocl) GPURT_SKIP(dev.description() + ": launches on several queues are not kept apart here");
+  Kernel k = dev.build({SourceLanguage::portable, R"(
+GPURT_KERNEL void long_iterate(GPURT_GLOBAL uint32_t* out, uint32_t n, uint32_t rounds) {
+  const size_t i = gpurt_global_id(0);
+  if (i >= n) return;
+  uint32_t x = (uint32_t)i;
+  for (uint32_t r = 0; r < rounds; ++r) x = x * 1664525u + 1013904223u;
+  out[i] = x;
+}
+)", "long_iterate.gpurt"}).kernel("long_iterate");
+  const std::uint32_t n = 4096, rounds = 200000;
+  auto out = dev.alloc<std::uint32_t>(n);
+  Queue b = dev.create_queue();
+  b.fill(out, 0u);
+  b.finish();
+  {
+    Queue a = dev.create_queue();
+    a.launch(k, LaunchConfig::cover(Dim3(n), Dim3(64)), out, n, rounds);
+    (void)a.record().complete();  // submitted
+  }  // a goes here, its launch perhaps still running
+  const auto got = b.read(out);
+  std::size_t wrong = 0;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    std::uint32_t x = i;
+    for (std::uint32_t r = 0; r < rounds; ++r) x = x * 1664525u + 1013904223u;
+    wrong += got[i] != x;
+  }
+  CHECK(wrong == 0);
+}
