@@ -342,3 +342,30 @@ TEST_CASE("kernel-language.md: half* takes a Buffer<gpurt::half> or 16-bit bits,
                       "is a gpurt::bfloat16");
   f.q.finish();
 }
+
+TEST_CASE("kernel-language.md: a half value parameter builds only with fp16, and takes a gpurt::half or its bits") {
+  // kernel-language.md, "half and bfloat16": "OpenCL without cl_khr_fp16 allows half only behind a
+  // pointer, so a half ... value parameter ... fails to build"; where it builds (CUDA, OpenCL with
+  // cl_khr_fp16) "the same holds for half value parameters": a gpurt::half or 16-bit bits, never a
+  // gpurt::bfloat16 or a float.
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  const char* source = R"(
+GPURT_KERNEL void half_value(half h, GPURT_GLOBAL float* out) { out[0] = gpurt_load_half(&h, 0); }
+)";
+  const ProgramSource program{SourceLanguage::portable, source, "half_value.gpurt"};
+  if (!f.dev.properties().fp16) {
+    GPURT_REQUIRE_ERROR(f.dev.build(program), ErrorCategory::build_failed, "half_value.gpurt");
+    return;
+  }
+  Kernel k = f.dev.build(program).kernel("half_value");
+  auto out = f.dev.alloc<float>(1);
+  const LaunchConfig one(Dim3(1), Dim3(1));
+  f.q.launch(k, one, gpurt::half(-2.5f), out);
+  CHECK(f.q.read(out)[0] == -2.5f);
+  f.q.launch(k, one, std::uint16_t{0x3c00u}, out);
+  CHECK(f.q.read(out)[0] == 1.0f);
+  GPURT_REQUIRE_ERROR(f.q.launch(k, one, gpurt::bfloat16(1.0f), out), ErrorCategory::invalid_argument,
+                      "argument 0 is a gpurt::bfloat16 but parameter 0 (half) of kernel 'half_value' is a gpurt::half");
+  GPURT_REQUIRE_ERROR(f.q.launch(k, one, 1.0f, out), ErrorCategory::invalid_argument, "is a gpurt::half");
+}
