@@ -14,6 +14,7 @@ add_executable(gpurt_conformance
   launch/conformance_launch.cpp
   programs/conformance_cache.cpp
   programs/conformance_dialect.cpp
+  programs/conformance_half.cpp
   programs/conformance_program.cpp
   programs/conformance_sub_groups.cpp
   programs/conformance_vector_types.cpp
@@ -105,6 +106,7 @@ add_executable(gpurt_unit_tests
   transfers/unit_transfer_record.cpp
   launch/unit_launch_config.cpp
   programs/unit_build_text.cpp
+  programs/unit_float16.cpp
   programs/unit_signature.cpp
   events/unit_errors.cpp
   plugins/unit_discovery.cpp

@@ -87,6 +87,30 @@ GPURT_VEC_OPS_(uint2, uint4, unsigned)
 #undef GPURT_VEC_OP4_
 #undef GPURT_VEC_OP2_
 )GPURT"
+// 16-bit floats (docs/kernel-language.md, "half and bfloat16"): two-byte storage structs whose values
+// are read into float and rounded back to nearest even. half converts by the hardware's cvt.f32.f16
+// and cvt.rn.f16.f32 (what cuda_fp16.h's __half2float and __float2half_rn use); bfloat16 by integer
+// rounding, the same as in the OpenCL prelude. CUDA_NO_HALF keeps cuda_fp16.h, where a source
+// includes it, from declaring a second `half`.
+R"GPURT(
+#define CUDA_NO_HALF 1
+struct half { unsigned short gpurt_bits_; };
+struct bfloat16 { unsigned short gpurt_bits_; };
+__device__ inline float gpurt_half_bits_to_float(ushort b) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(b)); return f; }
+__device__ inline ushort gpurt_float_to_half_bits(float f) { ushort b; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(b) : "f"(f)); return b; }
+__device__ inline float gpurt_bf16_bits_to_float(ushort b) { return __uint_as_float((unsigned)b << 16); }
+// A NaN keeps its sign and top payload bits and becomes quiet; everything else rounds to nearest even
+// (a carry out of the mantissa raises the exponent, up to infinity).
+__device__ inline ushort gpurt_float_to_bf16_bits(float f) {
+  const unsigned u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);
+  return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+__device__ inline float gpurt_load_half(const half* p, size_t i) { return gpurt_half_bits_to_float(p[i].gpurt_bits_); }
+__device__ inline void gpurt_store_half(half* p, size_t i, float f) { p[i].gpurt_bits_ = gpurt_float_to_half_bits(f); }
+__device__ inline float gpurt_load_bf16(const bfloat16* p, size_t i) { return gpurt_bf16_bits_to_float(p[i].gpurt_bits_); }
+__device__ inline void gpurt_store_bf16(bfloat16* p, size_t i, float f) { p[i].gpurt_bits_ = gpurt_float_to_bf16_bits(f); }
+)GPURT"
 // Sub-groups are warps of 32 lanes, numbered by the linearised local id (x fastest); a group whose
 // size is not a multiple of 32 ends in a partial warp, whose lanes exist in gpurt_detail::mask().
 // Every operation names exactly those lanes, so a partial warp never waits for lanes that do not

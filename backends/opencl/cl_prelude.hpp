@@ -69,6 +69,31 @@ R"GPURT(
 #define gpurt_make_uint2(a, b) ((uint2)((uint)(a), (uint)(b)))
 #define gpurt_make_uint4(a, b, c, d) ((uint4)((uint)(a), (uint)(b), (uint)(c), (uint)(d)))
 )GPURT"
+// 16-bit floats (docs/kernel-language.md, "half and bfloat16"): `half` is OpenCL C's own, read and
+// written through vload_half and vstore_half_rte, which every OpenCL version has without cl_khr_fp16
+// (enabled where the device has it: half values and arithmetic are then OpenCL C's); bfloat16 is a
+// two-byte struct converted by integer rounding, the same as in the CUDA prelude. The load and store
+// words are macros so that they take pointers to every address space, as vload_half does.
+R"GPURT(
+#ifdef cl_khr_fp16
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+#endif
+typedef struct { ushort gpurt_bits_; } bfloat16;
+inline float gpurt_half_bits_to_float(ushort b) { return vload_half(0, (const __private half*)&b); }
+inline ushort gpurt_float_to_half_bits(float f) { ushort b; vstore_half_rte(f, 0, (__private half*)&b); return b; }
+inline float gpurt_bf16_bits_to_float(ushort b) { return as_float((uint)b << 16); }
+/* A NaN keeps its sign and top payload bits and becomes quiet; everything else rounds to nearest even
+ * (a carry out of the mantissa raises the exponent, up to infinity). */
+inline ushort gpurt_float_to_bf16_bits(float f) {
+  const uint u = as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);
+  return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+#define gpurt_load_half(p, i) vload_half((i), (p))
+#define gpurt_store_half(p, i, f) vstore_half_rte((f), (i), (p))
+#define gpurt_load_bf16(p, i) gpurt_bf16_bits_to_float((p)[(i)].gpurt_bits_)
+#define gpurt_store_bf16(p, i, f) ((void)((p)[(i)].gpurt_bits_ = gpurt_float_to_bf16_bits(f)))
+)GPURT"
 // Sub-groups, by the first of these that applies (docs/kernel-language.md, "Sub-groups"):
 //  - GPURT_SUB_GROUPS_SINGLE_ITEM (a -D build flag), or GPURT_OPENCL_SUB_GROUPS_SINGLE_ITEM
 //    (defined by the backend where it does not use a device's cl_khr_subgroups: PoCL): every

@@ -310,6 +310,8 @@ ParamType describe_type(const std::string& type_name, unsigned address_bits) {
         {"unsigned", ValueKind::integer, false, 4}, {"signed", ValueKind::integer, true, 4},
         {"float", ValueKind::floating, true, 4},    {"double", ValueKind::floating, true, 8},
         {"half", ValueKind::floating, true, 2},     {"__half", ValueKind::floating, true, 2},
+        {"bfloat16", ValueKind::floating, true, 2}, {"__nv_bfloat16", ValueKind::floating, true, 2},
+        {"nv_bfloat16", ValueKind::floating, true, 2},
         {"bool", ValueKind::boolean, false, 1},     {"_Bool", ValueKind::boolean, false, 1},
         {"cl_int", ValueKind::integer, true, 4},    {"cl_uint", ValueKind::integer, false, 4},
         {"cl_float", ValueKind::floating, true, 4},
@@ -323,7 +325,11 @@ ParamType describe_type(const std::string& type_name, unsigned address_bits) {
     if (x == "size_t" || x == "uintptr_t") return set(ValueKind::integer, false, ptr_bytes);
     if (x == "ptrdiff_t" || x == "intptr_t" || x == "ssize_t") return set(ValueKind::integer, true, ptr_bytes);
     for (const Named& n : table)
-      if (x == n.name) return set(n.kind, n.is_signed, n.bytes, x == "char");
+      if (x == n.name) {
+        set(n.kind, n.is_signed, n.bytes, x == "char");
+        r.value.is_bfloat16 = x == "bfloat16" || x == "__nv_bfloat16" || x == "nv_bfloat16";
+        return r;
+      }
     // A vector type of OpenCL (float4, uchar16) or CUDA (float4, int2): sizes are compared.
     // The six with host twins (gpurt::float4, types.hpp) are described lane by lane.
     static const Named vectors[] = {
@@ -383,7 +389,8 @@ std::string describe_value(const detail::ValueType& v) {
       if (v.plain_char) return "char";
       return std::string(v.is_signed ? "std::int" : "std::uint") + bits + "_t";
     case ValueKind::floating:
-      return v.bytes == 4 ? "float" : v.bytes == 8 ? "double" : v.bytes == 2 ? "half" : bits + "-bit float";
+      if (v.bytes == 2) return v.is_bfloat16 ? "gpurt::bfloat16" : "gpurt::half";
+      return v.bytes == 4 ? "float" : v.bytes == 8 ? "double" : bits + "-bit float";
     case ValueKind::boolean:
       return "bool";
     case ValueKind::other:

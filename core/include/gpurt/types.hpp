@@ -1,5 +1,6 @@
 // Value types shared by the public API and the backend plugins: dimensions, device properties,
-// backend availability, program sources and launch shapes. Plain data, no behaviour.
+// backend availability, program sources and launch shapes. Plain data; the one behaviour is the
+// 16-bit floats' conversion to and from float (core/src/base/float16.cpp).
 #pragma once
 
 #include <cstddef>
@@ -22,6 +23,43 @@ struct alignas(16) int4 { std::int32_t x, y, z, w; };
 struct alignas(8) uint2 { std::uint32_t x, y; };
 struct alignas(16) uint4 { std::uint32_t x, y, z, w; };
 
+// Host twins of the dialect's 16-bit floats (docs/kernel-language.md, "half and bfloat16"): two
+// bytes holding the bits, the element types of buffers for `half*` and `bfloat16*` parameters (a
+// Buffer<std::uint16_t> passes there too) and the values of `half` and `bfloat16` parameters.
+// From a float: rounded to nearest, ties to even; a value beyond the largest finite one becomes an
+// infinity of its sign; a NaN stays a NaN (quiet, its sign kept); half's subnormals are exact. To a
+// float: exact (every half and bfloat16 value is a float). == and != compare values, as float's do
+// (a NaN equals nothing, -0 equals +0); bits() compares representations. Without libgpurt (a
+// plugin) only the bits are available.
+class half {
+ public:
+  half() = default;
+  explicit half(float value) noexcept;
+  explicit operator float() const noexcept;
+  static constexpr half from_bits(std::uint16_t bits) noexcept { half h; h.bits_ = bits; return h; }
+  constexpr std::uint16_t bits() const noexcept { return bits_; }
+  friend bool operator==(half a, half b) noexcept { return float(a) == float(b); }
+  friend bool operator!=(half a, half b) noexcept { return !(a == b); }
+
+ private:
+  std::uint16_t bits_ = 0;
+};
+class bfloat16 {
+ public:
+  bfloat16() = default;
+  explicit bfloat16(float value) noexcept;
+  explicit operator float() const noexcept;
+  static constexpr bfloat16 from_bits(std::uint16_t bits) noexcept { bfloat16 b; b.bits_ = bits; return b; }
+  constexpr std::uint16_t bits() const noexcept { return bits_; }
+  friend bool operator==(bfloat16 a, bfloat16 b) noexcept { return float(a) == float(b); }
+  friend bool operator!=(bfloat16 a, bfloat16 b) noexcept { return !(a == b); }
+
+ private:
+  std::uint16_t bits_ = 0;
+};
+static_assert(sizeof(half) == 2 && std::is_trivially_copyable<half>::value, "half is two bytes of bits");
+static_assert(sizeof(bfloat16) == 2 && std::is_trivially_copyable<bfloat16>::value, "bfloat16 is two bytes of bits");
+
 namespace detail {
 // What a value is, as far as kernel argument checks care: its kind, signedness and width. The
 // core describes each host argument (and each Buffer's element type) with one, and each kernel
@@ -39,6 +77,7 @@ struct ValueType {
   bool plain_char = false;  // spelled `char` (signedness differs between compilers)
   std::uint8_t bytes = 0;    // of the whole value (a vector's lanes together)
   std::uint8_t lanes = 0;    // 2 or 4 for the dialect's vector types (kind and signedness: a lane's)
+  bool is_bfloat16 = false;  // a 2-byte float with 8 exponent bits (bfloat16), not IEEE half
 };
 template <class T> struct vector_lanes { static constexpr std::uint8_t value = 0; using element = void; };
 #define GPURT_VECTOR_LANES_(V, E, N) \
@@ -60,6 +99,8 @@ constexpr ValueType value_type_of() {
   } else if constexpr (std::is_integral<U>::value) {
     return {ValueKind::integer, std::is_signed<U>::value, std::is_same<U, char>::value,
             static_cast<std::uint8_t>(sizeof(U))};
+  } else if constexpr (std::is_same<U, half>::value || std::is_same<U, bfloat16>::value) {
+    return {ValueKind::floating, true, false, 2, 0, std::is_same<U, bfloat16>::value};
   } else if constexpr (std::is_floating_point<U>::value) {
     return {ValueKind::floating, true, false, static_cast<std::uint8_t>(sizeof(U))};
   } else if constexpr (vector_lanes<U>::value != 0) {

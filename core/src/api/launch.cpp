@@ -107,9 +107,11 @@ void check_scalar_type(std::size_t i, const gpurt_kernel_arg& a, const detail::V
                         " is a " + expected + why + "; pass a " + expected,
                     call, d);
   };
-  const bool want_half = want.kind == ValueKind::floating && want.bytes == 2;
-  if (want_half) {  // the host has no half type: its bits travel as a 16-bit integer
-    if (got.bytes != 2 || got.kind == ValueKind::boolean) refuse("");
+  const bool want_16 = want.kind == ValueKind::floating && want.bytes == 2;
+  if (want_16) {  // a gpurt::half or gpurt::bfloat16 of the same format, or its bits as a 16-bit integer
+    if (got.bytes != 2 || got.kind == ValueKind::boolean ||
+        (got.kind == ValueKind::floating && got.is_bfloat16 != want.is_bfloat16))
+      refuse("");
     return;
   }
   if (want.kind == ValueKind::boolean) {
@@ -140,11 +142,11 @@ void check_buffer_type(std::size_t i, const detail::ValueType& got, const plugin
   // errors.md: "void*, struct and vector pointees take any buffer" - a float4* walks a
   // Buffer<float> four at a time as often as a Buffer<gpurt::float4>, and bytes on purpose.
   if (want.lanes != 0) return;
-  bool same = want.kind == got.kind && want.bytes == got.bytes;
+  bool same = want.kind == got.kind && want.bytes == got.bytes && want.is_bfloat16 == got.is_bfloat16;
   if (same && want.kind == ValueKind::integer && want.is_signed != got.is_signed)
     same = want.bytes == 1 && (want.plain_char || got.plain_char);  // char vs signed/unsigned char
   if (want.kind == ValueKind::floating && want.bytes == 2 && got.kind == ValueKind::integer && got.bytes == 2)
-    same = true;  // half data held as 16-bit integers on the host
+    same = true;  // half or bfloat16 data held as 16-bit integers on the host
   if (!same) {
     const std::string expected = plugin::describe_value(want);
     detail::invalid(arg_text(i) + " is a Buffer<" + plugin::describe_value(got) + "> but " + param_text(info, i) +

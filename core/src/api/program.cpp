@@ -214,6 +214,14 @@ Kernel Program::kernel(const std::string& name) const {
       const plugin::ParamDecl& pd = decl->params[i];
       if (pd.macro_call) continue;
       if (pi.type_name.empty()) pi.type_name = pd.type_name();
+      // The dialect's bfloat16 reaches the OpenCL compiler as the prelude's typedef, which a driver
+      // may report resolved (a struct, or ushort where a driver flattens it); half and bfloat16 are
+      // checked as the kernel spells them.
+      if (p->language == SourceLanguage::portable) {
+        const plugin::ParamType declared = plugin::describe_type(pd.type_name());
+        if (declared.known && declared.value.kind == detail::ValueKind::floating && declared.value.bytes == 2)
+          pi.type_name = pd.type_name();
+      }
       if (pi.kind == bridge::ParamKind::unknown) {
         const plugin::ParamType t = plugin::describe_type(pd.type_name());
         if (t.known && t.pointer && !pd.has_word("__local") && !pd.has_word("local") && !pd.has_word("GPURT_LOCAL"))
