@@ -362,3 +362,23 @@ TEST_CASE("kernel-language.md: a sub-group word of double on a device without fp
     CHECK(e.build_log().find("needs_fp64") != std::string::npos);
   }
 }
+
+TEST_CASE("kernel-language.md: the single-item switch as a define is refused, naming flags") {
+  // kernel-language.md: "Device::build refuses a define of it (or of a GPURT_OPENCL_* name ...)
+  // with invalid_argument saying to pass it in flags" - as a define it would reach the user's code
+  // and not the prelude, and the kernel would silently keep native sub-groups.
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  for (const char* name : {"GPURT_SUB_GROUPS_SINGLE_ITEM", "GPURT_OPENCL_NVIDIA_PTX"}) {
+    INFO(name);
+    BuildOptions o;
+    o.defines.push_back({name, ""});
+    GPURT_REQUIRE_ERROR(f.dev.build({SourceLanguage::portable, test::sub_group_source, "sub_groups.gpurt"}, o),
+                        ErrorCategory::invalid_argument, std::string("-D") + name);
+  }
+  // Other GPURT_ names stay the user's (the library passes GPURT_T), and the flag form builds.
+  BuildOptions ok;
+  ok.defines = {{"T", "uint32_t"}, {"S", "u32"}, {"GPURT_MY_OWN", "1"}};
+  ok.flags.push_back("-DGPURT_SUB_GROUPS_SINGLE_ITEM");
+  CHECK(f.dev.build({SourceLanguage::portable, test::sub_group_source, "sub_groups.gpurt"}, ok).kernel("sg_votes").valid());
+}

@@ -62,6 +62,14 @@ void check_source(const detail::DeviceState* d, const ProgramSource& source, con
     detail::invalid(std::string("defines apply to source languages, and a ") + to_string(source.language) +
                         " program has no preprocessor; remove BuildOptions::defines",
                     build_call, d);
+  // The prelude's own switches are read before the defines' #define lines: as a define such a
+  // switch would change the user's code and not the prelude (kernel-language.md names them).
+  if (source.language == SourceLanguage::portable)
+    for (const auto& [name, value] : options.defines)
+      if (name == "GPURT_SUB_GROUPS_SINGLE_ITEM" || name.rfind("GPURT_OPENCL_", 0) == 0)
+        detail::invalid(name + " is a switch of the portable prelude, which is read before the #define lines that "
+                               "BuildOptions::defines become; pass it in BuildOptions::flags as \"-D" + name + "\"",
+                        build_call, d);
 }
 
 // The defines the compiler is given. A source that reads other files is never cached by gpurt, and
