@@ -93,9 +93,6 @@ ClDevice::ClDevice(cl::Platform platform, cl::Device device, cl::Context context
   p.fp16 = has_extension(ext, "cl_khr_fp16");
   p.int32_atomics = true;  // core since OpenCL 1.1
   p.float_atomic_add = has_extension(ext, "cl_ext_float_atomics");
-  // The prelude's 64-bit words need both (add/sub/xchg/cmpxchg, then min/max/and/or/xor).
-  p.int64_atomics =
-      has_extension(ext, "cl_khr_int64_base_atomics") && has_extension(ext, "cl_khr_int64_extended_atomics");
   // Sub-groups as the prelude implements them (cl_prelude.hpp): warps through inline PTX on NVIDIA,
   // the cl_khr_subgroups built-ins where listed, else every work-item its own sub-group. Not on
   // PoCL: with PoCL 5.0's built-ins (H200 machine, 2026-12-02) every case of the suite using them
