@@ -9,7 +9,6 @@
 #include <initializer_list>
 #include <iterator>
 #include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <map>
 #include <memory>
@@ -30,6 +29,7 @@
 #include "gpurt/error.hpp"
 #include "gpurt/launch.hpp"
 #include "gpurt/program.hpp"
+#include "gpurt/types.hpp"
 
 namespace gpurt::lib {
 
@@ -608,20 +608,10 @@ Implementation matmul_bf16(Queue& q, const Buffer<std::uint16_t>& a, const Buffe
   });
 }
 
-std::uint16_t to_bf16(float x) {
-  std::uint32_t u = 0;
-  std::memcpy(&u, &x, sizeof u);
-  if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu)) return static_cast<std::uint16_t>((u >> 16) | 0x40);
-  u += 0x7fffu + ((u >> 16) & 1u);  // round to nearest, ties to even
-  return static_cast<std::uint16_t>(u >> 16);
-}
+// The host types' conversions (<gpurt/types.hpp>): round to nearest even, NaN kept quiet.
+std::uint16_t to_bf16(float x) { return gpurt::bfloat16(x).bits(); }
 
-float from_bf16(std::uint16_t x) {
-  const std::uint32_t u = static_cast<std::uint32_t>(x) << 16;
-  float f = 0;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
+float from_bf16(std::uint16_t x) { return static_cast<float>(gpurt::bfloat16::from_bits(x)); }
 
 void conv2d(Queue& q, const Buffer<float>& in, const Buffer<float>& filter, const Buffer<float>& out,
             std::size_t width, std::size_t height, std::size_t filter_size) {
