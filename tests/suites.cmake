@@ -16,6 +16,7 @@ add_executable(gpurt_conformance
   programs/conformance_dialect.cpp
   programs/conformance_half.cpp
   programs/conformance_program.cpp
+  programs/conformance_atomics.cpp
   programs/conformance_sub_groups.cpp
   programs/conformance_vector_types.cpp
   events/conformance_errors.cpp

@@ -73,6 +73,7 @@ nlohmann::json device_json(const Device& d) {
           {"fp16", p.fp16},
           {"int32_atomics", p.int32_atomics},
           {"float_atomic_add", p.float_atomic_add},
+          {"int64_atomics", p.int64_atomics},
           {"sub_groups", p.sub_groups},
           {"sub_group_shuffle", p.sub_group_shuffle},
           {"sub_group_sizes", p.sub_group_sizes},
@@ -178,7 +179,8 @@ int run_info(bool json) {
               << ", local memory " << p.max_local_memory << " bytes, SIMD width " << p.simd_width << "\n"
               << "      fp64 " << (p.fp64 ? "yes" : "no") << ", fp16 " << (p.fp16 ? "yes" : "no")
               << ", int32 atomics " << (p.int32_atomics ? "yes" : "no") << ", float atomic add "
-              << (p.float_atomic_add ? "yes" : "no") << ", tensor cores " << (p.tensor_cores ? "yes" : "no")
+              << (p.float_atomic_add ? "yes" : "no") << ", int64 atomics " << (p.int64_atomics ? "yes" : "no")
+              << ", tensor cores " << (p.tensor_cores ? "yes" : "no")
               << "\n      sub-groups: " << sub_group_text(p) << "\n";
     std::cout << "      vendor BLAS (gpurt::lib matmul): " << vendor_text(d) << "\n";
     if (!p.pci_bus_id.empty() || !p.uuid.empty())

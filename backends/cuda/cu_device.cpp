@@ -55,6 +55,7 @@ CuDevice::CuDevice(CUdevice dev, CUcontext ctx, int driver_version, bool primary
   p.fp16 = compute_capability() >= 53;
   p.int32_atomics = true;
   p.float_atomic_add = true;
+  p.int64_atomics = true;  // atomicAdd/Min/Max/And/Or/Xor/Exch/CAS on 64 bits: sm_35 and later
   p.sub_groups = p.sub_group_shuffle = true;
   p.sub_group_sizes = {static_cast<std::uint32_t>(p.simd_width)};  // warps, the prelude's sub-groups
   p.tensor_cores = cc_major_ >= 8;

@@ -44,6 +44,9 @@ __device__ inline size_t gpurt_global_size(int d) { return gpurt_num_groups(d) *
 #define gpurt_atomic_cmpxchg(p, cmp, v) atomicCAS(p, cmp, v)
 #define gpurt_atomic_add_float(p, v) atomicAdd(p, v)
 #define gpurt_atomic_add_float_local(p, v) atomicAdd(p, v)
+#define gpurt_atomic_and(p, v) atomicAnd(p, v)
+#define gpurt_atomic_or(p, v) atomicOr(p, v)
+#define gpurt_atomic_xor(p, v) atomicXor(p, v)
 // Dynamic local memory arrives as the kernel's last parameter: an empty tag whose value is the
 // launch's dynamic shared memory.
 extern __shared__ __align__(16) unsigned char gpurt_dynamic_shared[];
@@ -320,6 +323,77 @@ GPURT_SG_TYPE_(u64, uint64_t)
 GPURT_SG_TYPE_(f64, double)
 #undef GPURT_SG_TYPE_
 #undef GPURT_SG_OP_
+)GPURT"
+// Typed atomics (docs/kernel-language.md, "Atomics"): relaxed, each returning the old value.
+// Pointers are generic, so one word reaches global and shared memory. Signed 64-bit words go
+// through the unsigned intrinsics where CUDA has no signed overload: two's complement makes the
+// bits the same. Float min and max are compare-and-swap loops on the bits, combining as the
+// sub-group words do (min_op, max_op: fminf/fmin, so a NaN operand leaves the value); the loop
+// compares bits, so a stored NaN cannot keep it spinning. double add is native from sm_60. Loads
+// and stores are volatile accesses of the natural size.
+R"GPURT(
+#define GPURT_HAS_INT64_ATOMICS 1
+namespace gpurt_detail {
+__device__ inline int to_bits(float x) { return __float_as_int(x); }
+__device__ inline unsigned long long to_bits(double x) { return (unsigned long long)__double_as_longlong(x); }
+__device__ inline float from_bits(int b, float) { return __int_as_float(b); }
+__device__ inline double from_bits(unsigned long long b, double) { return __longlong_as_double((long long)b); }
+// *p = op(*p, v) atomically; a result equal to the value, bit for bit, is left unwritten.
+template <class T, class Op> __device__ inline T atomic_cas_loop(T* p, T v, Op op) {
+  typedef decltype(to_bits(v)) B;
+  B old = to_bits(*(volatile T*)p);
+  for (;;) {
+    const B want = to_bits(op(from_bits(old, v), v));
+    if (want == old) return from_bits(old, v);
+    const B seen = atomicCAS((B*)p, old, want);
+    if (seen == old) return from_bits(old, v);
+    old = seen;
+  }
+}
+__device__ inline double atomic_add_f64(double* p, double v) {
+#if __CUDA_ARCH__ >= 600
+  return atomicAdd(p, v);
+#else
+  return atomic_cas_loop(p, v, add_op());
+#endif
+}
+}  // namespace gpurt_detail
+__device__ inline int64_t gpurt_atomic_add_i64(int64_t* p, int64_t v) { return (int64_t)atomicAdd((uint64_t*)p, (uint64_t)v); }
+__device__ inline uint64_t gpurt_atomic_add_u64(uint64_t* p, uint64_t v) { return atomicAdd(p, v); }
+__device__ inline int64_t gpurt_atomic_sub_i64(int64_t* p, int64_t v) { return (int64_t)atomicAdd((uint64_t*)p, 0ull - (uint64_t)v); }
+__device__ inline uint64_t gpurt_atomic_sub_u64(uint64_t* p, uint64_t v) { return atomicAdd(p, 0ull - v); }
+__device__ inline int64_t gpurt_atomic_min_i64(int64_t* p, int64_t v) { return atomicMin(p, v); }
+__device__ inline uint64_t gpurt_atomic_min_u64(uint64_t* p, uint64_t v) { return atomicMin(p, v); }
+__device__ inline int64_t gpurt_atomic_max_i64(int64_t* p, int64_t v) { return atomicMax(p, v); }
+__device__ inline uint64_t gpurt_atomic_max_u64(uint64_t* p, uint64_t v) { return atomicMax(p, v); }
+__device__ inline int64_t gpurt_atomic_and_i64(int64_t* p, int64_t v) { return (int64_t)atomicAnd((uint64_t*)p, (uint64_t)v); }
+__device__ inline uint64_t gpurt_atomic_and_u64(uint64_t* p, uint64_t v) { return atomicAnd(p, v); }
+__device__ inline int64_t gpurt_atomic_or_i64(int64_t* p, int64_t v) { return (int64_t)atomicOr((uint64_t*)p, (uint64_t)v); }
+__device__ inline uint64_t gpurt_atomic_or_u64(uint64_t* p, uint64_t v) { return atomicOr(p, v); }
+__device__ inline int64_t gpurt_atomic_xor_i64(int64_t* p, int64_t v) { return (int64_t)atomicXor((uint64_t*)p, (uint64_t)v); }
+__device__ inline uint64_t gpurt_atomic_xor_u64(uint64_t* p, uint64_t v) { return atomicXor(p, v); }
+__device__ inline int64_t gpurt_atomic_xchg_i64(int64_t* p, int64_t v) { return (int64_t)atomicExch((uint64_t*)p, (uint64_t)v); }
+__device__ inline uint64_t gpurt_atomic_xchg_u64(uint64_t* p, uint64_t v) { return atomicExch(p, v); }
+__device__ inline int64_t gpurt_atomic_cmpxchg_i64(int64_t* p, int64_t cmp, int64_t v) {
+  return (int64_t)atomicCAS((uint64_t*)p, (uint64_t)cmp, (uint64_t)v);
+}
+__device__ inline uint64_t gpurt_atomic_cmpxchg_u64(uint64_t* p, uint64_t cmp, uint64_t v) { return atomicCAS(p, cmp, v); }
+__device__ inline float gpurt_atomic_add_f32(float* p, float v) { return atomicAdd(p, v); }
+__device__ inline float gpurt_atomic_min_f32(float* p, float v) { return gpurt_detail::atomic_cas_loop(p, v, gpurt_detail::min_op()); }
+__device__ inline float gpurt_atomic_max_f32(float* p, float v) { return gpurt_detail::atomic_cas_loop(p, v, gpurt_detail::max_op()); }
+__device__ inline double gpurt_atomic_add_f64(double* p, double v) { return gpurt_detail::atomic_add_f64(p, v); }
+__device__ inline double gpurt_atomic_min_f64(double* p, double v) { return gpurt_detail::atomic_cas_loop(p, v, gpurt_detail::min_op()); }
+__device__ inline double gpurt_atomic_max_f64(double* p, double v) { return gpurt_detail::atomic_cas_loop(p, v, gpurt_detail::max_op()); }
+#define GPURT_ATOMIC_LOAD_STORE_(S, T) \
+  __device__ inline T gpurt_atomic_load_##S(T* p) { return *(volatile T*)p; } \
+  __device__ inline void gpurt_atomic_store_##S(T* p, T v) { *(volatile T*)p = v; }
+GPURT_ATOMIC_LOAD_STORE_(i32, int32_t)
+GPURT_ATOMIC_LOAD_STORE_(u32, uint32_t)
+GPURT_ATOMIC_LOAD_STORE_(f32, float)
+GPURT_ATOMIC_LOAD_STORE_(i64, int64_t)
+GPURT_ATOMIC_LOAD_STORE_(u64, uint64_t)
+GPURT_ATOMIC_LOAD_STORE_(f64, double)
+#undef GPURT_ATOMIC_LOAD_STORE_
 )GPURT";
 
 }  // namespace gpurt::cuda

@@ -92,7 +92,12 @@ ClDevice::ClDevice(cl::Platform platform, cl::Device device, cl::Context context
   p.fp64 = device_.getInfo<CL_DEVICE_DOUBLE_FP_CONFIG>() != 0 || has_extension(ext, "cl_khr_fp64");
   p.fp16 = has_extension(ext, "cl_khr_fp16");
   p.int32_atomics = true;  // core since OpenCL 1.1
-  p.float_atomic_add = has_extension(ext, "cl_ext_float_atomics");
+  // Native float add, as the prelude's gpurt_atomic_add_float uses it: inline PTX on NVIDIA (set
+  // below); a compare-and-swap loop elsewhere, cl_ext_float_atomics or not.
+  p.float_atomic_add = false;
+  // The prelude's 64-bit words need both (add/sub/xchg/cmpxchg, then min/max/and/or/xor).
+  p.int64_atomics =
+      has_extension(ext, "cl_khr_int64_base_atomics") && has_extension(ext, "cl_khr_int64_extended_atomics");
   // Sub-groups as the prelude implements them (cl_prelude.hpp): warps through inline PTX on NVIDIA,
   // the cl_khr_subgroups built-ins where listed, else every work-item its own sub-group. Not on
   // PoCL: with PoCL 5.0's built-ins (H200 machine, 2026-12-02) every case of the suite using them
@@ -110,6 +115,7 @@ ClDevice::ClDevice(cl::Platform platform, cl::Device device, cl::Context context
       nvidia_ptx_ = 70;  // shfl.sync and vote.sync need sm_70's PTX; redux.sync is then left out
     p.sub_groups = p.sub_group_shuffle = true;
     p.sub_group_sizes = {warp ? warp : 32u};
+    p.float_atomic_add = true;  // atom.global.add.f32 (cl_prelude.hpp)
   } else if (has_extension(ext, "cl_khr_subgroups") && !pocl) {
     p.sub_groups = true;
     p.sub_group_shuffle = has_extension(ext, "cl_khr_subgroup_shuffle");

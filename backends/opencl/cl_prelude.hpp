@@ -42,6 +42,18 @@ typedef ulong uint64_t;
 #define gpurt_atomic_max(p, v) atomic_max(p, v)
 #define gpurt_atomic_xchg(p, v) atomic_xchg(p, v)
 #define gpurt_atomic_cmpxchg(p, cmp, v) atomic_cmpxchg(p, cmp, v)
+#define gpurt_atomic_and(p, v) atomic_and(p, v)
+#define gpurt_atomic_or(p, v) atomic_or(p, v)
+#define gpurt_atomic_xor(p, v) atomic_xor(p, v)
+#if defined(GPURT_OPENCL_NVIDIA_PTX)
+/* NVIDIA's OpenCL lists no float atomics, but its compiler takes inline PTX: the native add (a
+ * compare-and-swap loop on one address contended by a million work-items takes minutes there). */
+inline float gpurt_atomic_add_float(volatile __global float* p, float v) {
+  float r;
+  asm volatile("atom.global.add.f32 %0, [%1], %2;" : "=f"(r) : "l"(p), "f"(v) : "memory");
+  return r;
+}
+#else
 inline float gpurt_atomic_add_float(volatile __global float* p, float v) {
   uint old = as_uint(*p), assumed;
   do {
@@ -50,6 +62,7 @@ inline float gpurt_atomic_add_float(volatile __global float* p, float v) {
   } while (old != assumed);
   return as_float(old);
 }
+#endif
 inline float gpurt_atomic_add_float_local(volatile __local float* p, float v) {
   uint old = as_uint(*p), assumed;
   do {
@@ -58,6 +71,120 @@ inline float gpurt_atomic_add_float_local(volatile __local float* p, float v) {
   } while (old != assumed);
   return as_float(old);
 }
+)GPURT"
+// Typed atomics (docs/kernel-language.md, "Atomics"): relaxed, each returning the old value.
+// 64-bit integer words are macros over the atom_* built-ins of cl_khr_int64_base_atomics and
+// cl_khr_int64_extended_atomics, which OpenCL C overloads for __global and __local pointers, so one
+// word reaches both; without both extensions each word names what is missing when used. Float
+// words (global memory) are compare-and-swap loops on the bits, except float and double add on
+// NVIDIA (GPURT_OPENCL_NVIDIA_PTX), which are PTX's native atom.global.add: min and max as fmin/fmax (a NaN
+// operand leaves the value; the loop compares bits, so a stored NaN cannot keep it spinning).
+// Loads and stores are volatile accesses of the natural size.
+R"GPURT(
+#if defined(cl_khr_int64_base_atomics) && defined(cl_khr_int64_extended_atomics)
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
+#define GPURT_HAS_INT64_ATOMICS 1
+#endif
+#define gpurt_atomic_add_f32(p, v) gpurt_atomic_add_float(p, v)
+/* *p = COMBINE(*p, v) atomically, by CAS on the bits B of T; a result equal to the value, bit for
+ * bit, is left unwritten. */
+#define GPURT_ATOMIC_CAS_(OP, S, T, B, CAS, COMBINE) \
+  inline T gpurt_atomic_##OP##_##S(volatile __global T* p, T v) { \
+    B old = as_##B(*p); \
+    for (;;) { \
+      const B want = as_##B(COMBINE(as_##T(old), v)); \
+      if (want == old) return as_##T(old); \
+      const B seen = CAS((volatile __global B*)p, old, want); \
+      if (seen == old) return as_##T(old); \
+      old = seen; \
+    } \
+  }
+#define GPURT_ATOMIC_PLUS_(a, b) ((a) + (b))
+GPURT_ATOMIC_CAS_(min, f32, float, uint, atomic_cmpxchg, fmin)
+GPURT_ATOMIC_CAS_(max, f32, float, uint, atomic_cmpxchg, fmax)
+#define GPURT_ATOMIC_LOAD_STORE_(S, T) \
+  inline T gpurt_atomic_load_##S(volatile __global T* p) { return *p; } \
+  inline void gpurt_atomic_store_##S(volatile __global T* p, T v) { *p = v; }
+GPURT_ATOMIC_LOAD_STORE_(i32, int)
+GPURT_ATOMIC_LOAD_STORE_(u32, uint)
+GPURT_ATOMIC_LOAD_STORE_(f32, float)
+#ifdef GPURT_HAS_INT64_ATOMICS
+#define gpurt_atomic_add_i64(p, v) atom_add(p, (long)(v))
+#define gpurt_atomic_add_u64(p, v) atom_add(p, (ulong)(v))
+#define gpurt_atomic_sub_i64(p, v) atom_sub(p, (long)(v))
+#define gpurt_atomic_sub_u64(p, v) atom_sub(p, (ulong)(v))
+#define gpurt_atomic_min_i64(p, v) atom_min(p, (long)(v))
+#define gpurt_atomic_min_u64(p, v) atom_min(p, (ulong)(v))
+#define gpurt_atomic_max_i64(p, v) atom_max(p, (long)(v))
+#define gpurt_atomic_max_u64(p, v) atom_max(p, (ulong)(v))
+#define gpurt_atomic_and_i64(p, v) atom_and(p, (long)(v))
+#define gpurt_atomic_and_u64(p, v) atom_and(p, (ulong)(v))
+#define gpurt_atomic_or_i64(p, v) atom_or(p, (long)(v))
+#define gpurt_atomic_or_u64(p, v) atom_or(p, (ulong)(v))
+#define gpurt_atomic_xor_i64(p, v) atom_xor(p, (long)(v))
+#define gpurt_atomic_xor_u64(p, v) atom_xor(p, (ulong)(v))
+#define gpurt_atomic_xchg_i64(p, v) atom_xchg(p, (long)(v))
+#define gpurt_atomic_xchg_u64(p, v) atom_xchg(p, (ulong)(v))
+#define gpurt_atomic_cmpxchg_i64(p, cmp, v) atom_cmpxchg(p, (long)(cmp), (long)(v))
+#define gpurt_atomic_cmpxchg_u64(p, cmp, v) atom_cmpxchg(p, (ulong)(cmp), (ulong)(v))
+GPURT_ATOMIC_LOAD_STORE_(i64, long)
+GPURT_ATOMIC_LOAD_STORE_(u64, ulong)
+#else
+/* A kernel that uses them without 64-bit atomics fails to build, naming the missing feature. */
+#define gpurt_atomic_add_i64 gpurt_atomic_add_i64_needs_int64_atomics_which_this_device_lacks
+#define gpurt_atomic_add_u64 gpurt_atomic_add_u64_needs_int64_atomics_which_this_device_lacks
+#define gpurt_atomic_sub_i64 gpurt_atomic_sub_i64_needs_int64_atomics_which_this_device_lacks
+#define gpurt_atomic_sub_u64 gpurt_atomic_sub_u64_needs_int64_atomics_which_this_device_lacks
+#define gpurt_atomic_min_i64 gpurt_atomic_min_i64_needs_int64_atomics_which_this_device_lacks
+#define gpurt_atomic_min_u64 gpurt_atomic_min_u64_needs_int64_atomics_which_this_device_lacks
+#define gpurt_atomic_max_i64 gpurt_atomic_max_i64_needs_int64_atomics_which_this_device_lacks
+#define gpurt_atomic_max_u64 gpurt_atomic_max_u64_needs_int64_atomics_which_this_device_lacks
+#define gpurt_atomic_and_i64 gpurt_atomic_and_i64_needs_int64_atomics_which_this_device_lacks
+#define gpurt_atomic_and_u64 gpurt_atomic_and_u64_needs_int64_atomics_which_this_device_lacks
+#define gpurt_atomic_or_i64 gpurt_atomic_or_i64_needs_int64_atomics_which_this_device_lacks
+#define gpurt_atomic_or_u64 gpurt_atomic_or_u64_needs_int64_atomics_which_this_device_lacks
+#define gpurt_atomic_xor_i64 gpurt_atomic_xor_i64_needs_int64_atomics_which_this_device_lacks
+#define gpurt_atomic_xor_u64 gpurt_atomic_xor_u64_needs_int64_atomics_which_this_device_lacks
+#define gpurt_atomic_xchg_i64 gpurt_atomic_xchg_i64_needs_int64_atomics_which_this_device_lacks
+#define gpurt_atomic_xchg_u64 gpurt_atomic_xchg_u64_needs_int64_atomics_which_this_device_lacks
+#define gpurt_atomic_cmpxchg_i64 gpurt_atomic_cmpxchg_i64_needs_int64_atomics_which_this_device_lacks
+#define gpurt_atomic_cmpxchg_u64 gpurt_atomic_cmpxchg_u64_needs_int64_atomics_which_this_device_lacks
+#define gpurt_atomic_load_i64 gpurt_atomic_load_i64_needs_int64_atomics_which_this_device_lacks
+#define gpurt_atomic_load_u64 gpurt_atomic_load_u64_needs_int64_atomics_which_this_device_lacks
+#define gpurt_atomic_store_i64 gpurt_atomic_store_i64_needs_int64_atomics_which_this_device_lacks
+#define gpurt_atomic_store_u64 gpurt_atomic_store_u64_needs_int64_atomics_which_this_device_lacks
+#endif
+/* double words need fp64 and, for their compare-and-swap loops, 64-bit atomics. */
+#if defined(GPURT_HAS_FP64) && defined(GPURT_HAS_INT64_ATOMICS)
+#if defined(GPURT_OPENCL_NVIDIA_PTX) && GPURT_OPENCL_NVIDIA_PTX >= 60
+inline double gpurt_atomic_add_f64(volatile __global double* p, double v) {
+  double r;
+  asm volatile("atom.global.add.f64 %0, [%1], %2;" : "=d"(r) : "l"(p), "d"(v) : "memory");
+  return r;
+}
+#else
+GPURT_ATOMIC_CAS_(add, f64, double, ulong, atom_cmpxchg, GPURT_ATOMIC_PLUS_)
+#endif
+GPURT_ATOMIC_CAS_(min, f64, double, ulong, atom_cmpxchg, fmin)
+GPURT_ATOMIC_CAS_(max, f64, double, ulong, atom_cmpxchg, fmax)
+GPURT_ATOMIC_LOAD_STORE_(f64, double)
+#elif !defined(GPURT_HAS_FP64)
+#define gpurt_atomic_add_f64 gpurt_atomic_add_f64_needs_fp64_which_this_device_lacks
+#define gpurt_atomic_min_f64 gpurt_atomic_min_f64_needs_fp64_which_this_device_lacks
+#define gpurt_atomic_max_f64 gpurt_atomic_max_f64_needs_fp64_which_this_device_lacks
+#define gpurt_atomic_load_f64 gpurt_atomic_load_f64_needs_fp64_which_this_device_lacks
+#define gpurt_atomic_store_f64 gpurt_atomic_store_f64_needs_fp64_which_this_device_lacks
+#else
+#define gpurt_atomic_add_f64 gpurt_atomic_add_f64_needs_int64_atomics_which_this_device_lacks
+#define gpurt_atomic_min_f64 gpurt_atomic_min_f64_needs_int64_atomics_which_this_device_lacks
+#define gpurt_atomic_max_f64 gpurt_atomic_max_f64_needs_int64_atomics_which_this_device_lacks
+#define gpurt_atomic_load_f64 gpurt_atomic_load_f64_needs_int64_atomics_which_this_device_lacks
+#define gpurt_atomic_store_f64 gpurt_atomic_store_f64_needs_int64_atomics_which_this_device_lacks
+#endif
+#undef GPURT_ATOMIC_LOAD_STORE_
+#undef GPURT_ATOMIC_PLUS_
+#undef GPURT_ATOMIC_CAS_
 )GPURT"
 // Vector types are OpenCL C's own; the portable constructors cast each component to the element
 // type, as CUDA's make_float4 converts its arguments.

@@ -164,7 +164,11 @@ struct DeviceProperties {
   bool fp64 = false;
   bool fp16 = false;
   bool int32_atomics = false;          // 32-bit integer atomics on global memory
-  bool float_atomic_add = false;       // atomic add on 32-bit floats in global memory
+  bool float_atomic_add = false;       // gpurt_atomic_add_float on global memory is the hardware's add (false: a
+                                       // compare-and-swap loop, correct but slow under contention)
+  bool int64_atomics = false;          // the dialect's 64-bit integer atomics build and run, on global
+                                       // and local memory (docs/kernel-language.md, "Atomics"); false:
+                                       // a kernel using one fails to build, naming int64 atomics
   bool sub_groups = false;             // the dialect's sub-group operations are native (warps, OpenCL
                                        // sub-groups, inline PTX); false: every work-item is its own
                                        // sub-group (docs/kernel-language.md, "Sub-groups")

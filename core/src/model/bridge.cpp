@@ -243,6 +243,7 @@ Device::Device(const Table* t, gpurt_device h) : t_(t), h_(h) {
   p.fp16 = (c.capabilities & GPURT_CAP_FP16) != 0;
   p.int32_atomics = (c.capabilities & GPURT_CAP_INT32_ATOMICS) != 0;
   p.float_atomic_add = (c.capabilities & GPURT_CAP_FLOAT_ATOMIC_ADD) != 0;
+  p.int64_atomics = (c.capabilities & GPURT_CAP_INT64_ATOMICS) != 0;
   p.sub_groups = (c.capabilities & GPURT_CAP_SUB_GROUPS) != 0;
   p.tensor_cores = (c.capabilities & GPURT_CAP_TENSOR_CORES) != 0;
   p.view_alignment = c.view_alignment ? static_cast<std::size_t>(c.view_alignment) : 1;

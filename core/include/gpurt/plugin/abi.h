@@ -153,6 +153,7 @@ typedef int32_t gpurt_language; /* gpurt::SourceLanguage */
 #define GPURT_CAP_SUB_GROUPS (1u << 4)
 #define GPURT_CAP_TENSOR_CORES (1u << 5)
 #define GPURT_CAP_SUB_GROUP_SHUFFLE (1u << 6) /* 4.4: shuffles are native (not a loop of broadcasts) */
+#define GPURT_CAP_INT64_ATOMICS (1u << 7) /* 4.4: the portable prelude's 64-bit integer atomics build */
 
 typedef int32_t gpurt_device_type; /* gpurt::DeviceType */
 #define GPURT_DEVICE_GPU 0

@@ -566,7 +566,8 @@ struct TableOf {
                      (p.int32_atomics ? GPURT_CAP_INT32_ATOMICS : 0u) |
                      (p.float_atomic_add ? GPURT_CAP_FLOAT_ATOMIC_ADD : 0u) |
                      (p.sub_groups ? GPURT_CAP_SUB_GROUPS : 0u) | (p.tensor_cores ? GPURT_CAP_TENSOR_CORES : 0u) |
-                     (p.sub_group_shuffle ? GPURT_CAP_SUB_GROUP_SHUFFLE : 0u);
+                     (p.sub_group_shuffle ? GPURT_CAP_SUB_GROUP_SHUFFLE : 0u) |
+                     (p.int64_atomics ? GPURT_CAP_INT64_ATOMICS : 0u);
     c.view_alignment = p.view_alignment;
     c.sub_group_size_count = static_cast<std::uint32_t>(p.sub_group_sizes.size());
     c.sub_group_sizes = p.sub_group_sizes.empty() ? nullptr : p.sub_group_sizes.data();
