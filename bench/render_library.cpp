@@ -39,7 +39,9 @@ const std::pair<const char*, const char*> kernel_rows[] = {
     {"copy", "copy"},         {"fill", "fill"},           {"axpy", "axpy"},
     {"binary_add", "binary (add)"}, {"reduce_sum", "reduce (sum)"}, {"scan_inclusive", "scan (inclusive)"},
     {"transpose", "transpose"}, {"conv2d_5x5", "conv2d 5x5"}, {"histogram_256", "histogram (256 bins)"},
-    {"softmax_rows_1024", "softmax (rows of 1,024)"}, {"layer_norm_rows_1024", "layer norm (rows of 1,024)"}};
+    {"softmax_rows_1024", "softmax (rows of 1,024)"}, {"layer_norm_rows_1024", "layer norm (rows of 1,024)"},
+    {"softmax_rows_1024_half", "softmax, half (rows of 1,024)"}, {"layer_norm_rows_1024_half", "layer norm, half (rows of 1,024)"},
+    {"softmax_rows_1024_bf16", "softmax, bf16 (rows of 1,024)"}, {"layer_norm_rows_1024_bf16", "layer norm, bf16 (rows of 1,024)"}};
 const char* precisions[] = {"fp32", "tf32", "bf16", "fp64"};
 
 // One cell of the kernel x device table.

@@ -16,11 +16,13 @@
 #include <cstdlib>
 #include <ctime>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "cpu_rows.hpp"
 #include "gpurt/native.hpp"
+#include "gpurt/types.hpp"
 #include "dialect_rows.hpp"
 #include "graph_rows.hpp"
 #include "matmul_rows.hpp"
@@ -390,7 +392,7 @@ nlohmann::json measure_kernels(Context& c, double& copy_gbps) {
   }
   nlohmann::json rows = nlohmann::json::array();
   const double fb = static_cast<double>(n) * sizeof(float);
-  auto add = [&](const char* name, double bytes, double ms) {
+  auto add = [&](const std::string& name, double bytes, double ms) {
     const double gbps = bytes / (ms * 1e-3) * 1e-9;
     rows.push_back({{"name", name}, {"bytes", bytes}, {"milliseconds", ms}, {"gbps", gbps},
                     {"fraction_of_copy", copy_gbps > 0 ? gbps / copy_gbps : 0.0}});
@@ -414,6 +416,21 @@ nlohmann::json measure_kernels(Context& c, double& copy_gbps) {
   add("softmax_rows_1024", 2 * fb, device_ms(c, reps, [&] { lib::softmax_rows(c.timed, x, z, n / 1024, 1024); }, batch));
   add("layer_norm_rows_1024", 2 * fb,
       device_ms(c, reps, [&] { lib::layer_norm_rows(c.timed, x, gamma, beta, z, n / 1024, 1024); }, batch));
+  // The same rows stored in half and bfloat16 (computed in float): half the bytes moved.
+  const auto rows16 = [&](auto zero, const char* suffix) {
+    using T = decltype(zero);
+    auto x16 = c.dev.alloc<T>(n), z16 = c.dev.alloc<T>(n), g16 = c.dev.alloc<T>(1024), b16 = c.dev.alloc<T>(1024);
+    c.timed.fill(x16, T(0.5f));
+    c.timed.fill(g16, T(1.0f));
+    c.timed.fill(b16, T(0.0f));
+    add(std::string("softmax_rows_1024_") + suffix, fb,
+        device_ms(c, reps, [&] { lib::softmax_rows(c.timed, x16, z16, n / 1024, 1024); }, batch));
+    add(std::string("layer_norm_rows_1024_") + suffix, fb,
+        device_ms(c, reps, [&] { lib::layer_norm_rows(c.timed, x16, g16, b16, z16, n / 1024, 1024); }, batch));
+    c.timed.finish();
+  };
+  rows16(half(), "half");
+  rows16(bfloat16(), "bf16");
   c.timed.finish();
   return rows;
 }

@@ -1,8 +1,10 @@
 // The library's row-wise calls (library.hpp: softmax_rows, layer_norm_rows) on every device,
 // against double-precision CPU references, at shapes whose rows are shorter and longer than a
 // group (1, primes, 1024, 100003 columns), on views at odd offsets, in place, with the special
-// values the comments promise, and the refusals.
+// values the comments promise, and the refusals; the half and bfloat16 overloads against the same
+// references on their rounded inputs, each result within the one rounding promised.
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -11,6 +13,7 @@
 
 #include "fixture.hpp"
 #include "gpurt/library.hpp"
+#include "gpurt/types.hpp"
 
 using namespace gpurt;
 namespace lib = gpurt::lib;
@@ -55,7 +58,103 @@ std::size_t off(const std::vector<float>& got, const std::vector<double>& want, 
   return bad;
 }
 
+// The 16-bit types' sizes: mantissa bits, and the exponent of the least normal value.
+template <class T> struct Format16;
+template <> struct Format16<half> { static constexpr int mantissa = 10, min_exponent = -14; static constexpr const char* name = "half"; };
+template <> struct Format16<bfloat16> { static constexpr int mantissa = 7, min_exponent = -126; static constexpr const char* name = "bfloat16"; };
+
+// One unit in the last place of T at `x` (subnormals: the least one).
+template <class T> double ulp16(double x) {
+  int e = 0;
+  std::frexp(x, &e);  // x = f * 2^e, 0.5 <= |f| < 1: the leading bit is 2^(e-1)
+  return std::ldexp(1.0, std::max(e - 1, Format16<T>::min_exponent) - Format16<T>::mantissa);
+}
+
+// float values rounded through T (the inputs a T matrix holds), and the T values themselves.
+template <class T> std::vector<T> to16(const std::vector<float>& x) {
+  std::vector<T> v;
+  v.reserve(x.size());
+  for (float f : x) v.push_back(T(f));
+  return v;
+}
+template <class T> std::vector<float> from16(const std::vector<T>& v) {
+  std::vector<float> x;
+  x.reserve(v.size());
+  for (T h : v) x.push_back(static_cast<float>(h));
+  return x;
+}
+
+// How many of `got` are not the rounding of `want` to T: further than half an ulp of T (plus 2 %
+// of one, and `abs`, for the float arithmetic before the one rounding).
+template <class T> std::size_t off16(const std::vector<T>& got, const std::vector<double>& want, double abs) {
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    bad += !(std::abs(static_cast<double>(static_cast<float>(got[i])) - want[i]) <= 0.52 * ulp16<T>(want[i]) + abs);
+  return bad;
+}
+
+template <class T> void check_rows16(test::Fixture& f) {
+  INFO(Format16<T>::name << ", seed " << test::seed());
+  for (const auto& [rows, cols] : shapes) {
+    INFO(rows << " x " << cols);
+    const std::size_t n = rows * cols;
+    {
+      const auto x = to16<T>(test::random_vector<float>(n, -20.0f, 20.0f));
+      const auto want = softmax_reference(from16(x), rows, cols);
+      auto in = f.dev.alloc<T>(n + 3).view(3, n), out = f.dev.alloc<T>(n + 1).view(1, n);
+      f.q.copy(x, in);
+      lib::softmax_rows(f.q, in, out, rows, cols);
+      CHECK(off16(f.q.read(out), want, 1e-9) == 0);
+      lib::softmax_rows(f.q, in, in, rows, cols);  // in place
+      CHECK(off16(f.q.read(in), want, 1e-9) == 0);
+    }
+    {
+      const auto x = to16<T>(test::random_vector<float>(n, -1.0f, 1.0f));
+      const auto gamma = to16<T>(test::random_vector<float>(cols, 0.5f, 2.0f));
+      const auto beta = to16<T>(test::random_vector<float>(cols, -1.0f, 1.0f));
+      const auto want = layer_norm_reference(from16(x), from16(gamma), from16(beta), rows, cols, 1e-5);
+      auto in = f.dev.alloc<T>(n + 1).view(1, n), out = f.dev.alloc<T>(n);
+      auto g = f.dev.alloc<T>(cols + 7).view(7, cols), b = f.dev.alloc<T>(cols);
+      f.q.copy(x, in);
+      f.q.copy(gamma, g);
+      f.q.copy(beta, b);
+      lib::layer_norm_rows(f.q, in, g, b, out, rows, cols, 1e-5f);
+      CHECK(off16(f.q.read(out), want, 2e-5) == 0);
+      lib::layer_norm_rows(f.q, in, g, b, in, rows, cols, 1e-5f);
+      CHECK(off16(f.q.read(in), want, 2e-5) == 0);
+    }
+  }
+  // library.hpp: "a row holding a NaN or +infinity ... is all NaN" - in 16 bits too; and a value
+  // beyond half's range (1e5 in bfloat16, whose range is float's) is no overflow for softmax.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> xf(3 * 8, 1.0f);
+  xf[2] = nan;
+  xf[8 + 5] = std::numeric_limits<float>::infinity();
+  for (std::size_t c = 0; c < 8; ++c) xf[16 + c] = static_cast<float>(c) - 4.0f;
+  const auto x = to16<T>(xf);
+  auto in = f.dev.alloc<T>(x.size()), out = f.dev.alloc<T>(x.size());
+  f.q.copy(x, in);
+  lib::softmax_rows(f.q, in, out, 3, 8);
+  const auto y = from16(f.q.read(out));
+  std::size_t not_nan = 0;
+  for (std::size_t i = 0; i < 16; ++i) not_nan += !std::isnan(y[i]);
+  CHECK(not_nan == 0);
+  const auto want = softmax_reference(std::vector<float>(xf.begin() + 16, xf.end()), 1, 8);
+  CHECK(off16(f.q.read(out.view(16, 8)), want, 1e-9) == 0);
+}
+
 }  // namespace
+
+TEST_CASE("library.hpp: softmax_rows and layer_norm_rows on half and bfloat16, each result rounded once") {
+  // library.hpp: "float, half or bfloat16; the 16-bit types are computed in float, each result
+  // rounded once to nearest even when stored"; "half and bfloat16 matrices take gamma and beta of
+  // their own type". Rounded once: within half an ulp of the exact result on the rounded inputs
+  // (plus 2 % of an ulp for float's own rounding): a sum or exponential kept in 16 bits misses it.
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  check_rows16<half>(f);
+  check_rows16<bfloat16>(f);
+}
 
 TEST_CASE("library.hpp: softmax_rows matches the formula at every row length, on odd-offset views and in place") {
   // library.hpp: "out[r][c] = exp(in[r][c] - m_r) / sum_k exp(in[r][k] - m_r) ... out may be in

@@ -45,6 +45,7 @@
 #include "gpurt/buffer.hpp"
 #include "gpurt/device.hpp"
 #include "gpurt/queue.hpp"
+#include "gpurt/types.hpp"
 
 namespace gpurt::lib {
 
@@ -83,13 +84,17 @@ template <class T> void reduce(Queue& queue, ReduceOp op, const Buffer<T>& in, c
 // itself (in place); any other overlap is rejected.
 template <class T> void scan(Queue& queue, const Buffer<T>& in, const Buffer<T>& out, ScanKind kind);
 
-// Row-wise softmax of the rows x cols row-major fp32 matrix `in`: out[r][c] = exp(in[r][c] - m_r) /
+// Row-wise softmax of the rows x cols row-major matrix `in` (float, half or bfloat16; the 16-bit
+// types are computed in float, each result rounded once to nearest even when stored): out[r][c] = exp(in[r][c] - m_r) /
 // sum_k exp(in[r][k] - m_r), m_r the row's largest element - the textbook formula, with its
 // special values: a row holding a NaN or +infinity, and a row of -infinity only, is all NaN; a
 // -infinity element is 0 in any other row. in and out hold rows x cols elements each; out may be in
 // itself (in place); any other overlap is rejected. Sums are added in an unspecified order (float
 // rounding: compare with a tolerance).
 void softmax_rows(Queue& queue, const Buffer<float>& in, const Buffer<float>& out, std::size_t rows,
+                  std::size_t cols);
+void softmax_rows(Queue& queue, const Buffer<half>& in, const Buffer<half>& out, std::size_t rows, std::size_t cols);
+void softmax_rows(Queue& queue, const Buffer<bfloat16>& in, const Buffer<bfloat16>& out, std::size_t rows,
                   std::size_t cols);
 // Row-wise layer norm: out[r][c] = (in[r][c] - mean_r) / sqrt(var_r + epsilon) * gamma[c] + beta[c],
 // mean_r and var_r the row's mean and biased variance (divided by cols, as PyTorch's LayerNorm),
@@ -98,9 +103,15 @@ void softmax_rows(Queue& queue, const Buffer<float>& in, const Buffer<float>& ou
 // differences overflow float, such as {3e38, -3e38}, gives NaN, and so does a constant row with
 // epsilon 0, as the formula's 0 / 0). gamma and beta hold cols elements; epsilon is finite and
 // >= 0 (else invalid_argument). out may be in itself (in place); out overlapping gamma or beta, or
-// in other than exactly, is rejected.
+// in other than exactly, is rejected. half and bfloat16 matrices take gamma and beta of their own
+// type and are computed in float, each result rounded once when stored.
 void layer_norm_rows(Queue& queue, const Buffer<float>& in, const Buffer<float>& gamma, const Buffer<float>& beta,
                      const Buffer<float>& out, std::size_t rows, std::size_t cols, float epsilon = 1e-5f);
+void layer_norm_rows(Queue& queue, const Buffer<half>& in, const Buffer<half>& gamma, const Buffer<half>& beta,
+                     const Buffer<half>& out, std::size_t rows, std::size_t cols, float epsilon = 1e-5f);
+void layer_norm_rows(Queue& queue, const Buffer<bfloat16>& in, const Buffer<bfloat16>& gamma,
+                     const Buffer<bfloat16>& beta, const Buffer<bfloat16>& out, std::size_t rows, std::size_t cols,
+                     float epsilon = 1e-5f);
 
 // out (cols x rows) = transpose of in (rows x cols), row-major fp32. Not in place: out must not
 // overlap in at all (use a separate buffer).
