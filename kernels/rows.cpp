@@ -18,29 +18,55 @@ using namespace support;
 
 namespace {
 
-// One group per row at a time: as many groups as rows, up to what the device runs at once (the
-// kernels loop over the rows beyond); 256 work-items a group, fewer for short rows (down to 32:
-// a group's items stride over the row, so short rows leave most of a large group idle).
-struct RowsShape {
-  Kernel kernel;
-  LaunchConfig config;
-};
-
 // The element type's GPURT_ROWS_STORAGE (kernels/rows.gpurt).
 template <class T> constexpr long long storage_of();
 template <> constexpr long long storage_of<float>() { return 0; }
 template <> constexpr long long storage_of<half>() { return 1; }
 template <> constexpr long long storage_of<bfloat16>() { return 2; }
 
-template <class T> RowsShape rows_shape(const Queue& q, const char* name, std::size_t rows, std::size_t cols) {
+struct RowsShape {
+  Kernel kernel;
+  LaunchConfig config;
+};
+
+// Rows of up to 32 x the sub-group size (1,024 columns on CUDA and NVIDIA's OpenCL, 32 on a device
+// of single-item sub-groups) go to the `_in_registers` kernel: a sub-group per row, each lane
+// holding per_lane columns (the least power of two that covers the row: one program each), 128
+// work-items a group (whole sub-groups). Only where the device reports one sub-group size, which
+// is then the size the kernel runs with. Longer rows: one group per row at a time, as many groups
+// as rows up to what the device runs at once (the kernels loop over the rows beyond); 256
+// work-items a group, fewer for short rows (down to 32: a group's items stride over the row, so
+// short rows leave most of a large group idle). The group size is a build-time constant (it sizes
+// the collectives' scratch): one program each.
+template <class T>
+RowsShape rows_shape(const Queue& q, const char* group_kernel, const char* register_kernel, std::size_t rows,
+                     std::size_t cols) {
+  const DeviceProperties& p = q.device().properties();
+  const std::size_t w = p.sub_group_sizes.size() == 1 ? p.sub_group_sizes[0] : 0;
+  if (w != 0 && cols <= 32 * w) {
+    long long per_lane = 1;
+    while (static_cast<std::size_t>(per_lane) * w < cols) per_lane *= 2;
+    const std::size_t group = std::max<std::size_t>(w, 128);
+    const ShapedKernel k = shaped_kernel(q.device(), "rows", embedded::rows, nullptr, register_kernel, 0,
+                                         {{"GPURT_ROWS_GROUP", static_cast<long long>(group)},
+                                          {"GPURT_ROWS_STORAGE", storage_of<T>()},
+                                          {"GPURT_ROWS_PER_LANE", per_lane}});
+    const std::size_t items = std::min(group, k.group);
+    if (items % w == 0) {
+      const std::size_t per_group = items / w;
+      const std::size_t groups = std::max<std::size_t>(
+          1, std::min({(rows + per_group - 1) / per_group, k.wave * 8, static_cast<std::size_t>(p.max_groups.x)}));
+      return {k.kernel, LaunchConfig(Dim3(groups), Dim3(items))};
+    }
+  }
   std::size_t group = 32;
   while (group < 256 && group < cols) group *= 2;
-  // The group size is a build-time constant (it sizes the collectives' scratch): one program each.
-  const ShapedKernel k =
-      shaped_kernel(q.device(), "rows", embedded::rows, nullptr, name, 0, {{"GPURT_ROWS_GROUP", static_cast<long long>(group)}, {"GPURT_ROWS_STORAGE", storage_of<T>()}});
+  const ShapedKernel k = shaped_kernel(q.device(), "rows", embedded::rows, nullptr, group_kernel, 0,
+                                       {{"GPURT_ROWS_GROUP", static_cast<long long>(group)},
+                                        {"GPURT_ROWS_STORAGE", storage_of<T>()}});
   const std::size_t items = std::min(group, k.group);  // k.group: the most the kernel allows, a power of two
-  const std::size_t groups = std::max<std::size_t>(
-      1, std::min({rows, k.wave * 8, static_cast<std::size_t>(q.device().properties().max_groups.x)}));
+  const std::size_t groups =
+      std::max<std::size_t>(1, std::min({rows, k.wave * 8, static_cast<std::size_t>(p.max_groups.x)}));
   return {k.kernel, LaunchConfig(Dim3(groups), Dim3(items))};
 }
 
@@ -60,7 +86,7 @@ void softmax_rows_of(Queue& q, const Buffer<T>& in, const Buffer<T>& out, std::s
   require_valid(q, "softmax_rows", {{"in", in.valid()}, {"out", out.valid()}});
   check_rows(q, "softmax_rows", in, out, rows, cols);
   if (rows == 0 || cols == 0) return;
-  const RowsShape s = rows_shape<T>(q, "gpurt_softmax_rows", rows, cols);
+  const RowsShape s = rows_shape<T>(q, "gpurt_softmax_rows", "gpurt_softmax_rows_in_registers", rows, cols);
   q.launch(s.kernel, s.config, in, out, static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols));
 }
 
@@ -80,7 +106,7 @@ void layer_norm_rows_of(Queue& q, const Buffer<T>& in, const Buffer<T>& gamma, c
     bad(q, "layer_norm_rows", std::string("epsilon must be a finite number >= 0 (1e-5 is usual), got ") + text);
   }
   if (rows == 0 || cols == 0) return;
-  const RowsShape s = rows_shape<T>(q, "gpurt_layer_norm_rows", rows, cols);
+  const RowsShape s = rows_shape<T>(q, "gpurt_layer_norm_rows", "gpurt_layer_norm_rows_in_registers", rows, cols);
   q.launch(s.kernel, s.config, in, gamma, beta, out, static_cast<std::uint64_t>(rows),
            static_cast<std::uint64_t>(cols), epsilon);
 }
