@@ -38,19 +38,22 @@ struct RowsShape {
 // work-items a group, fewer for short rows (down to 32: a group's items stride over the row, so
 // short rows leave most of a large group idle). The group size is a build-time constant (it sizes
 // the collectives' scratch): one program each.
+// `pairs`: 16-bit elements whose pairs of neighbours the register kernel may move as 32-bit words
+// (GPURT_ROWS_PAIRS: an even number of columns, every matrix at an even element offset).
 template <class T>
 RowsShape rows_shape(const Queue& q, const char* group_kernel, const char* register_kernel, std::size_t rows,
-                     std::size_t cols) {
+                     std::size_t cols, bool pairs) {
   const DeviceProperties& p = q.device().properties();
   const std::size_t w = p.sub_group_sizes.size() == 1 ? p.sub_group_sizes[0] : 0;
   if (w != 0 && cols <= 32 * w) {
-    long long per_lane = 1;
+    long long per_lane = pairs ? 2 : 1;
     while (static_cast<std::size_t>(per_lane) * w < cols) per_lane *= 2;
     const std::size_t group = std::max<std::size_t>(w, 128);
     const ShapedKernel k = shaped_kernel(q.device(), "rows", embedded::rows, nullptr, register_kernel, 0,
                                          {{"GPURT_ROWS_GROUP", static_cast<long long>(group)},
                                           {"GPURT_ROWS_STORAGE", storage_of<T>()},
-                                          {"GPURT_ROWS_PER_LANE", per_lane}});
+                                          {"GPURT_ROWS_PER_LANE", per_lane},
+                                          {"GPURT_ROWS_PAIRS", pairs ? 1 : 0}});
     const std::size_t items = std::min(group, k.group);
     if (items % w == 0) {
       const std::size_t per_group = items / w;
@@ -86,7 +89,8 @@ void softmax_rows_of(Queue& q, const Buffer<T>& in, const Buffer<T>& out, std::s
   require_valid(q, "softmax_rows", {{"in", in.valid()}, {"out", out.valid()}});
   check_rows(q, "softmax_rows", in, out, rows, cols);
   if (rows == 0 || cols == 0) return;
-  const RowsShape s = rows_shape<T>(q, "gpurt_softmax_rows", "gpurt_softmax_rows_in_registers", rows, cols);
+  const bool pairs = sizeof(T) == 2 && cols % 2 == 0 && in.offset() % 2 == 0 && out.offset() % 2 == 0;
+  const RowsShape s = rows_shape<T>(q, "gpurt_softmax_rows", "gpurt_softmax_rows_in_registers", rows, cols, pairs);
   q.launch(s.kernel, s.config, in, out, static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols));
 }
 
@@ -106,7 +110,10 @@ void layer_norm_rows_of(Queue& q, const Buffer<T>& in, const Buffer<T>& gamma, c
     bad(q, "layer_norm_rows", std::string("epsilon must be a finite number >= 0 (1e-5 is usual), got ") + text);
   }
   if (rows == 0 || cols == 0) return;
-  const RowsShape s = rows_shape<T>(q, "gpurt_layer_norm_rows", "gpurt_layer_norm_rows_in_registers", rows, cols);
+  const bool pairs = sizeof(T) == 2 && cols % 2 == 0 && in.offset() % 2 == 0 && out.offset() % 2 == 0 &&
+                     gamma.offset() % 2 == 0 && beta.offset() % 2 == 0;
+  const RowsShape s =
+      rows_shape<T>(q, "gpurt_layer_norm_rows", "gpurt_layer_norm_rows_in_registers", rows, cols, pairs);
   q.launch(s.kernel, s.config, in, gamma, beta, out, static_cast<std::uint64_t>(rows),
            static_cast<std::uint64_t>(cols), epsilon);
 }

@@ -93,15 +93,18 @@ template <class T> std::size_t off16(const std::vector<T>& got, const std::vecto
   return bad;
 }
 
+// Views at odd offsets (each element moved alone) and at even ones (an even number of columns:
+// the register kernel moves pairs of neighbours as 32-bit words).
 template <class T> void check_rows16(test::Fixture& f) {
   INFO(Format16<T>::name << ", seed " << test::seed());
+  for (std::size_t odd : {1, 0})
   for (const auto& [rows, cols] : shapes) {
-    INFO(rows << " x " << cols);
-    const std::size_t n = rows * cols;
+    INFO(rows << " x " << cols << (odd ? ", odd offsets" : ", even offsets"));
+    const std::size_t n = rows * cols, o = odd;
     {
       const auto x = to16<T>(test::random_vector<float>(n, -20.0f, 20.0f));
       const auto want = softmax_reference(from16(x), rows, cols);
-      auto in = f.dev.alloc<T>(n + 3).view(3, n), out = f.dev.alloc<T>(n + 1).view(1, n);
+      auto in = f.dev.alloc<T>(n + 3).view(2 + o, n), out = f.dev.alloc<T>(n + 1).view(o, n);
       f.q.copy(x, in);
       lib::softmax_rows(f.q, in, out, rows, cols);
       CHECK(off16(f.q.read(out), want, 1e-9) == 0);
@@ -113,8 +116,8 @@ template <class T> void check_rows16(test::Fixture& f) {
       const auto gamma = to16<T>(test::random_vector<float>(cols, 0.5f, 2.0f));
       const auto beta = to16<T>(test::random_vector<float>(cols, -1.0f, 1.0f));
       const auto want = layer_norm_reference(from16(x), from16(gamma), from16(beta), rows, cols, 1e-5);
-      auto in = f.dev.alloc<T>(n + 1).view(1, n), out = f.dev.alloc<T>(n);
-      auto g = f.dev.alloc<T>(cols + 7).view(7, cols), b = f.dev.alloc<T>(cols);
+      auto in = f.dev.alloc<T>(n + 1).view(o, n), out = f.dev.alloc<T>(n);
+      auto g = f.dev.alloc<T>(cols + 7).view(6 + o, cols), b = f.dev.alloc<T>(cols + 2).view(2, cols);
       f.q.copy(x, in);
       f.q.copy(gamma, g);
       f.q.copy(beta, b);
