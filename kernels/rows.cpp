@@ -43,7 +43,8 @@ struct RowsShape {
 template <class T>
 RowsShape rows_shape(const Queue& q, const char* group_kernel, const char* register_kernel, std::size_t rows,
                      std::size_t cols, bool pairs) {
-  const DeviceProperties& p = q.device().properties();
+  const Device dev = q.device();
+  const DeviceProperties& p = dev.properties();
   const std::size_t w = p.sub_group_sizes.size() == 1 ? p.sub_group_sizes[0] : 0;
   if (w != 0 && cols <= 32 * w) {
     long long per_lane = pairs ? 2 : 1;
