@@ -240,6 +240,36 @@ TEST_CASE("library.hpp: layer_norm_rows matches the two-pass formula, large mean
   }
 }
 
+TEST_CASE("library.hpp: layer_norm_rows' special values - a NaN or an infinity makes its row all NaN") {
+  // library.hpp: "A row holding a NaN or an infinity is all NaN"; the other rows are untouched by
+  // it. Rows short (7: the register kernel where sub-groups are native) and long (4099: one group
+  // per row); the special value first (it is the shift) and inside.
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (std::size_t cols : {7, 4099}) {
+    INFO(cols << " columns");
+    const float specials[] = {nan, inf, -inf, nan, inf, -inf};
+    const std::size_t rows = 7;  // rows 0-5 hold a special value (0-2 in column 0, 3-5 inside), row 6 none
+    auto x = test::random_vector<float>(rows * cols, -1.0f, 1.0f);
+    for (std::size_t r = 0; r < 6; ++r) x[r * cols + (r < 3 ? 0 : cols / 2)] = specials[r];
+    const auto gamma = test::random_vector<float>(cols, 0.5f, 2.0f), beta = test::random_vector<float>(cols, -1.0f, 1.0f);
+    auto in = f.dev.alloc<float>(x.size()), out = f.dev.alloc<float>(x.size());
+    auto g = f.dev.alloc<float>(cols), b = f.dev.alloc<float>(cols);
+    f.q.copy(x, in);
+    f.q.copy(gamma, g);
+    f.q.copy(beta, b);
+    lib::layer_norm_rows(f.q, in, g, b, out, rows, cols);
+    const auto y = f.q.read(out);
+    std::size_t not_nan = 0;
+    for (std::size_t i = 0; i < 6 * cols; ++i) not_nan += !std::isnan(y[i]);
+    CHECK(not_nan == 0);
+    const std::vector<float> last(x.end() - static_cast<std::ptrdiff_t>(cols), x.end());
+    const auto want = layer_norm_reference(last, gamma, beta, 1, cols, 1e-5);
+    CHECK(off(std::vector<float>(y.end() - static_cast<std::ptrdiff_t>(cols), y.end()), want, 2e-5, 2e-5) == 0);
+  }
+}
+
 TEST_CASE("library.hpp: softmax_rows and layer_norm_rows refuse wrong sizes, overlaps and epsilon, enqueueing nothing") {
   // library.hpp: "any other overlap is rejected"; "gamma and beta hold cols elements; epsilon is
   // finite and >= 0 (else invalid_argument)"; "a mismatch throws Error(invalid_argument) and

@@ -609,7 +609,8 @@ TEST_CASE("kernel-language.md: float atomic add, min and max, and load and store
 }
 
 TEST_CASE("kernel-language.md: double atomic add, min and max, and load and store, match a CPU reference") {
-  // kernel-language.md, "Atomics": the _f64 words "need fp64 and, on OpenCL, 64-bit atomics".
+  // kernel-language.md, "Atomics": `gpurt_atomic_add_f64` "needs fp64 and 64-bit atomics" (on
+  // OpenCL; native on CUDA from sm_60), min/max "(`_f64` needs fp64 and 64-bit atomics)".
   test::Fixture f;
   GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   if (!f.dev.properties().fp64) GPURT_SKIP(f.dev.description() + " has no fp64");
@@ -618,8 +619,9 @@ TEST_CASE("kernel-language.md: double atomic add, min and max, and load and stor
 }
 
 TEST_CASE("kernel-language.md: GPURT_HAS_INT64_ATOMICS is defined exactly where properties().int64_atomics says") {
-  // kernel-language.md, "Atomics": "GPURT_HAS_INT64_ATOMICS is defined where the 64-bit words
-  // work; properties().int64_atomics says the same on the host".
+  // kernel-language.md: `GPURT_HAS_INT64_ATOMICS` is "defined where the 64-bit integer words ...
+  // work"; "Devices without 64-bit atomics ... say so: properties().int64_atomics is false ... and
+  // GPURT_HAS_INT64_ATOMICS is not defined".
   test::Fixture f;
   GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   const char* src =
@@ -633,8 +635,8 @@ TEST_CASE("kernel-language.md: GPURT_HAS_INT64_ATOMICS is defined exactly where 
 }
 
 TEST_CASE("kernel-language.md: a 64-bit atomic on a device without them fails to build, naming int64 atomics") {
-  // kernel-language.md, "Atomics": "on a device without them a kernel using a 64-bit word fails to
-  // build, the message naming ..._needs_int64_atomics_which_this_device_lacks".
+  // kernel-language.md, "Atomics": "A kernel using an `_i64` or `_u64` atomic word there ... fails
+  // to build, the message naming `..._needs_int64_atomics_which_this_device_lacks`".
   test::Fixture f;
   GPURT_NEEDS(f.dev, test::Need::portable_kernels);
   if (f.dev.properties().int64_atomics) GPURT_SKIP(f.dev.description() + " has 64-bit atomics: nothing is missing to name");

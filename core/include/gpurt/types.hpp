@@ -163,9 +163,10 @@ struct DeviceProperties {
   unsigned simd_width = 0;             // warp / preferred work-group multiple
   bool fp64 = false;
   bool fp16 = false;
-  bool int32_atomics = false;          // 32-bit integer atomics on global memory
+  bool int32_atomics = false;          // 32-bit integer atomics on global and local memory
   bool float_atomic_add = false;       // gpurt_atomic_add_float on global memory is the hardware's add (false: a
-                                       // compare-and-swap loop, correct but slow under contention)
+                                       // compare-and-swap loop, correct but slow under contention); says
+                                       // nothing of the _local word or of _f64
   bool int64_atomics = false;          // the dialect's 64-bit integer atomics build and run, on global
                                        // and local memory (docs/kernel-language.md, "Atomics"); false:
                                        // a kernel using one fails to build, naming int64 atomics

@@ -21,7 +21,8 @@
 // comment says so - as exactly the same view (same offset, same size) for copy, axpy, binary and
 // scan, anywhere in the input for reduce's result - and any other overlap throws
 // Error(invalid_argument) and enqueues nothing.
-// Matrix dimensions (transpose, the matmuls, conv2d) are at most 2^31 each; larger dimensions,
+// Matrix dimensions (transpose, the matmuls, conv2d) are at most 2^31 each (softmax_rows and
+// layer_norm_rows take any rows x cols whose product fits in 64 bits); larger dimensions,
 // products of dimensions beyond 64 bits, and grids of more groups than the device launches throw
 // Error(invalid_argument) and enqueue nothing.
 //
@@ -104,7 +105,9 @@ void softmax_rows(Queue& queue, const Buffer<bfloat16>& in, const Buffer<bfloat1
 // epsilon 0, as the formula's 0 / 0). gamma and beta hold cols elements; epsilon is finite and
 // >= 0 (else invalid_argument). out may be in itself (in place); out overlapping gamma or beta, or
 // in other than exactly, is rejected. half and bfloat16 matrices take gamma and beta of their own
-// type and are computed in float, each result rounded once when stored.
+// type and are computed in float, each result rounded once when stored. A row holding a NaN or an
+// infinity is all NaN. Sums are added in an unspecified order (float rounding: compare with a
+// tolerance).
 void layer_norm_rows(Queue& queue, const Buffer<float>& in, const Buffer<float>& gamma, const Buffer<float>& beta,
                      const Buffer<float>& out, std::size_t rows, std::size_t cols, float epsilon = 1e-5f);
 void layer_norm_rows(Queue& queue, const Buffer<half>& in, const Buffer<half>& gamma, const Buffer<half>& beta,
