@@ -8,7 +8,10 @@
 #include <string>
 
 #include "embedded_kernels.hpp"
+#include "gpurt/buffer.hpp"
+#include "gpurt/error.hpp"
 #include "gpurt/library.hpp"
+#include "gpurt/native.hpp"
 #include "gpurt/types.hpp"
 #include "library_support.hpp"
 
@@ -38,23 +41,27 @@ struct RowsShape {
 // work-items a group, fewer for short rows (down to 32: a group's items stride over the row, so
 // short rows leave most of a large group idle). The group size is a build-time constant (it sizes
 // the collectives' scratch): one program each.
-// `pairs`: 16-bit elements whose pairs of neighbours the register kernel may move as 32-bit words
-// (GPURT_ROWS_PAIRS: an even number of columns, every matrix at an even element offset).
+// `vec`: for 16-bit elements, the most neighbouring columns (2, 4 or 8) the register kernel may
+// move as one 4-, 8- or 16-byte access (GPURT_ROWS_VEC: the row length and every matrix's element
+// offset are multiples of it; 1 for none); rows of exactly w x per_lane columns skip the row-end
+// tests (GPURT_ROWS_EXACT).
 template <class T>
 RowsShape rows_shape(const Queue& q, const char* group_kernel, const char* register_kernel, std::size_t rows,
-                     std::size_t cols, bool pairs) {
+                     std::size_t cols, std::size_t vec) {
   const Device dev = q.device();
   const DeviceProperties& p = dev.properties();
   const std::size_t w = p.sub_group_sizes.size() == 1 ? p.sub_group_sizes[0] : 0;
   if (w != 0 && cols <= 32 * w) {
-    long long per_lane = pairs ? 2 : 1;
+    long long per_lane = static_cast<long long>(vec);
     while (static_cast<std::size_t>(per_lane) * w < cols) per_lane *= 2;
+    const bool exact = static_cast<std::size_t>(per_lane) * w == cols;
     const std::size_t group = std::max<std::size_t>(w, 128);
     const ShapedKernel k = shaped_kernel(q.device(), "rows", embedded::rows, nullptr, register_kernel, 0,
                                          {{"GPURT_ROWS_GROUP", static_cast<long long>(group)},
                                           {"GPURT_ROWS_STORAGE", storage_of<T>()},
                                           {"GPURT_ROWS_PER_LANE", per_lane},
-                                          {"GPURT_ROWS_PAIRS", pairs ? 1 : 0}});
+                                          {"GPURT_ROWS_VEC", static_cast<long long>(vec)},
+                                          {"GPURT_ROWS_EXACT", exact ? 1 : 0}});
     const std::size_t items = std::min(group, k.group);
     if (items % w == 0) {
       const std::size_t per_group = items / w;
@@ -74,6 +81,35 @@ RowsShape rows_shape(const Queue& q, const char* group_kernel, const char* regis
   return {k.kernel, LaunchConfig(Dim3(groups), Dim3(items))};
 }
 
+// Where the first element of `b` lies on the device, modulo 16 bytes: on CUDA the native pointer
+// (an imported CUdeviceptr may start anywhere), elsewhere the view's offset in its allocation
+// (OpenCL allocations start at CL_DEVICE_MEM_BASE_ADDR_ALIGN, at least 128 bytes; a backend without
+// native buffers: its own allocations, taken as aligned alike).
+template <class T>
+std::size_t start_mod16(const Buffer<T>& b) {
+  std::uint64_t start = b.offset_bytes();
+  try {
+    const NativeHandle h = native_handle(b);
+    if (h.backend == "cuda") start += h.handle;
+  } catch (const Error&) {
+  }
+  return static_cast<std::size_t>(start % 16);
+}
+
+// The widest access (in elements: 8, 4, 2, or 1 for none) that a row of `cols` 16-bit elements
+// and every matrix's start allow (kernels/rows.gpurt, GPURT_ROWS_VEC); 1 for float.
+template <class T, class... Buffers>
+std::size_t rows_vec(std::size_t cols, const Buffers&... matrices) {
+  if (sizeof(T) != 2) return 1;
+  const std::size_t starts[] = {start_mod16(matrices)...};
+  for (std::size_t vec : {8, 4, 2}) {
+    bool ok = cols % vec == 0;
+    for (std::size_t o : starts) ok = ok && o % (vec * sizeof(T)) == 0;
+    if (ok) return vec;
+  }
+  return 1;
+}
+
 template <class T>
 void check_rows(Queue& q, const char* call, const Buffer<T>& in, const Buffer<T>& out, std::size_t rows,
                 std::size_t cols) {
@@ -90,8 +126,8 @@ void softmax_rows_of(Queue& q, const Buffer<T>& in, const Buffer<T>& out, std::s
   require_valid(q, "softmax_rows", {{"in", in.valid()}, {"out", out.valid()}});
   check_rows(q, "softmax_rows", in, out, rows, cols);
   if (rows == 0 || cols == 0) return;
-  const bool pairs = sizeof(T) == 2 && cols % 2 == 0 && in.offset() % 2 == 0 && out.offset() % 2 == 0;
-  const RowsShape s = rows_shape<T>(q, "gpurt_softmax_rows", "gpurt_softmax_rows_in_registers", rows, cols, pairs);
+  const std::size_t vec = rows_vec<T>(cols, in, out);
+  const RowsShape s = rows_shape<T>(q, "gpurt_softmax_rows", "gpurt_softmax_rows_in_registers", rows, cols, vec);
   q.launch(s.kernel, s.config, in, out, static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols));
 }
 
@@ -111,10 +147,9 @@ void layer_norm_rows_of(Queue& q, const Buffer<T>& in, const Buffer<T>& gamma, c
     bad(q, "layer_norm_rows", std::string("epsilon must be a finite number >= 0 (1e-5 is usual), got ") + text);
   }
   if (rows == 0 || cols == 0) return;
-  const bool pairs = sizeof(T) == 2 && cols % 2 == 0 && in.offset() % 2 == 0 && out.offset() % 2 == 0 &&
-                     gamma.offset() % 2 == 0 && beta.offset() % 2 == 0;
+  const std::size_t vec = rows_vec<T>(cols, in, out, gamma, beta);
   const RowsShape s =
-      rows_shape<T>(q, "gpurt_layer_norm_rows", "gpurt_layer_norm_rows_in_registers", rows, cols, pairs);
+      rows_shape<T>(q, "gpurt_layer_norm_rows", "gpurt_layer_norm_rows_in_registers", rows, cols, vec);
   q.launch(s.kernel, s.config, in, gamma, beta, out, static_cast<std::uint64_t>(rows),
            static_cast<std::uint64_t>(cols), epsilon);
 }

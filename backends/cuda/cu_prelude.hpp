@@ -42,8 +42,13 @@ __device__ inline size_t gpurt_global_size(int d) { return gpurt_num_groups(d) *
 #define gpurt_atomic_max(p, v) atomicMax(p, v)
 #define gpurt_atomic_xchg(p, v) atomicExch(p, v)
 #define gpurt_atomic_cmpxchg(p, cmp, v) atomicCAS(p, cmp, v)
+#if !defined(GPURT_ATOMICS_COMPARE_AND_SWAP)
 #define gpurt_atomic_add_float(p, v) atomicAdd(p, v)
 #define gpurt_atomic_add_float_local(p, v) atomicAdd(p, v)
+#else  /* the fallback form forced (docs/kernel-language.md, "Atomics"): the words' CAS loops below */
+#define gpurt_atomic_add_float(p, v) gpurt_atomic_add_f32(p, v)
+#define gpurt_atomic_add_float_local(p, v) gpurt_atomic_add_f32(p, v)
+#endif
 #define gpurt_atomic_and(p, v) atomicAnd(p, v)
 #define gpurt_atomic_or(p, v) atomicOr(p, v)
 #define gpurt_atomic_xor(p, v) atomicXor(p, v)
@@ -330,7 +335,8 @@ GPURT_SG_TYPE_(f64, double)
 // bits the same. Float min and max are compare-and-swap loops on the bits, combining as the
 // sub-group words do (min_op, max_op: fminf/fmin, so a NaN operand leaves the value); the loop
 // compares bits, so a stored NaN cannot keep it spinning. double add is native from sm_60. Loads
-// and stores are volatile accesses of the natural size.
+// and stores are volatile accesses of the natural size. -DGPURT_ATOMICS_COMPARE_AND_SWAP makes
+// float and double add CAS loops too (the fallback form, to test it where the add is native).
 R"GPURT(
 #define GPURT_HAS_INT64_ATOMICS 1
 namespace gpurt_detail {
@@ -351,7 +357,7 @@ template <class T, class Op> __device__ inline T atomic_cas_loop(T* p, T v, Op o
   }
 }
 __device__ inline double atomic_add_f64(double* p, double v) {
-#if __CUDA_ARCH__ >= 600
+#if __CUDA_ARCH__ >= 600 && !defined(GPURT_ATOMICS_COMPARE_AND_SWAP)
   return atomicAdd(p, v);
 #else
   return atomic_cas_loop(p, v, add_op());
@@ -378,7 +384,11 @@ __device__ inline int64_t gpurt_atomic_cmpxchg_i64(int64_t* p, int64_t cmp, int6
   return (int64_t)atomicCAS((uint64_t*)p, (uint64_t)cmp, (uint64_t)v);
 }
 __device__ inline uint64_t gpurt_atomic_cmpxchg_u64(uint64_t* p, uint64_t cmp, uint64_t v) { return atomicCAS(p, cmp, v); }
+#if !defined(GPURT_ATOMICS_COMPARE_AND_SWAP)
 __device__ inline float gpurt_atomic_add_f32(float* p, float v) { return atomicAdd(p, v); }
+#else
+__device__ inline float gpurt_atomic_add_f32(float* p, float v) { return gpurt_detail::atomic_cas_loop(p, v, gpurt_detail::add_op()); }
+#endif
 __device__ inline float gpurt_atomic_min_f32(float* p, float v) { return gpurt_detail::atomic_cas_loop(p, v, gpurt_detail::min_op()); }
 __device__ inline float gpurt_atomic_max_f32(float* p, float v) { return gpurt_detail::atomic_cas_loop(p, v, gpurt_detail::max_op()); }
 __device__ inline double gpurt_atomic_add_f64(double* p, double v) { return gpurt_detail::atomic_add_f64(p, v); }

@@ -45,7 +45,7 @@ typedef ulong uint64_t;
 #define gpurt_atomic_and(p, v) atomic_and(p, v)
 #define gpurt_atomic_or(p, v) atomic_or(p, v)
 #define gpurt_atomic_xor(p, v) atomic_xor(p, v)
-#if defined(GPURT_OPENCL_NVIDIA_PTX)
+#if defined(GPURT_OPENCL_NVIDIA_PTX) && !defined(GPURT_ATOMICS_COMPARE_AND_SWAP)
 /* NVIDIA's OpenCL lists no float atomics, but its compiler takes inline PTX: the native add (a
  * compare-and-swap loop on one address contended by a million work-items takes minutes there). */
 inline float gpurt_atomic_add_float(volatile __global float* p, float v) {
@@ -77,7 +77,8 @@ inline float gpurt_atomic_add_float_local(volatile __local float* p, float v) {
 // cl_khr_int64_extended_atomics, which OpenCL C overloads for __global and __local pointers, so one
 // word reaches both; without both extensions each word names what is missing when used. Float
 // words (global memory) are compare-and-swap loops on the bits, except float and double add on
-// NVIDIA (GPURT_OPENCL_NVIDIA_PTX), which are PTX's native atom.global.add: min and max as fmin/fmax (a NaN
+// NVIDIA (GPURT_OPENCL_NVIDIA_PTX), which are PTX's native atom.global.add unless
+// -DGPURT_ATOMICS_COMPARE_AND_SWAP forces the loops: min and max as fmin/fmax (a NaN
 // operand leaves the value; the loop compares bits, so a stored NaN cannot keep it spinning).
 // Loads and stores are volatile accesses of the natural size.
 R"GPURT(
@@ -157,7 +158,7 @@ GPURT_ATOMIC_LOAD_STORE_(u64, ulong)
 #endif
 /* double words need fp64 and, for their compare-and-swap loops, 64-bit atomics. */
 #if defined(GPURT_HAS_FP64) && defined(GPURT_HAS_INT64_ATOMICS)
-#if defined(GPURT_OPENCL_NVIDIA_PTX) && GPURT_OPENCL_NVIDIA_PTX >= 60
+#if defined(GPURT_OPENCL_NVIDIA_PTX) && GPURT_OPENCL_NVIDIA_PTX >= 60 && !defined(GPURT_ATOMICS_COMPARE_AND_SWAP)
 inline double gpurt_atomic_add_f64(volatile __global double* p, double v) {
   double r;
   asm volatile("atom.global.add.f64 %0, [%1], %2;" : "=d"(r) : "l"(p), "d"(v) : "memory");

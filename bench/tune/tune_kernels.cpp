@@ -1,8 +1,8 @@
 // gpurt-tune-kernels: tries build-time shapes of the library's bandwidth kernels (scan, histogram,
-// conv2d 5x5, transpose) on one device and reports each one's rate against the device's copy
+// conv2d 5x5, transpose, the register kernels of softmax and layer norm over rows of 1,024) on one device and reports each one's rate against the device's copy
 // bandwidth, to choose the library's defaults (kernels/library.cpp) from measurements.
 //
-//   gpurt-tune-kernels [--device SEL] [--json FILE] [--quick] [--only scan,histogram,conv2d,transpose]
+//   gpurt-tune-kernels [--device SEL] [--json FILE] [--quick] [--only scan,histogram,conv2d,transpose,rows]
 //
 // Each candidate is the kernel's source (the embedded kernels/*.gpurt) built through the public API
 // with its defines, checked against a CPU reference on a small odd size (scan: also exclusive, and on
@@ -451,9 +451,120 @@ json tune_transpose(Tuner& t) {
   return rows;
 }
 
+// ---- softmax and layer norm over rows of 1,024 (the register kernels; float, half, bfloat16) ----
+struct RowsShape {
+  std::size_t vec, exact, prefetch, waves;  // waves: groups = waves x the resident groups (0: the library's x8)
+};
+
+std::string rows_label(const char* kernel, const char* type, const RowsShape& s) {
+  return std::string(kernel) + " " + type + " vec " + std::to_string(s.vec) + (s.exact ? " exact" : "") +
+         (s.prefetch ? " prefetch" : "") + " waves " + (s.waves ? std::to_string(s.waves) : std::string("8"));
+}
+
+// Element conversions for the rows' host side.
+template <class T> T rows_from(float f) { return T(f); }
+template <class T> float rows_to(T v) { return static_cast<float>(v); }
+
+template <class T>
+void tune_rows_of(Tuner& t, json& rows, const char* type, long long storage, const std::vector<RowsShape>& shapes) {
+  const std::size_t cols = 1024, big_rows = t.n / cols;
+  const std::size_t check_rows = 301;  // not a multiple of the rows a group takes
+  std::mt19937 rng(23);
+  std::normal_distribution<float> d(0.0f, 2.0f);
+  std::vector<T> hin(check_rows * cols), hg(cols), hb(cols);
+  for (auto& v : hin) v = rows_from<T>(d(rng));
+  for (auto& v : hg) v = rows_from<T>(1.0f + 0.25f * d(rng));
+  for (auto& v : hb) v = rows_from<T>(0.25f * d(rng));
+  // References in double from the stored inputs.
+  std::vector<double> ref_soft(hin.size()), ref_norm(hin.size());
+  for (std::size_t r = 0; r < check_rows; ++r) {
+    double m = -1e300, s = 0, mean = 0, var = 0;
+    for (std::size_t c = 0; c < cols; ++c) m = std::max(m, (double)rows_to(hin[r * cols + c]));
+    for (std::size_t c = 0; c < cols; ++c) s += std::exp(rows_to(hin[r * cols + c]) - m);
+    for (std::size_t c = 0; c < cols; ++c) mean += rows_to(hin[r * cols + c]);
+    mean /= cols;
+    for (std::size_t c = 0; c < cols; ++c) var += std::pow(rows_to(hin[r * cols + c]) - mean, 2);
+    const double rstd = 1.0 / std::sqrt(var / cols + 1e-5);
+    for (std::size_t c = 0; c < cols; ++c) {
+      const double x = rows_to(hin[r * cols + c]);
+      ref_soft[r * cols + c] = std::exp(x - m) / s;
+      ref_norm[r * cols + c] = (x - mean) * rstd * rows_to(hg[c]) + rows_to(hb[c]);
+    }
+  }
+  const double tol = storage == 0 ? 1e-5 : storage == 1 ? 1.0 / 1024 : 1.0 / 128;  // relative, plus a floor
+  auto cin = t.dev.alloc<T>(hin.size()), cout = t.dev.alloc<T>(hin.size());
+  auto g = t.dev.alloc<T>(cols), b = t.dev.alloc<T>(cols);
+  t.q.write(hin, cin);
+  t.q.write(hg, g);
+  t.q.write(hb, b);
+  auto x = t.dev.alloc<T>(big_rows * cols), z = t.dev.alloc<T>(big_rows * cols);
+  t.q.fill(x, rows_from<T>(0.5f));
+  const std::size_t w = t.dev.properties().sub_group_sizes.empty() ? 0 : t.dev.properties().sub_group_sizes[0];
+  if (w == 0 || cols % w != 0 || cols / w > 32) return;
+  for (const RowsShape& s : shapes) {
+    for (int kind = 0; kind < 2; ++kind) {
+      const char* kernel = kind == 0 ? "gpurt_softmax_rows_in_registers" : "gpurt_layer_norm_rows_in_registers";
+      const std::vector<std::pair<std::string, std::string>> defines = {
+          {"GPURT_ROWS_GROUP", "128"},
+          {"GPURT_ROWS_STORAGE", std::to_string(storage)},
+          {"GPURT_ROWS_PER_LANE", std::to_string(cols / w)},
+          {"GPURT_ROWS_VEC", std::to_string(s.vec)},
+          {"GPURT_ROWS_EXACT", std::to_string(s.exact)},
+          {"GPURT_ROWS_PREFETCH", std::to_string(s.prefetch)}};
+      json row = {{"label", rows_label(kind == 0 ? "softmax" : "layer_norm", type, s)}, {"defines", defines_json(defines)}};
+      try {
+        const gpurt::Kernel k = t.build("rows.gpurt", gpurt::lib::embedded::rows, kernel, defines);
+        const std::size_t resident = k.resident_groups_per_unit(128) * std::max<std::size_t>(1, t.dev.properties().compute_units);
+        auto launch = [&](const Buffer<T>& in, const Buffer<T>& out, std::size_t nrows) {
+          const std::size_t groups =
+              std::max<std::size_t>(1, std::min((nrows + 128 / w - 1) / (128 / w), resident * (s.waves ? s.waves : 8)));
+          const LaunchConfig cfg{Dim3(groups), Dim3(128)};
+          if (kind == 0)
+            t.q.launch(k, cfg, in, out, static_cast<std::uint64_t>(nrows), static_cast<std::uint64_t>(cols));
+          else
+            t.q.launch(k, cfg, in, g, b, out, static_cast<std::uint64_t>(nrows), static_cast<std::uint64_t>(cols), 1e-5f);
+        };
+        t.q.fill(cout, rows_from<T>(-7.0f));
+        launch(cin, cout, check_rows);
+        const std::vector<T> got = t.q.read(cout);
+        const std::vector<double>& ref = kind == 0 ? ref_soft : ref_norm;
+        std::string error;
+        for (std::size_t i = 0; i < got.size() && error.empty(); ++i) {
+          const double e = std::abs(rows_to(got[i]) - ref[i]);
+          if (!(e <= tol * std::abs(ref[i]) + (kind == 0 ? 1e-7 : tol)))
+            error = "wrong result at " + std::to_string(i) + ": " + std::to_string(rows_to(got[i])) + " for " +
+                    std::to_string(ref[i]);
+        }
+        row["resident_groups"] = resident;
+        if (!error.empty()) {
+          row["error"] = error;
+        } else {
+          const double ms = t.time_ms([&] { launch(x, z, big_rows); });
+          row["ms"] = ms;
+          row["gbps"] = 2.0 * big_rows * cols * sizeof(T) / (ms * 1e-3) * 1e-9;
+        }
+      } catch (const std::exception& e) {
+        row["error"] = e.what();
+      }
+      add_row(t, rows, row);
+    }
+  }
+}
+
+json tune_rows(Tuner& t) {
+  json rows = json::array();
+  const std::vector<RowsShape> f32 = {{1, 0, 0, 0}, {1, 1, 0, 0}, {1, 1, 1, 1}, {1, 1, 0, 1}};
+  const std::vector<RowsShape> b16 = {{2, 0, 0, 0}, {8, 1, 0, 0}, {8, 0, 0, 0}, {4, 1, 0, 0}, {2, 1, 0, 0},
+                                      {8, 1, 1, 0}, {8, 1, 1, 1}, {8, 1, 1, 2}, {8, 1, 0, 1}, {8, 1, 0, 2}};
+  tune_rows_of<float>(t, rows, "float", 0, f32);
+  tune_rows_of<gpurt::half>(t, rows, "half", 1, b16);
+  tune_rows_of<gpurt::bfloat16>(t, rows, "bf16", 2, b16);
+  return rows;
+}
+
 int usage(const char* why) {
   std::cerr << "gpurt-tune-kernels: " << why
-            << "\nusage: gpurt-tune-kernels [--device SEL] [--json FILE] [--quick] [--only scan,histogram,conv2d,transpose]\n";
+            << "\nusage: gpurt-tune-kernels [--device SEL] [--json FILE] [--quick] [--only scan,histogram,conv2d,transpose,rows]\n";
   return 2;
 }
 
@@ -503,7 +614,7 @@ int main(int argc, char** argv) {
                 {"copy_gbps", t.copy_gbps},
                 {"kernels", json::object()}};
     const std::vector<std::pair<std::string, std::function<json(Tuner&)>>> kernels = {
-        {"scan", tune_scan}, {"histogram", tune_histogram}, {"conv2d_5x5", tune_conv2d}, {"transpose", tune_transpose}};
+        {"scan", tune_scan}, {"histogram", tune_histogram}, {"conv2d_5x5", tune_conv2d}, {"transpose", tune_transpose}, {"rows", tune_rows}};
     for (const auto& [name, tune] : kernels) {
       if (!opt.only.empty() && opt.only.find(name.substr(0, name.find('_'))) == std::string::npos) continue;
       std::printf("\n%s\n", name.c_str());

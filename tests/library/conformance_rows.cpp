@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "fixture.hpp"
+#include "gpurt/buffer.hpp"
 #include "gpurt/library.hpp"
+#include "gpurt/native.hpp"
 #include "gpurt/types.hpp"
 
 using namespace gpurt;
@@ -22,6 +24,11 @@ namespace {
 
 const std::pair<std::size_t, std::size_t> shapes[] = {{1, 1},    {3, 7},    {5, 33},  {2, 1000}, {17, 1024},
                                                       {4, 4099}, {1000, 16}, {1, 100003}, {0, 5}, {5, 0}};
+// The 16-bit calls' shapes: also rows of a multiple of 8 columns that a sub-group's lanes do not
+// cover exactly (24, 520, 1000: the row's end inside a lane's chunks) and that they do (1024).
+const std::pair<std::size_t, std::size_t> shapes16[] = {{1, 1},   {3, 7},     {5, 33},    {3, 24},     {6, 520},
+                                                        {2, 1000}, {17, 1024}, {4, 4099}, {1000, 16}, {1, 100003},
+                                                        {0, 5},   {5, 0}};
 
 std::vector<double> softmax_reference(const std::vector<float>& x, std::size_t rows, std::size_t cols) {
   std::vector<double> y(x.size());
@@ -93,18 +100,22 @@ template <class T> std::size_t off16(const std::vector<T>& got, const std::vecto
   return bad;
 }
 
-// Views at odd offsets (each element moved alone) and at even ones (an even number of columns:
-// the register kernel moves pairs of neighbours as 32-bit words).
+// Views whose starts allow each width of access the register kernel takes (library.hpp: "every
+// buffer argument may be a view at any element offset"): at odd element offsets every element moves
+// alone; at starts 4, 8 and 16 bytes apart (and an even, a multiple-of-4 or a multiple-of-8 number
+// of columns) neighbours move as 4-, 8- and 16-byte words, whose halves a swap or a lost carry
+// would give away. `a`: the least element offset of the views.
 template <class T> void check_rows16(test::Fixture& f) {
   INFO(Format16<T>::name << ", seed " << test::seed());
-  for (std::size_t odd : {1, 0})
-  for (const auto& [rows, cols] : shapes) {
-    INFO(rows << " x " << cols << (odd ? ", odd offsets" : ", even offsets"));
-    const std::size_t n = rows * cols, o = odd;
+  for (std::size_t a : {1, 2, 4, 8})
+  for (const auto& [rows, cols] : shapes16) {
+    if (a > 1 && cols % a != 0) continue;  // elements move alone, as at odd offsets
+    INFO(rows << " x " << cols << ", views at element offsets " << a << ", " << 3 * a << ", " << 5 * a << ", " << 7 * a);
+    const std::size_t n = rows * cols;
     {
       const auto x = to16<T>(test::random_vector<float>(n, -20.0f, 20.0f));
       const auto want = softmax_reference(from16(x), rows, cols);
-      auto in = f.dev.alloc<T>(n + 3).view(2 + o, n), out = f.dev.alloc<T>(n + 1).view(o, n);
+      auto in = f.dev.alloc<T>(n + a).view(a, n), out = f.dev.alloc<T>(n + 3 * a).view(3 * a, n);
       f.q.copy(x, in);
       lib::softmax_rows(f.q, in, out, rows, cols);
       CHECK(off16(f.q.read(out), want, 1e-9) == 0);
@@ -116,8 +127,8 @@ template <class T> void check_rows16(test::Fixture& f) {
       const auto gamma = to16<T>(test::random_vector<float>(cols, 0.5f, 2.0f));
       const auto beta = to16<T>(test::random_vector<float>(cols, -1.0f, 1.0f));
       const auto want = layer_norm_reference(from16(x), from16(gamma), from16(beta), rows, cols, 1e-5);
-      auto in = f.dev.alloc<T>(n + 1).view(o, n), out = f.dev.alloc<T>(n);
-      auto g = f.dev.alloc<T>(cols + 7).view(6 + o, cols), b = f.dev.alloc<T>(cols + 2).view(2, cols);
+      auto in = f.dev.alloc<T>(n + a).view(a, n), out = f.dev.alloc<T>(n + 3 * a).view(3 * a, n);
+      auto g = f.dev.alloc<T>(cols + 5 * a).view(5 * a, cols), b = f.dev.alloc<T>(cols + 7 * a).view(7 * a, cols);
       f.q.copy(x, in);
       f.q.copy(gamma, g);
       f.q.copy(beta, b);
@@ -297,4 +308,35 @@ TEST_CASE("library.hpp: softmax_rows and layer_norm_rows refuse wrong sizes, ove
   std::size_t wrong = 0;
   for (float v : f.q.read(out)) wrong += std::abs(v - 0.125f) > 1e-6f;
   CHECK(wrong == 0);
+}
+
+TEST_CASE("library.hpp: 16-bit rows at an imported CUDA pointer that is not 16-byte aligned") {
+  // native.hpp: import_buffer takes "the native buffer `native` (CUdeviceptr ...)" - any device
+  // pointer, so one 2, 4 or 8 bytes past a 16-byte boundary too; library.hpp's calls take every
+  // buffer. The row kernel's 16-byte accesses (rows of a multiple of 8 columns) must not be used
+  // there: a misaligned vector access is a fault that ends the CUDA context.
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  if (f.dev.backend() != "cuda") GPURT_SKIP("CUDA pointers only: " + f.dev.description() + " imports whole buffers");
+  const std::size_t rows = 9, cols = 1024, n = rows * cols;
+  auto whole = f.dev.alloc<half>(n + 16), gwhole = f.dev.alloc<half>(cols + 16);
+  const std::uint64_t base = native_handle(whole).handle, gbase = native_handle(gwhole).handle;
+  REQUIRE(base % 16 == 0);
+  for (std::size_t skew : {1, 2, 4}) {  // elements: 2, 4, 8 bytes past the boundary
+    INFO("pointers " << 2 * skew << " bytes past a 16-byte boundary");
+    Buffer<half> in = import_buffer<half>(f.dev, base + 2 * skew, n, Ownership::borrow);
+    Buffer<half> g = import_buffer<half>(f.dev, gbase + 2 * skew, cols, Ownership::borrow);
+    auto out = f.dev.alloc<half>(n), b = f.dev.alloc<half>(cols);
+    const auto x = to16<half>(test::random_vector<float>(n, -3.0f, 3.0f));
+    const auto gamma = to16<half>(test::random_vector<float>(cols, 0.5f, 2.0f));
+    const auto beta = to16<half>(test::random_vector<float>(cols, -1.0f, 1.0f));
+    f.q.copy(x, in);
+    f.q.copy(gamma, g);
+    f.q.copy(beta, b);
+    lib::softmax_rows(f.q, in, out, rows, cols);
+    CHECK(off16(f.q.read(out), softmax_reference(from16(x), rows, cols), 1e-9) == 0);
+    lib::layer_norm_rows(f.q, out.view(0, n), g, b, in, rows, cols, 1e-5f);  // out aligned, in and gamma not
+    CHECK(off16(f.q.read(in), layer_norm_reference(from16(f.q.read(out)), from16(gamma), from16(beta), rows, cols, 1e-5),
+                2e-5) == 0);
+  }
 }

@@ -121,8 +121,9 @@ template <> struct Names<float> { static constexpr const char *t = "float", *s =
 template <> struct Names<double> { static constexpr const char *t = "double", *s = "f64"; };
 
 template <class T>
-Program build_for(const Device& dev) {
+Program build_for(const Device& dev, const std::string& flag = "") {
   BuildOptions o;
+  if (!flag.empty()) o.flags = {flag};
   if constexpr (std::is_floating_point<T>::value) {
     o.defines = {{"F", Names<T>::t}, {"FS", Names<T>::s}};
   } else {
@@ -478,12 +479,15 @@ std::vector<T> random_floats(std::size_t n, bool edges, T lo, T hi) {
   return v;
 }
 
+// `flag`: a build flag (-DGPURT_ATOMICS_COMPARE_AND_SWAP: the fallback loops forced, whose
+// cost grows with the square of the work-items on one address: shapes up to 65537 work-items).
 template <class T>
-void check_float_words(test::Fixture& f) {
-  INFO("type " << Names<T>::t << ", seed " << test::seed());
-  Program p = build_for<T>(f.dev);
+void check_float_words(test::Fixture& f, const std::string& flag = "") {
+  INFO("type " << Names<T>::t << ", seed " << test::seed() << (flag.empty() ? "" : ", flag ") << flag);
+  Program p = build_for<T>(f.dev, flag);
   for (const Shape& sh : shapes) {
     const std::size_t n = sh.n, m = sh.m;
+    if (!flag.empty() && n > 65537) continue;
     INFO(n << " work-items onto " << m << " address(es)");
     {
       // "float and double add": positive halves from 0.5 to 2 (exact, and increasing along each
@@ -648,4 +652,17 @@ TEST_CASE("kernel-language.md: a 64-bit atomic on a device without them fails to
     CHECK(e.category() == ErrorCategory::build_failed);
     CHECK(e.build_log().find("needs_int64_atomics") != std::string::npos);
   }
+}
+
+TEST_CASE("kernel-language.md: float and double add forced to their compare-and-swap loops match the same reference") {
+  // kernel-language.md, "Atomics": float and double add are "native where the hardware has it, a
+  // compare-and-swap loop otherwise"; -DGPURT_ATOMICS_COMPARE_AND_SWAP takes the loop everywhere,
+  // so the fallback is tested on the devices whose add is native (CUDA, NVIDIA's OpenCL) too: every
+  // old value on each address's chain, NaN and infinities in min and max, both zeros.
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_kernels);
+  check_float_words<float>(f, "-DGPURT_ATOMICS_COMPARE_AND_SWAP");
+  if (!f.dev.properties().fp64 || !f.dev.properties().int64_atomics)
+    GPURT_SKIP(f.dev.description() + " has no fp64 or no 64-bit atomics: float only");
+  check_float_words<double>(f, "-DGPURT_ATOMICS_COMPARE_AND_SWAP");
 }

@@ -369,7 +369,7 @@ TEST_CASE("kernel-language.md: the single-item switch as a define is refused, na
   // and not the prelude, and the kernel would silently keep native sub-groups.
   test::Fixture f;
   GPURT_NEEDS(f.dev, test::Need::portable_kernels);
-  for (const char* name : {"GPURT_SUB_GROUPS_SINGLE_ITEM", "GPURT_OPENCL_NVIDIA_PTX"}) {
+  for (const char* name : {"GPURT_SUB_GROUPS_SINGLE_ITEM", "GPURT_ATOMICS_COMPARE_AND_SWAP", "GPURT_OPENCL_NVIDIA_PTX"}) {
     INFO(name);
     BuildOptions o;
     o.defines.push_back({name, ""});

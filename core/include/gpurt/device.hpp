@@ -38,7 +38,8 @@ struct BuildOptions {
   // as options, so a value such as "1 -DOTHER" or "unsigned int" stays one value); an empty value
   // defines NAME as 1, as -DNAME does. Device::build throws invalid_argument for a name that is not
   // a C identifier, for a switch of the portable prelude (GPURT_SUB_GROUPS_SINGLE_ITEM,
-  // GPURT_OPENCL_*: the prelude is read before these lines; pass such a switch in flags), and for a value with a line break or NUL, ending in a backslash, or opening a
+  // GPURT_ATOMICS_COMPARE_AND_SWAP, GPURT_OPENCL_*: the prelude is read before these lines; pass such
+  // a switch in flags), and for a value with a line break or NUL, ending in a backslash, or opening a
   // /* comment it does not close. Source languages only: a ptx or cubin build with defines throws
   // invalid_argument.
   std::vector<std::pair<std::string, std::string>> defines;

@@ -66,7 +66,8 @@ void check_source(const detail::DeviceState* d, const ProgramSource& source, con
   // switch would change the user's code and not the prelude (kernel-language.md names them).
   if (source.language == SourceLanguage::portable)
     for (const auto& [name, value] : options.defines)
-      if (name == "GPURT_SUB_GROUPS_SINGLE_ITEM" || name.rfind("GPURT_OPENCL_", 0) == 0)
+      if (name == "GPURT_SUB_GROUPS_SINGLE_ITEM" || name == "GPURT_ATOMICS_COMPARE_AND_SWAP" ||
+          name.rfind("GPURT_OPENCL_", 0) == 0)
         detail::invalid(name + " is a switch of the portable prelude, which is read before the #define lines that "
                                "BuildOptions::defines become; pass it in BuildOptions::flags as \"-D" + name + "\"",
                         build_call, d);
