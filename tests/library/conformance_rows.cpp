@@ -110,6 +110,7 @@ template <class T> void check_rows16(test::Fixture& f) {
   for (std::size_t a : {1, 2, 4, 8})
   for (const auto& [rows, cols] : shapes16) {
     if (a > 1 && cols % a != 0) continue;  // elements move alone, as at odd offsets
+    if ((a == 2 || a == 4) && cols != 520 && cols != 1024) continue;  // 4- and 8-byte words: two shapes
     INFO(rows << " x " << cols << ", views at element offsets " << a << ", " << 3 * a << ", " << 5 * a << ", " << 7 * a);
     const std::size_t n = rows * cols;
     {
@@ -159,15 +160,15 @@ template <class T> void check_rows16(test::Fixture& f) {
 
 }  // namespace
 
-TEST_CASE("library.hpp: softmax_rows and layer_norm_rows on half and bfloat16, each result rounded once") {
+TEMPLATE_TEST_CASE("library.hpp: softmax_rows and layer_norm_rows on half and bfloat16, each result rounded once", "",
+                   half, bfloat16) {
   // library.hpp: "float, half or bfloat16; the 16-bit types are computed in float, each result
   // rounded once to nearest even when stored"; "half and bfloat16 matrices take gamma and beta of
   // their own type". Rounded once: within half an ulp of the exact result on the rounded inputs
   // (plus 2 % of an ulp for float's own rounding): a sum or exponential kept in 16 bits misses it.
   test::Fixture f;
   GPURT_NEEDS(f.dev, test::Need::portable_kernels);
-  check_rows16<half>(f);
-  check_rows16<bfloat16>(f);
+  check_rows16<TestType>(f);
 }
 
 TEST_CASE("library.hpp: softmax_rows matches the formula at every row length, on odd-offset views and in place") {
