@@ -140,6 +140,17 @@ void print_table(const nlohmann::json& r, std::ostream& os) {
          << fmt(t["raw"].get<double>(), 2) << std::setw(10) << fmt(t["ratio"].get<double>())
          << spread_text(t, "ratio", 3) << "\n";
   }
+  if (r.contains("queue_alloc")) {
+    const auto& a = r["queue_alloc"];
+    os << "\nqueue-ordered temporaries (us per step: allocate " << size_text(a["bytes"].get<std::uint64_t>())
+       << " + fill + free, " << a["steps_per_trial"].get<std::size_t>() << " steps)\n"
+       << "  Queue::alloc " << fmt(a["queue_alloc_us"].get<double>(), 2) << ", Device::alloc "
+       << fmt(a["plain_alloc_us"].get<double>(), 2) << " (" << fmt(a["plain_over_queue"].get<double>(), 1) << " x)";
+    if (a["raw_us"].is_number())
+      os << ", raw queue-ordered " << fmt(a["raw_us"].get<double>(), 2) << " (Queue::alloc / raw "
+         << fmt(a["queue_over_raw"].get<double>()) << ")";
+    os << "\n";
+  }
   if (r.contains("transfers")) {
     os << "\ntransfers (GB/s)             size       gpurt       raw      gpurt/raw\n";
     for (const auto& t : r["transfers"]) {
@@ -391,6 +402,16 @@ void write_targets(const nlohmann::json& doc, std::ostream& os) {
       if (lowest < 1e9)
         os << "| " << sel << " | aggregate launch rate >= 0.9 x raw at 1-16 host threads, " << layout
            << " (lowest ratio) | " << fmt(lowest) << " | " << (lowest >= 0.9 ? "yes" : "no") << " |\n";
+    }
+    if (r.contains("queue_alloc")) {
+      const auto& qa = r["queue_alloc"];
+      if (qa["raw_us"].is_number())
+        os << "| " << sel << " | queue-ordered temporaries (allocate 1 MiB + fill + free) <= 1.1 x raw "
+           << "cuMemAllocAsync/cuMemFreeAsync | " << fmt(qa["queue_over_raw"].get<double>()) << " | "
+           << (qa["queue_over_raw"].get<double>() <= 1.1 ? "yes" : "no") << " |\n";
+      os << "| " << sel << " | queue-ordered temporaries >= 10 x faster than Device::alloc each step | "
+         << fmt(qa["plain_over_queue"].get<double>(), 1) << " | " << (qa["plain_over_queue"].get<double>() >= 10 ? "yes" : "no")
+         << " |\n";
     }
     double worst = 1e9;
     for (const auto& t : r["transfers"])

@@ -174,6 +174,61 @@ nlohmann::json measure_alloc(Context& c) {
   return {{"rows", rows}, {"pairs_per_trial", reps}};
 }
 
+// Queue-ordered temporaries: `steps` steps of allocate 1 MiB + fill + free, back to back, then one
+// wait, in microseconds per step: Queue::alloc (the memory back in the pool after the step), the
+// raw API's own queue-ordered allocator where it has one (CUDA: cuMemAllocAsync, cuMemsetD32Async,
+// cuMemFreeAsync), and Device::alloc (a driver allocation and free each step). Each side runs one
+// untimed round first.
+nlohmann::json measure_queue_alloc(Context& c) {
+  c.say("queue-ordered allocation");
+  const std::size_t steps = c.opt.quick ? 200 : 1000, bytes = std::size_t(1) << 20, n = bytes / sizeof(float);
+  const auto queue_round = [&] {
+    for (std::size_t i = 0; i < steps; ++i) {
+      const Buffer<float> t = c.q.alloc<float>(n);
+      c.q.fill(t, 1.0f);
+    }
+    c.q.finish();
+  };
+  const auto plain_round = [&] {
+    for (std::size_t i = 0; i < steps; ++i) {
+      const Buffer<float> t = c.dev.alloc<float>(n);
+      c.q.fill(t, 1.0f);
+    }
+    c.q.finish();
+  };
+  std::vector<double> queue_us, plain_us, raw_us;
+  std::string raw_error;
+  queue_round();
+  plain_round();
+  for (int t = 0; t < c.trials; ++t) {
+    auto t0 = clock_type::now();
+    queue_round();
+    queue_us.push_back(seconds_since(t0) * 1e6 / static_cast<double>(steps));
+    t0 = clock_type::now();
+    plain_round();
+    plain_us.push_back(seconds_since(t0) * 1e6 / static_cast<double>(steps));
+    if (raw_error.empty()) {
+      try {
+        raw_us.push_back(c.raw->queue_alloc_us(bytes, steps));
+      } catch (const Error& e) {
+        raw_error = e.what();
+      }
+    }
+  }
+  c.dev.trim_pool();
+  nlohmann::json out = {{"steps_per_trial", steps}, {"bytes", bytes},
+                        {"queue_alloc_us", median(queue_us)}, {"plain_alloc_us", median(plain_us)},
+                        {"plain_over_queue", median(plain_us) / median(queue_us)}};
+  if (!raw_us.empty()) {
+    out["raw_us"] = median(raw_us);
+    out["queue_over_raw"] = median(queue_us) / median(raw_us);
+  } else {
+    out["raw_us"] = nullptr;
+    out["raw_note"] = raw_error;
+  }
+  return out;
+}
+
 // Aggregate launch rate (launches/s) of the empty 1x1 kernel from 1, 2, 4, 8 and 16 host threads,
 // each with a queue of its own ("queue_per_thread") and all on one ("shared_queue"), against raw
 // streams / command queues in the same layout (RawBaseline::launch_rate). Both sides are timed by
@@ -592,7 +647,8 @@ nlohmann::json measure_interop(Context& c) {
 }  // namespace
 
 const std::vector<std::string>& section_names() {
-  static const std::vector<std::string> names = {"launch", "launch_scaling", "alloc", "transfers", "staging_threads",
+  static const std::vector<std::string> names = {"launch", "launch_scaling", "alloc", "queue_alloc", "transfers",
+                                                 "staging_threads",
                                                  "build", "kernels", "kernel_baselines", "matmul", "interop", "graph",
                                                  "dialect"};
   return names;
@@ -623,6 +679,7 @@ nlohmann::json run(const Device& device, const Options& options) {
   if (wanted("launch")) j["launch"] = measure_launch(c);
   if (wanted("launch_scaling")) j["launch_scaling"] = measure_launch_scaling(c);
   if (wanted("alloc")) j["alloc"] = measure_alloc(c);
+  if (wanted("queue_alloc")) j["queue_alloc"] = measure_queue_alloc(c);
   if (wanted("transfers")) j["transfers"] = measure_transfers(c);
   if (wanted("staging_threads")) j["staging_threads"] = measure_staging_threads(c);
   if (wanted("build")) j["build"] = measure_build(c);

@@ -49,6 +49,16 @@ std::string vendor_text(const Device& d) {
   return v.name + (v.version.empty() ? std::string() : " " + v.version) + " (" + v.path + ")";
 }
 
+// The free device memory the driver reports (Device::memory_usage), null where it cannot tell.
+nlohmann::json free_memory_json(const Device& d) {
+  try {
+    const MemoryUsage m = d.memory_usage();
+    return m.free_known ? nlohmann::json(m.free_bytes) : nlohmann::json(nullptr);
+  } catch (const Error&) {
+    return nullptr;
+  }
+}
+
 nlohmann::json device_json(const Device& d) {
   const DeviceProperties& p = d.properties();
   const nlohmann::json langs = language_names(p.languages);
@@ -62,6 +72,7 @@ nlohmann::json device_json(const Device& d) {
           {"driver_version", p.driver_version},
           {"architecture", p.architecture},
           {"global_memory", p.global_memory},
+          {"free_memory", free_memory_json(d)},
           {"max_allocation", p.max_allocation},
           {"compute_units", p.compute_units},
           {"max_group_size", p.max_group_size},
@@ -99,6 +110,20 @@ std::string mib(std::uint64_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.0f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
   return buf;
+}
+
+// What the driver says is free (Device::memory_usage), and what gpurt holds in its buffers (with
+// the idle part of Queue::alloc's pool); "free unknown to the driver" where it cannot tell (OpenCL).
+std::string memory_text(const Device& d) {
+  try {
+    const MemoryUsage m = d.memory_usage();
+    std::string t = m.free_known ? mib(m.free_bytes) + " free (driver)" : std::string("free unknown to the driver");
+    t += ", gpurt holds " + mib(m.gpurt_bytes);
+    if (m.pooled_bytes > 0) t += " (" + mib(m.pooled_bytes) + " idle in Queue::alloc's pool)";
+    return t;
+  } catch (const Error& e) {
+    return std::string("free memory not known: ") + e.what();
+  }
 }
 
 }  // namespace
@@ -174,7 +199,7 @@ int run_info(bool json) {
               << p.platform << "\n"
               << "      driver " << p.driver_version << ", " << p.architecture << "\n"
               << "      memory " << mib(p.global_memory) << " (largest buffer " << mib(p.max_allocation)
-              << "), " << p.compute_units << " compute units\n"
+              << "), " << memory_text(d) << ", " << p.compute_units << " compute units\n"
               << "      groups: up to " << p.max_group_size << " items, dims " << to_string(p.max_group_dims)
               << ", local memory " << p.max_local_memory << " bytes, SIMD width " << p.simd_width << "\n"
               << "      fp64 " << (p.fp64 ? "yes" : "no") << ", fp16 " << (p.fp16 ? "yes" : "no")

@@ -73,6 +73,10 @@ double RawBaseline::gemm_on_gpurt_gflops(Queue&, std::size_t, std::size_t) {
   throw Error(ErrorCategory::unsupported, "the " + api() + " baseline runs no vendor BLAS on gpurt memory");
 }
 
+double RawBaseline::queue_alloc_us(std::size_t, std::size_t) {
+  throw Error(ErrorCategory::unsupported, api() + " has no queue-ordered allocation");
+}
+
 double RawBaseline::peer_copy_seconds(const Device&, std::size_t, std::size_t) {
   throw Error(ErrorCategory::unsupported, "the " + api() + " baseline has no native copy between devices");
 }

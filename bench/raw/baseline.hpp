@@ -42,6 +42,12 @@ class RawBaseline {
   // with `first_use`, a blocking 4-byte write from the host into the new memory in between (where
   // a lazy driver makes memory resident).
   virtual double alloc_us(std::size_t bytes, std::size_t reps, bool first_use) = 0;
+  // Mean microseconds per step of allocating `bytes` in queue order, filling them (a 4-byte
+  // pattern) and freeing them in queue order, over `steps` steps back to back and one wait, after
+  // one untimed round of the same (CUDA: cuMemAllocAsync, cuMemsetD32Async, cuMemFreeAsync on the
+  // device's default memory pool). Throws unsupported where the API has no queue-ordered
+  // allocation (OpenCL), unless overridden.
+  virtual double queue_alloc_us(std::size_t bytes, std::size_t steps);
   // Seconds for `reps` back-to-back copies of `bytes` and one wait, after one untimed copy;
   // `mem` chooses page-locked or ordinary host memory (ignored device to device).
   virtual double copy_seconds(CopyDirection dir, HostMemory mem, std::size_t bytes, std::size_t reps) = 0;

@@ -15,7 +15,8 @@ namespace gpurt::bench::raw {
   X(cuCtxSetCurrent) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) X(cuModuleLoadData)  \
   X(cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernel) X(cuMemAlloc) X(cuMemFree)               \
   X(cuMemHostAlloc) X(cuMemFreeHost) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync)  \
-  X(cuMemsetD32Async) X(cuMemcpyPeerAsync) X(cuDeviceCanAccessPeer) X(cuCtxEnablePeerAccess)
+  X(cuMemsetD32Async) X(cuMemcpyPeerAsync) X(cuDeviceCanAccessPeer) X(cuCtxEnablePeerAccess)       \
+  X(cuMemAllocAsync) X(cuMemFreeAsync)
 
 // CUDA graphs, for the chains of raw/cuda_chain.cpp (cuStreamBeginCapture is cuStreamBeginCapture_v2,
 // cuGraphInstantiate cuGraphInstantiateWithFlags: CUDA 11.4 and later).

@@ -251,6 +251,23 @@ class CudaBaseline final : public RawBaseline {
     return since_us(t0) / static_cast<double>(reps);
   }
 
+  double queue_alloc_us(std::size_t bytes, std::size_t steps) override {
+    ctx_.make_current();
+    const auto round = [&](std::size_t n) {
+      for (std::size_t i = 0; i < n; ++i) {
+        CUdeviceptr p = 0;
+        GPURT_RAW_CHECK(cu_.cuMemAllocAsync(&p, bytes, stream_.get()));
+        GPURT_RAW_CHECK(cu_.cuMemsetD32Async(p, 0x3f800000u, bytes / 4, stream_.get()));
+        GPURT_RAW_CHECK(cu_.cuMemFreeAsync(p, stream_.get()));
+      }
+      GPURT_RAW_CHECK(cu_.cuStreamSynchronize(stream_.get()));
+    };
+    round(steps);
+    const auto t0 = clock_type::now();
+    round(steps);
+    return since_us(t0) / static_cast<double>(steps);
+  }
+
   double enqueue_four_args_us(std::size_t launches) override {
     ctx_.make_current();
     CUdeviceptr a = 0, b = 0;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -535,4 +536,48 @@ TEST_CASE("mock: a device whose native context no vendor BLAS adapter speaks get
     on.vendor = lib::VendorLibraries::on;
     GPURT_REQUIRE_ERROR(lib::matmul_implementation(dev, p, on), ErrorCategory::unsupported, v.reason);
   }
+}
+
+TEST_CASE("mock: Queue::alloc's idle memory makes way for an allocation that needs it, and an injected failure mid-loop leaves the pool whole") {
+  // queue.hpp: the pool's memory "is released by Device::trim_pool, or by an allocation that needs
+  // it"; "Throws what Device::alloc throws". The mock device has 1 GiB: 768 MiB idle in the pool
+  // and 800 MiB asked of Device::alloc fit only if the pool gives way.
+  Mock& m = Mock::get();
+  const Device dev = device("mock:0");
+  dev.trim_pool();
+  const auto before = m.now();
+  {
+    Queue q = dev.create_queue();
+    const std::size_t quarter = std::size_t(256) << 20;
+    {
+      std::vector<Buffer<char>> held;
+      for (int i = 0; i < 3; ++i) held.push_back(q.alloc<char>(quarter));
+    }
+    CHECK(dev.memory_usage().pooled_bytes == 3 * quarter);
+    {
+      std::vector<Buffer<char>> big;
+      for (int i = 0; i < 4; ++i) big.push_back(dev.alloc<char>(std::size_t(200) << 20));
+      CHECK(dev.memory_usage().pooled_bytes == 0);
+    }
+    // A failed allocation in a loop of temporaries: that step throws, the next ones run, and the
+    // memory and every native object balance at the end.
+    std::size_t failed = 0;
+    for (std::size_t step = 0; step < 1000; ++step) {
+      // Twice: the first failure makes the pool release its idle block and try again, as promised.
+      if (step == 500) m.fail(GPURT_MOCK_OP_ALLOCATE, 0, 2);
+      try {
+        Buffer<float> t = q.alloc<float>(step < 500 ? 1021 : 5003);  // a new size at step 500: a new allocation
+        q.fill(t, static_cast<float>(step));
+        CHECK(q.read(t.view(t.size() - 1, 1)) == std::vector<float>{static_cast<float>(step)});
+      } catch (const Error& e) {
+        CHECK(e.category() == ErrorCategory::out_of_device_memory);
+        CHECK(std::string(e.what()).find("injected allocate failure") != std::string::npos);
+        ++failed;
+      }
+    }
+    CHECK(failed == 1);
+    q.finish();
+  }
+  CHECK(dev.trim_pool() > 0);
+  require_balanced(m.now(), before.device_bytes);
 }

@@ -62,6 +62,8 @@ struct MemoryUsage {
   std::uint64_t gpurt_bytes = 0;  // device memory this process holds in gpurt buffers now (through
                                   // this Device and any Device imported over the same native device)
   std::uint64_t gpurt_buffers = 0;
+  std::uint64_t pooled_bytes = 0;  // of gpurt_bytes: memory Queue::alloc buffers gave back that none
+                                   // uses now, kept for the next Queue::alloc (Device::trim_pool)
 };
 
 class Device {
@@ -94,6 +96,11 @@ class Device {
   Program build(const ProgramSource& source, const BuildOptions& options = {}) const;
 
   MemoryUsage memory_usage() const;
+  // Releases to the driver the memory that Queue::alloc buffers gave back and no buffer uses now
+  // (memory_usage().pooled_bytes); returns the bytes released. Allocations that would otherwise
+  // fail for want of device memory do this themselves first. May wait as freeing device memory
+  // does (CUDA's cuMemFree waits for the device's work).
+  std::uint64_t trim_pool() const;
 
   // true for a device from gpurt::devices(), default_device(), device(...) or another handle's
   // device(); false when default-constructed. Every handle type (Device, Buffer, HostBuffer, Queue,

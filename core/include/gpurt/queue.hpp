@@ -120,6 +120,24 @@ class Queue {
   // true for a queue made by Device::create_queue; false when default-constructed or moved-from.
   bool valid() const { return state_ != nullptr; }
 
+  // ---- queue-ordered memory (api-guide.md, "Queue-ordered memory") ----
+  // Device memory for `count` elements of T, a Buffer like Device::alloc's (contents undefined),
+  // whose memory, once its last handle (every view included) is gone, goes back to the device's
+  // pool "after this queue's work so far" instead of to the driver: later alloc calls on this
+  // queue take it again at once (queue order runs their work after the earlier work), other
+  // queues' after a finish() of this queue that began after it went back. A loop that allocates a
+  // temporary per step therefore neither waits nor grows. Work on other queues that uses the
+  // buffer must be ordered before its last handle goes (record an event there and wait for it on
+  // this queue), as with CUDA's stream-ordered allocator. Never waits; no driver call when the
+  // pool has a block (sizes are rounded up by at most a quarter: 512 bytes, then 4-7 x 2^k). The
+  // pool's memory counts in memory_usage() (pooled_bytes: idle in the pool) and is released by
+  // Device::trim_pool, or by an allocation that needs it. Throws what Device::alloc throws.
+  template <class T>
+  Buffer<T> alloc(std::size_t count) const {
+    static_assert(std::is_trivially_copyable<T>::value, "gpurt::Buffer<T> needs a trivially copyable element type");
+    return detail::Access::make<Buffer<T>>(allocate(count, sizeof(T)), std::size_t{0}, count);
+  }
+
   // Host memory is given as one of:
   //  - a HostBuffer<T> (or a view of one): pinned, copied asynchronously and directly;
   //  - a C array `T[N]`: its N elements (it keeps its extent; it never decays to a pointer here);
@@ -289,6 +307,7 @@ class Queue {
   explicit Queue(std::shared_ptr<detail::QueueState> s) : state_(std::move(s)) {}
   detail::QueueState* state(const char* call) const { return checked(call); }
   detail::QueueState* checked(const char* call) const;
+  std::shared_ptr<detail::Allocation> allocate(std::size_t count, std::size_t elem_size) const;
   // host_pinned: the host memory is a HostBuffer (never staged).
   void copy_from_host(const void* src, const detail::Allocation* dst, std::size_t dst_offset,
                       std::size_t dst_bytes, std::size_t src_bytes, bool host_pinned);

@@ -3,12 +3,15 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <string>
 
 #include "api/format.hpp"
 #include "gpurt/buffer.hpp"
 #include "gpurt/program.hpp"
 #include "gpurt/queue.hpp"
 #include "model/state.hpp"
+#include "services/pool.hpp"
 #include "services/trace.hpp"
 #include "services/transfer.hpp"
 
@@ -43,7 +46,12 @@ MemoryUsage Device::memory_usage() const {
   }
   m.gpurt_bytes = d->memory->live_bytes;
   m.gpurt_buffers = d->memory->live_buffers;
+  m.pooled_bytes = detail::queue_pool(d).idle_bytes();
   return m;
+}
+
+std::uint64_t Device::trim_pool() const {
+  return detail::trim_queue_pool(detail::checked_device(*this, "Device::trim_pool"));
 }
 
 namespace detail {
@@ -59,10 +67,8 @@ std::size_t checked_bytes(std::size_t count, std::size_t elem_size, const char* 
 }
 }  // namespace
 
-std::shared_ptr<Allocation> allocate(const Device& device, std::size_t count, std::size_t elem_size) {
-  DeviceState* d = checked_device(device, "Device::alloc");
-  const std::size_t bytes = checked_bytes(count, elem_size, "Device::alloc", d);
-  auto a = std::make_shared<Allocation>();
+std::unique_ptr<Allocation> allocate_block(DeviceState* d, std::size_t bytes, const char* call) {
+  auto a = std::make_unique<Allocation>();
   a->device = d;
   a->bytes = bytes;
   if (bytes == 0) return a;
@@ -71,7 +77,7 @@ std::shared_ptr<Allocation> allocate(const Device& device, std::size_t count, st
     ErrorDetails det;
     det.backend = d->props.backend;
     det.device = d->description;
-    det.call = "Device::alloc";
+    det.call = call;
     throw Error(ErrorCategory::out_of_device_memory,
                 "cannot allocate " + format_bytes(bytes) + ": the largest single allocation " +
                     d->selector + " allows is " + format_bytes(d->props.max_allocation) +
@@ -83,14 +89,20 @@ std::shared_ptr<Allocation> allocate(const Device& device, std::size_t count, st
   // over-commit (PoCL hands out more than the host has and the process dies at first touch) are
   // held to the device's size this way; on GPUs the driver would refuse anyway. The bytes are
   // reserved before the native call, so threads allocating at once cannot pass the limit together.
+  // Memory that Queue::alloc buffers gave back and none uses is released first when it is in the
+  // way (of the limit, or of the driver).
   DeviceState* m = d->memory;
-  const std::uint64_t held = m->live_bytes.fetch_add(bytes);
+  std::uint64_t held = m->live_bytes.fetch_add(bytes);
+  if (held + bytes > d->props.global_memory && trim_queue_pool(d) > 0) {
+    m->live_bytes -= bytes;
+    held = m->live_bytes.fetch_add(bytes);
+  }
   if (held + bytes > d->props.global_memory) {
     m->live_bytes -= bytes;
     ErrorDetails det;
     det.backend = d->props.backend;
     det.device = d->description;
-    det.call = "Device::alloc";
+    det.call = call;
     throw Error(ErrorCategory::out_of_device_memory,
                 "cannot allocate " + format_bytes(bytes) + ": gpurt already holds " + format_bytes(held) +
                     " in " + std::to_string(m->live_buffers.load()) + " buffers on " + d->selector +
@@ -98,7 +110,11 @@ std::shared_ptr<Allocation> allocate(const Device& device, std::size_t count, st
                     "; free buffers (drop their last handles) or allocate less",
                 std::move(det));
   }
-  const bridge::Status s = d->impl->allocate(bytes, a->impl);
+  bridge::Status s = d->impl->allocate(bytes, a->impl);
+  if (!s.ok() && s.category == ErrorCategory::out_of_device_memory && trim_queue_pool(d) > 0) {
+    a->impl.reset();
+    s = d->impl->allocate(bytes, a->impl);
+  }
   if (!s.ok()) {
     a->impl.reset();  // a plugin sets it only on success; the reservation is returned here
     m->live_bytes -= bytes;
@@ -109,6 +125,11 @@ std::shared_ptr<Allocation> allocate(const Device& device, std::size_t count, st
   // while the program prepares its data, rather than inside its first copy.
   if (may_stage(bytes)) transfer_engine(d).prepare();
   return a;
+}
+
+std::shared_ptr<Allocation> allocate(const Device& device, std::size_t count, std::size_t elem_size) {
+  DeviceState* d = checked_device(device, "Device::alloc");
+  return allocate_block(d, checked_bytes(count, elem_size, "Device::alloc", d), "Device::alloc");
 }
 
 std::shared_ptr<HostAllocationState> allocate_host(const Device& device, std::size_t count,

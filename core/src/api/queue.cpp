@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <iterator>
+#include <limits>
+#include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
@@ -12,6 +14,7 @@
 #include <type_traits>
 
 #include "api/format.hpp"
+#include "services/pool.hpp"
 #include "services/trace.hpp"
 #include "services/transfer.hpp"
 #include "model/state.hpp"
@@ -104,6 +107,18 @@ detail::QueueState* Queue::checked(const char* call) const {
 }
 
 Device Queue::device() const { return detail::Access::make<Device>(checked("Queue::device")->device); }
+
+std::shared_ptr<detail::Allocation> Queue::allocate(std::size_t count, std::size_t elem_size) const {
+  constexpr const char* call = "Queue::alloc";
+  detail::QueueState* q = checked(call);
+  if (elem_size != 0 && count > std::numeric_limits<std::size_t>::max() / elem_size)
+    detail::invalid(std::to_string(count) + " elements of " + std::to_string(elem_size) +
+                        " bytes overflow the address space; ask for fewer elements",
+                    call, q->device);
+  const std::size_t bytes = count * elem_size;
+  if (bytes == 0) return detail::allocate_block(q->device, 0, call);  // no native allocation, as Device::alloc
+  return detail::queue_pool(q->device).take(state_, bytes, call);
+}
 
 namespace {
 

@@ -90,6 +90,7 @@ void QueueState::retain(std::shared_ptr<const void> object) {
 
 std::uint64_t QueueState::retained_mark() {
   std::lock_guard<std::mutex> lock(kept_mutex);
+  ++finishes_begun;
   return next_retained;
 }
 

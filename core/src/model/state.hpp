@@ -23,6 +23,7 @@
 namespace gpurt::detail {
 
 struct BackendRecord;
+class QueuePool;
 class TransferEngine;
 
 struct DeviceState {
@@ -33,6 +34,8 @@ struct DeviceState {
   std::string description;  // "opencl:0 (name)"
   std::once_flag engine_once;
   std::shared_ptr<TransferEngine> engine;  // staged pageable copies, created on first use
+  std::once_flag pool_once;
+  std::shared_ptr<QueuePool> pool;  // Queue::alloc's memory (services/pool.hpp), created on first use
   // Held in Allocations now, plus allocations under way; Device::alloc refuses what would take
   // it past props.global_memory. Counted in `memory`: this device's own, or, for a Device imported
   // over a listed device's native device (import_device), the listed device's - one physical
@@ -88,6 +91,9 @@ struct QueueState {
   std::vector<std::pair<std::uint64_t, std::shared_ptr<const void>>> retained;
   std::uint64_t next_retained = 0;
   std::vector<std::shared_ptr<const void>> kept;
+  // How many finishes have begun (taken their mark): the pool's tokens (services/pool.hpp) know
+  // from it whether a finish began after them.
+  std::atomic<std::uint64_t> finishes_begun{0};
   // Appends `object` to `retained` (throws std::bad_alloc).
   void retain(std::shared_ptr<const void> object);
   // Taken by a finish before it waits: it may release the objects handed over before this mark.
@@ -144,6 +150,10 @@ std::uint64_t next_queue_id();
 // A new queue of `device`, numbered by next_queue_id: what Device::create_queue returns, and the
 // queues the services run their own work on. Throws the backend's Error when it cannot be made.
 std::shared_ptr<QueueState> make_queue(DeviceState* device, bool timing);
+// `bytes` of device memory on `d` (zero: an allocation without a native one), counted in its
+// live_bytes: what Device::alloc and the queue pool allocate; throws out_of_device_memory (naming
+// `call`) past the device's memory or the largest allocation, after releasing the pool's idle blocks.
+std::unique_ptr<Allocation> allocate_block(DeviceState* d, std::size_t bytes, const char* call);
 // Throws invalid_argument unless [offset, offset + bytes) lies inside `a`.
 void check_range(const Allocation* a, std::size_t offset, std::size_t bytes, const char* call);
 [[noreturn]] void throw_empty_handle(const char* what, const char* call);

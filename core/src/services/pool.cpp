@@ -1,0 +1,119 @@
+// The queue pool (pool.hpp).
+#include "services/pool.hpp"
+
+#include <cstddef>
+#include <iterator>
+
+namespace gpurt::detail {
+
+// Runs when a Queue::alloc buffer's last handle goes: the memory goes back to the pool, ordered
+// after `queue`'s work so far.
+struct QueuePool::GiveBack {
+  QueuePool* pool;
+  std::weak_ptr<QueueState> queue;
+  void operator()(Allocation* allocation) const noexcept { pool->give_back(allocation, queue); }
+};
+
+std::size_t QueuePool::size_class(std::size_t bytes) noexcept {
+  if (bytes <= 512) return 512;
+  // 4, 5, 6 or 7 x 2^k: the least such size at or above `bytes`.
+  std::size_t step = 128;  // 2^k of the class 4 x 2^k = 512
+  while (bytes > 7 * step) step *= 2;
+  const std::size_t units = (bytes + step - 1) / step;  // 4 ... 7 (or 8 = 4 x the next step)
+  return units * step;
+}
+
+std::shared_ptr<QueuePool::Settled> QueuePool::epoch_of(QueueState& queue) {
+  const std::uint64_t begun = queue.finishes_begun.load();
+  if (epochs_.size() >= 64) sweep_epochs();  // queues come and go: forget the settled ones
+  Epoch& e = epochs_[queue.id];
+  if (e.settled && e.finishes_begun == begun && !e.settled->value.load()) return e.settled;
+  auto settled = std::make_shared<Settled>();
+  // The token: released by the first finish of `queue` that begins after this (or with the queue,
+  // which then waits for its work), it marks the epoch's blocks free for every queue.
+  queue.retain(std::shared_ptr<const void>(nullptr, [settled](const void*) noexcept { settled->value = true; }));
+  e.settled = settled;
+  e.finishes_begun = begun;
+  return settled;
+}
+
+void QueuePool::give_back(Allocation* allocation, const std::weak_ptr<QueueState>& queue) noexcept {
+  std::unique_ptr<Allocation> owned(allocation);
+  const std::shared_ptr<QueueState> q = queue.lock();
+  if (!q) return;  // the queue is gone and its work may still run: freed the way Device::alloc's memory is
+  try {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Block b{nullptr, q->id, epoch_of(*q)};
+    std::vector<Block>& list = idle_[owned->bytes];
+    list.reserve(list.size() + 1);
+    const std::uint64_t bytes = owned->bytes;
+    b.allocation = std::move(owned);
+    list.push_back(std::move(b));
+    idle_bytes_ += bytes;
+  } catch (...) {
+    // No host memory for the records: the memory is freed now instead (`owned`, if still held).
+  }
+  // `q` may be the last handle of the queue: it goes here, outside the lock.
+}
+
+std::shared_ptr<Allocation> QueuePool::take(const std::shared_ptr<QueueState>& queue, std::size_t bytes,
+                                            const char* call) {
+  const std::size_t size = size_class(bytes);
+  std::unique_ptr<Allocation> found;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = idle_.find(size);
+    if (it != idle_.end()) {
+      std::vector<Block>& list = it->second;
+      // The newest usable block (the likeliest to be in the caches): one this queue gave back, or
+      // one whose queue has finished since.
+      for (std::size_t i = list.size(); i-- > 0;) {
+        if (list[i].queue_id == queue->id || list[i].settled->value.load()) {
+          found = std::move(list[i].allocation);
+          list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
+          idle_bytes_ -= size;
+          break;
+        }
+      }
+    }
+  }
+  if (!found) found = allocate_block(device_, size, call);
+  return std::shared_ptr<Allocation>(found.release(), GiveBack{this, queue});
+}
+
+std::uint64_t QueuePool::trim() noexcept {
+  std::map<std::size_t, std::vector<Block>> released;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    released.swap(idle_);
+    idle_bytes_ = 0;
+    sweep_epochs();
+  }
+  std::uint64_t bytes = 0;
+  for (const auto& [size, list] : released) bytes += static_cast<std::uint64_t>(size) * list.size();
+  released.clear();  // outside the lock: the frees may wait for the device
+  return bytes;
+}
+
+void QueuePool::sweep_epochs() noexcept {
+  for (auto it = epochs_.begin(); it != epochs_.end();)
+    it = it->second.settled->value.load() ? epochs_.erase(it) : std::next(it);
+}
+
+QueuePool& queue_pool(DeviceState* device) {
+  std::call_once(device->pool_once, [&] { device->pool = std::make_shared<QueuePool>(device); });
+  return *device->pool;
+}
+
+std::uint64_t trim_queue_pool(DeviceState* device) noexcept {
+  // The pool is made under pool_once; a device without one has nothing to release. Reading the
+  // pointer unguarded would race with its creation: call_once orders it.
+  try {
+    std::call_once(device->pool_once, [&] { device->pool = std::make_shared<QueuePool>(device); });
+  } catch (...) {
+    return 0;
+  }
+  return device->pool->trim();
+}
+
+}  // namespace gpurt::detail
