@@ -149,7 +149,9 @@ void print_table(const nlohmann::json& r, std::ostream& os) {
     if (a["raw_us"].is_number())
       os << ", raw queue-ordered " << fmt(a["raw_us"].get<double>(), 2) << " (Queue::alloc / raw "
          << fmt(a["queue_over_raw"].get<double>()) << ")";
-    os << "\n";
+    os << "\n  allocation and free alone: Queue::alloc " << fmt(a["queue_alloc_only_us"].get<double>(), 2)
+       << ", Device::alloc " << fmt(a["plain_alloc_only_us"].get<double>(), 2) << " ("
+       << fmt(a["plain_over_queue_alloc_only"].get<double>(), 1) << " x)\n";
   }
   if (r.contains("transfers")) {
     os << "\ntransfers (GB/s)             size       gpurt       raw      gpurt/raw\n";
@@ -412,6 +414,9 @@ void write_targets(const nlohmann::json& doc, std::ostream& os) {
       os << "| " << sel << " | queue-ordered temporaries >= 10 x faster than Device::alloc each step | "
          << fmt(qa["plain_over_queue"].get<double>(), 1) << " | " << (qa["plain_over_queue"].get<double>() >= 10 ? "yes" : "no")
          << " |\n";
+      os << "| " << sel << " | the same, allocation and free alone (no fill) | "
+         << fmt(qa["plain_over_queue_alloc_only"].get<double>(), 1) << " | "
+         << (qa["plain_over_queue_alloc_only"].get<double>() >= 10 ? "yes" : "no") << " |\n";
     }
     double worst = 1e9;
     for (const auto& t : r["transfers"])

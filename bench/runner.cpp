@@ -177,8 +177,9 @@ nlohmann::json measure_alloc(Context& c) {
 // Queue-ordered temporaries: `steps` steps of allocate 1 MiB + fill + free, back to back, then one
 // wait, in microseconds per step: Queue::alloc (the memory back in the pool after the step), the
 // raw API's own queue-ordered allocator where it has one (CUDA: cuMemAllocAsync, cuMemsetD32Async,
-// cuMemFreeAsync), and Device::alloc (a driver allocation and free each step). Each side runs one
-// untimed round first.
+// cuMemFreeAsync), and Device::alloc (a driver allocation and free each step); then the allocation
+// and free alone, without the fill, for Queue::alloc and Device::alloc. Each side runs one untimed
+// round first.
 nlohmann::json measure_queue_alloc(Context& c) {
   c.say("queue-ordered allocation");
   const std::size_t steps = c.opt.quick ? 200 : 1000, bytes = std::size_t(1) << 20, n = bytes / sizeof(float);
@@ -196,7 +197,16 @@ nlohmann::json measure_queue_alloc(Context& c) {
     }
     c.q.finish();
   };
-  std::vector<double> queue_us, plain_us, raw_us;
+  // The allocation alone (no fill): what the pool saves per temporary, without the step's enqueue.
+  const auto queue_only = [&] {
+    for (std::size_t i = 0; i < steps; ++i) (void)c.q.alloc<float>(n);
+    c.q.finish();
+  };
+  const auto plain_only = [&] {
+    for (std::size_t i = 0; i < steps; ++i) (void)c.dev.alloc<float>(n);
+    c.q.finish();
+  };
+  std::vector<double> queue_us, plain_us, raw_us, queue_only_us, plain_only_us;
   std::string raw_error;
   queue_round();
   plain_round();
@@ -207,6 +217,12 @@ nlohmann::json measure_queue_alloc(Context& c) {
     t0 = clock_type::now();
     plain_round();
     plain_us.push_back(seconds_since(t0) * 1e6 / static_cast<double>(steps));
+    t0 = clock_type::now();
+    queue_only();
+    queue_only_us.push_back(seconds_since(t0) * 1e6 / static_cast<double>(steps));
+    t0 = clock_type::now();
+    plain_only();
+    plain_only_us.push_back(seconds_since(t0) * 1e6 / static_cast<double>(steps));
     if (raw_error.empty()) {
       try {
         raw_us.push_back(c.raw->queue_alloc_us(bytes, steps));
@@ -218,7 +234,9 @@ nlohmann::json measure_queue_alloc(Context& c) {
   c.dev.trim_pool();
   nlohmann::json out = {{"steps_per_trial", steps}, {"bytes", bytes},
                         {"queue_alloc_us", median(queue_us)}, {"plain_alloc_us", median(plain_us)},
-                        {"plain_over_queue", median(plain_us) / median(queue_us)}};
+                        {"plain_over_queue", median(plain_us) / median(queue_us)},
+                        {"queue_alloc_only_us", median(queue_only_us)}, {"plain_alloc_only_us", median(plain_only_us)},
+                        {"plain_over_queue_alloc_only", median(plain_only_us) / median(queue_only_us)}};
   if (!raw_us.empty()) {
     out["raw_us"] = median(raw_us);
     out["queue_over_raw"] = median(queue_us) / median(raw_us);
