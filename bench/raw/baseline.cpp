@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 
+#include <cstdint>
 #include <cstring>
 
 #include "raw/common.hpp"

@@ -4,6 +4,7 @@
 // buffers and stream, through <gpurt/cuda.hpp>, for the interop rows.
 #include <dlfcn.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>

@@ -2,6 +2,7 @@
 #include "services/pool.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <iterator>
 
 namespace gpurt::detail {
