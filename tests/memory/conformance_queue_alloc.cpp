@@ -181,6 +181,12 @@ TEST_CASE("queue.hpp: Queue::alloc refuses what Device::alloc refuses, naming Qu
                       "overflow");
   GPURT_REQUIRE_ERROR(f.q.alloc<char>(static_cast<std::size_t>(f.dev.properties().max_allocation) + 1),
                       ErrorCategory::out_of_device_memory, "largest single allocation");
+  // The largest sizes: refused as Device::alloc refuses them, never rounded into a hang or past
+  // the limit; the largest allocation itself is not refused for the rounding (only where the device has it).
+  GPURT_REQUIRE_ERROR(f.q.alloc<char>(std::numeric_limits<std::size_t>::max()), ErrorCategory::out_of_device_memory,
+                      "largest single allocation");
+  GPURT_REQUIRE_ERROR(f.q.alloc<char>(std::numeric_limits<std::size_t>::max() / 3), ErrorCategory::out_of_device_memory,
+                      "largest single allocation");
   Buffer<int> t = f.q.alloc<int>(5);
   f.q.fill(t, 7);
   CHECK(f.q.read(t) == std::vector<int>(5, 7));

@@ -128,8 +128,11 @@ class Queue {
   // queues' after a finish() of this queue that began after it went back. A loop that allocates a
   // temporary per step therefore neither waits nor grows. Work on other queues that uses the
   // buffer must be ordered before its last handle goes (record an event there and wait for it on
-  // this queue), as with CUDA's stream-ordered allocator. Never waits; no driver call when the
-  // pool has a block (sizes are rounded up by at most a quarter: 512 bytes, then 4-7 x 2^k). The
+  // this queue), as with CUDA's stream-ordered allocator. Never waits and makes no driver call
+  // when the pool has a block (sizes are rounded up by at most a quarter: 512 bytes, then 4-7 x
+  // 2^k; not past the largest allocation or half the device's memory, where the size asked for is
+  // taken as it is); a new block is an allocation as Device::alloc's, which may release idle pool
+  // memory first (freeing may wait for the device). The
   // pool's memory counts in memory_usage() (pooled_bytes: idle in the pool) and is released by
   // Device::trim_pool, or by an allocation that needs it. Throws what Device::alloc throws.
   template <class T>

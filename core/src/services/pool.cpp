@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <limits>
 
 namespace gpurt::detail {
 
@@ -19,7 +20,10 @@ std::size_t QueuePool::size_class(std::size_t bytes) noexcept {
   if (bytes <= 512) return 512;
   // 4, 5, 6 or 7 x 2^k: the least such size at or above `bytes`.
   std::size_t step = 128;  // 2^k of the class 4 x 2^k = 512
-  while (bytes > 7 * step) step *= 2;
+  while (bytes > 7 * step) {
+    if (step > std::numeric_limits<std::size_t>::max() / 16) return bytes;  // no class above: the size itself
+    step *= 2;
+  }
   const std::size_t units = (bytes + step - 1) / step;  // 4 ... 7 (or 8 = 4 x the next step)
   return units * step;
 }
@@ -59,7 +63,11 @@ void QueuePool::give_back(Allocation* allocation, const std::weak_ptr<QueueState
 
 std::shared_ptr<Allocation> QueuePool::take(const std::shared_ptr<QueueState>& queue, std::size_t bytes,
                                             const char* call) {
-  const std::size_t size = size_class(bytes);
+  // Rounded up only where the class fits what Device::alloc would give: a request near the largest
+  // allocation or the device's memory is taken at its own size (and refused as Device::alloc
+  // refuses it, naming the size asked for).
+  std::size_t size = size_class(bytes);
+  if (size > device_->props.max_allocation || size > device_->props.global_memory / 2) size = bytes;
   std::unique_ptr<Allocation> found;
   {
     std::lock_guard<std::mutex> lock(mutex_);
