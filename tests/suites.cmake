@@ -22,6 +22,7 @@ add_executable(gpurt_conformance
   programs/conformance_vector_types.cpp
   events/conformance_errors.cpp
   events/conformance_events.cpp
+  events/conformance_host_work.cpp
   graphs/conformance_graph.cpp
   graphs/conformance_graph_updates.cpp
   interop/conformance_interop.cpp

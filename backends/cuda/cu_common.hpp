@@ -287,12 +287,20 @@ class CuQueue final : public plugin::Queue {
                    std::size_t bytes) noexcept override;
   // cuGraphLaunch of the graph's executable graph on this stream (cu_graph.cpp).
   Status replay(plugin::Graph& graph) noexcept override;
+  // Host work's gates: cuStreamWaitValue32 (cyclic >=) on a 32-bit count in pinned host memory,
+  // which open_gate raises with a plain store - no CUDA call, no callback thread held.
+  Status wait_gate(std::uint64_t& gate) noexcept override;
+  Status open_gate(std::uint64_t gate) noexcept override;
 
  private:
   CuDevice& device_;
   CUcontext ctx_;
   CUstream stream_;
   Owner<StreamTraits> owned_;  // empty when borrowed
+  std::mutex gate_mutex_;
+  void* gate_word_ = nullptr;  // cuMemHostAlloc'd, holding a std::atomic<std::uint32_t>; made with the first gate
+  CUdeviceptr gate_device_ = 0;
+  std::uint32_t gates_made_ = 0;
 };
 
 class CuDevice final : public plugin::Device {

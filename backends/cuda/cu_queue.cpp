@@ -1,6 +1,9 @@
 // CuQueue and CuEvent: asynchronous copies, fills, launches and synchronisation on a CUstream.
+#include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
+#include <new>
 
 #include "cu_common.hpp"
 
@@ -21,8 +24,18 @@ bool periodic(const unsigned char* p, std::size_t size, std::size_t period) {
 }  // namespace
 
 CuQueue::~CuQueue() {
+  if (!gate_word_ && !owned_) return;  // nothing of ours: a borrowed stream stays the application's
+  const bool current = make_current(ctx_).ok();
+  if (!current) log(plugin::LogLevel::warn, "could not make the context current to destroy a stream");
+  if (gate_word_) {
+    // Every gate is open (the core opens them before it releases the queue), but the stream may not
+    // have read the word yet: it must be done with it before the memory goes.
+    if (current && cuStreamSynchronize(stream_) == CUDA_SUCCESS)
+      (void)cuMemFreeHost(gate_word_);
+    else
+      log(plugin::LogLevel::warn, "kept a host-work gate's 4 bytes of pinned memory: the stream could not be synchronised");
+  }
   if (!owned_) return;  // a borrowed stream stays the application's
-  if (!make_current(ctx_).ok()) log(plugin::LogLevel::warn, "could not make the context current to destroy a stream");
   owned_.reset();
 }
 
@@ -177,6 +190,40 @@ Status CuQueue::wait(plugin::Event& event) noexcept {
   if (!s.ok()) return s;
   const CUresult r = cuStreamWaitEvent(stream_, static_cast<CuEvent&>(event).handle(), 0);
   return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuStreamWaitEvent");
+}
+
+Status CuQueue::wait_gate(std::uint64_t& gate) noexcept {
+  Status s = make_current(ctx_);
+  if (!s.ok()) return s;
+  std::lock_guard<std::mutex> lock(gate_mutex_);
+  if (!gate_word_) {
+    void* p = nullptr;
+    CUresult r = cuMemHostAlloc(&p, sizeof(std::atomic<std::uint32_t>), CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+    if (r != CUDA_SUCCESS) return fail(r, "cuMemHostAlloc", "allocating a host-work gate");
+    CUdeviceptr d = 0;
+    r = cuMemHostGetDevicePointer(&d, p, 0);
+    if (r != CUDA_SUCCESS) {
+      (void)cuMemFreeHost(p);
+      return fail(r, "cuMemHostGetDevicePointer", "mapping a host-work gate");
+    }
+    new (p) std::atomic<std::uint32_t>(0);
+    gate_word_ = p;
+    gate_device_ = d;
+  }
+  const std::uint32_t next = gates_made_ + 1;
+  const CUresult r = cuStreamWaitValue32(stream_, gate_device_, next, CU_STREAM_WAIT_VALUE_GEQ);
+  if (r == CUDA_ERROR_NOT_SUPPORTED)
+    return Status::failure(ErrorCategory::unsupported, "this device cannot make a stream wait for host memory",
+                           "cuStreamWaitValue32", r, "CUDA_ERROR_NOT_SUPPORTED");
+  if (r != CUDA_SUCCESS) return fail(r, "cuStreamWaitValue32");
+  gates_made_ = next;
+  gate = next;
+  return Status::success();
+}
+
+Status CuQueue::open_gate(std::uint64_t gate) noexcept {
+  static_cast<std::atomic<std::uint32_t>*>(gate_word_)->store(static_cast<std::uint32_t>(gate), std::memory_order_release);
+  return Status::success();
 }
 
 Status CuQueue::finish() noexcept {

@@ -11,11 +11,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <set>
+#include <string>
 
 #include "gpurt/plugin/cxx.hpp"
 #include "gpurt/plugin/signature.hpp"
@@ -153,6 +155,11 @@ struct Storage final : NativeObject {
 struct QueueCore final : NativeObject {
   explicit QueueCore(bool t) : NativeObject(NativeType::queue), timing(t) {}
   bool timing;
+  // Gates (host work): every operation waits while one is closed - the mock runs each at once on
+  // the calling thread, so "later work waits" blocks that thread until the gate opens.
+  std::mutex gate_mutex;
+  std::condition_variable gate_opened;
+  std::uint64_t gates_made = 0, gates_opened = 0;
 };
 struct EventCore final : NativeObject {
   explicit EventCore(bool t) : NativeObject(NativeType::event), timing(t), at(std::chrono::steady_clock::now()) {}
@@ -318,31 +325,31 @@ class MockQueue final : public plugin::Queue, Counted<GPURT_MOCK_QUEUE> {
   MockQueue(QueueCore* core, bool imported) : core_(core, imported) {}
   Status copy_from_host(const void* src, plugin::Buffer& dst, std::size_t off, std::size_t bytes,
                         bool) noexcept override {  // synchronous: blocking or not
-    Status s = gate(GPURT_MOCK_OP_COPY, ErrorCategory::internal, "mockCopyHtoD");
+    Status s = enter(GPURT_MOCK_OP_COPY, ErrorCategory::internal, "mockCopyHtoD");
     if (s.ok() && bytes) std::memcpy(at(dst, off), src, bytes);
     return s;
   }
   Status copy_to_host(plugin::Buffer& src, std::size_t off, void* dst, std::size_t bytes, bool) noexcept override {
-    Status s = gate(GPURT_MOCK_OP_COPY, ErrorCategory::internal, "mockCopyDtoH");
+    Status s = enter(GPURT_MOCK_OP_COPY, ErrorCategory::internal, "mockCopyDtoH");
     if (s.ok() && bytes) std::memcpy(dst, at(src, off), bytes);
     return s;
   }
   Status copy(plugin::Buffer& src, std::size_t so, plugin::Buffer& dst, std::size_t doff,
               std::size_t bytes) noexcept override {
-    Status s = gate(GPURT_MOCK_OP_COPY, ErrorCategory::internal, "mockCopyDtoD");
+    Status s = enter(GPURT_MOCK_OP_COPY, ErrorCategory::internal, "mockCopyDtoD");
     if (s.ok() && bytes) std::memmove(at(dst, doff), at(src, so), bytes);
     return s;
   }
   Status fill(plugin::Buffer& dst, std::size_t off, std::size_t bytes, const void* pattern,
               std::size_t pattern_size) noexcept override {
-    Status s = gate(GPURT_MOCK_OP_FILL, ErrorCategory::internal, "mockFill");
+    Status s = enter(GPURT_MOCK_OP_FILL, ErrorCategory::internal, "mockFill");
     if (!s.ok()) return s;
     for (std::size_t i = 0; i < bytes; i += pattern_size) std::memcpy(at(dst, off + i), pattern, pattern_size);
     return s;
   }
   plugin::Outcome launch(plugin::Kernel& kernel, const plugin::LaunchShape& shape, const plugin::KernelArg* args,
                          std::size_t count) noexcept override {
-    if (plugin::Outcome g = gate_outcome(GPURT_MOCK_OP_LAUNCH, ErrorCategory::internal, "mockLaunch"); !g.ok())
+    if (plugin::Outcome g = enter_outcome(GPURT_MOCK_OP_LAUNCH, ErrorCategory::internal, "mockLaunch"); !g.ok())
       return g;
     const auto& k = static_cast<MockKernel&>(kernel);
     const std::size_t items = shape.groups.x * shape.group_size.x * shape.groups.y * shape.group_size.y *
@@ -372,25 +379,50 @@ class MockQueue final : public plugin::Queue, Counted<GPURT_MOCK_QUEUE> {
   }
   Status record(bool timing, std::unique_ptr<plugin::Event>& out) noexcept override {
     return plugin::guarded("mockRecord", [&] {
-      Status s = gate(GPURT_MOCK_OP_RECORD, ErrorCategory::internal, "mockRecord");
+      Status s = enter(GPURT_MOCK_OP_RECORD, ErrorCategory::internal, "mockRecord");
       if (s.ok()) out = std::make_unique<MockEvent>(make_native<EventCore>(timing && core_->timing), false);
       return s;
     });
   }
   // The same event, its time taken again: no event is created (counted as a record all the same).
   Status record_again(plugin::Event& event) noexcept override {
-    Status s = gate(GPURT_MOCK_OP_RECORD, ErrorCategory::internal, "mockRecordAgain");
+    Status s = enter(GPURT_MOCK_OP_RECORD, ErrorCategory::internal, "mockRecordAgain");
     if (s.ok()) static_cast<MockEvent&>(event).rearm();
     return s;
   }
-  Status wait(plugin::Event&) noexcept override { return gate(GPURT_MOCK_OP_FINISH, ErrorCategory::internal, "mockWait"); }
-  Status finish() noexcept override { return gate(GPURT_MOCK_OP_FINISH, ErrorCategory::internal, "mockFinish"); }
+  Status wait(plugin::Event&) noexcept override { return enter(GPURT_MOCK_OP_FINISH, ErrorCategory::internal, "mockWait"); }
+  Status finish() noexcept override { return enter(GPURT_MOCK_OP_FINISH, ErrorCategory::internal, "mockFinish"); }
   Status native(plugin::Native& out) noexcept override {
     out = native_of(core_.get(), "mock_queue");
     return Status::success();
   }
+  Status wait_gate(std::uint64_t& gate) noexcept override {
+    if (Status s = enter(GPURT_MOCK_OP_RECORD, ErrorCategory::internal, "mockWaitGate"); !s.ok()) return s;
+    std::lock_guard<std::mutex> lock(core_->gate_mutex);
+    gate = ++core_->gates_made;
+    return Status::success();
+  }
+  Status open_gate(std::uint64_t gate) noexcept override {
+    {
+      std::lock_guard<std::mutex> lock(core_->gate_mutex);
+      if (gate != core_->gates_opened + 1 || gate > core_->gates_made)
+        return Status::failure(ErrorCategory::internal, "gate " + std::to_string(gate) + " opened out of order",
+                               "mockOpenGate");
+      core_->gates_opened = gate;
+    }
+    core_->gate_opened.notify_all();
+    return Status::success();
+  }
 
  private:
+  // Fault injection (gate), then waits while a gate of the queue is closed.
+  Status enter(int op, ErrorCategory category, const char* call) noexcept { return enter_outcome(op, category, call).status(); }
+  plugin::Outcome enter_outcome(int op, ErrorCategory category, const char* call) noexcept {
+    plugin::Outcome o = gate_outcome(op, category, call);
+    std::unique_lock<std::mutex> lock(core_->gate_mutex);
+    core_->gate_opened.wait(lock, [&] { return core_->gates_opened == core_->gates_made; });
+    return o;
+  }
   Ref<QueueCore> core_;
 };
 

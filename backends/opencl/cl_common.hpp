@@ -245,6 +245,10 @@ class ClQueue final : public plugin::Queue {
                    std::size_t bytes) noexcept override;
   // Enqueues a ClGraph's pre-packed commands (cl_graph.cpp).
   Status replay(plugin::Graph& graph) noexcept override;
+  // Host work's gates: a user event (clCreateUserEvent) that a barrier waits for, completed by
+  // open_gate (clSetUserEventStatus).
+  Status wait_gate(std::uint64_t& gate) noexcept override;
+  Status open_gate(std::uint64_t gate) noexcept override;
   ~ClQueue() override;
 
  private:
@@ -256,6 +260,9 @@ class ClQueue final : public plugin::Queue {
   std::mutex pending_mutex_;
   std::vector<void*> pending_;
   std::size_t pending_bytes_ = 0;
+  std::mutex gate_mutex_;
+  std::deque<cl_event> gates_;  // not yet opened, oldest first (gates open in order)
+  std::uint64_t gates_made_ = 0;
   void free_pending() noexcept;  // pending_mutex_ held, the queue finished
   // A fill whose offset is not a multiple of the pattern size (cl_queue.cpp).
   Status fill_by_copies(plugin::Buffer& dst, std::size_t offset, std::size_t bytes, const void* pattern,

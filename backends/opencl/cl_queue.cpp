@@ -3,6 +3,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <mutex>
+#include <string>
 
 #include "cl_common.hpp"
 
@@ -34,6 +37,12 @@ void ClQueue::free_pending() noexcept {
 }
 
 ClQueue::~ClQueue() {
+  // The core opens every gate before it releases the queue; one left (it could not) is completed
+  // with an error, which ends the commands that wait for it instead of leaving them waiting.
+  for (cl_event e : gates_) {
+    (void)clSetUserEventStatus(e, -1);
+    (void)clReleaseEvent(e);
+  }
   device_.forget_launches(queue_());
   if (!pending_.empty()) {
     (void)clFinish(queue_());
@@ -319,6 +328,43 @@ Status ClQueue::finish() noexcept {
   }
   for (void* p : done) std::free(p);
   return Status::success();
+}
+
+Status ClQueue::wait_gate(std::uint64_t& gate) noexcept {
+  std::lock_guard<std::mutex> lock(gate_mutex_);
+  cl_int err = CL_SUCCESS;
+  cl_event user = clCreateUserEvent(context_, &err);
+  if (err != CL_SUCCESS) return fail(err, "clCreateUserEvent", "making a host-work gate");
+  try {
+    gates_.push_back(user);
+  } catch (...) {
+    (void)clReleaseEvent(user);
+    return Status::failure(ErrorCategory::out_of_host_memory, "no host memory for a host-work gate", "wait_gate");
+  }
+  err = clEnqueueBarrierWithWaitList(queue_(), 1, &user, nullptr);
+  if (err != CL_SUCCESS) {
+    gates_.pop_back();
+    (void)clReleaseEvent(user);
+    return fail(err, "clEnqueueBarrierWithWaitList", "enqueueing a host-work gate");
+  }
+  clFlush(queue_());  // the work before the gate, which the host function waits for, is submitted
+  gate = ++gates_made_;
+  return Status::success();
+}
+
+Status ClQueue::open_gate(std::uint64_t gate) noexcept {
+  cl_event user = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(gate_mutex_);
+    if (gates_.empty() || gate != gates_made_ - gates_.size() + 1)
+      return Status::failure(ErrorCategory::internal, "gate " + std::to_string(gate) + " opened out of order",
+                             "open_gate");
+    user = gates_.front();
+    gates_.pop_front();
+  }
+  const cl_int err = clSetUserEventStatus(user, CL_COMPLETE);
+  (void)clReleaseEvent(user);
+  return err == CL_SUCCESS ? Status::success() : fail(err, "clSetUserEventStatus", "opening a host-work gate");
 }
 
 Status ClEvent::wait() noexcept {

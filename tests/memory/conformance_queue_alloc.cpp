@@ -3,6 +3,7 @@
 // offsets; loops of temporaries that stay flat in memory with exact results, on one queue and on
 // two ordered by events; reuse across queues only after a finish; the pool's memory in
 // memory_usage() and released by trim_pool.
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -170,6 +171,61 @@ TEST_CASE("queue.hpp: memory given back on one queue goes to another queue only 
     }
     CHECK(f.q.read(t) == std::vector<float>(n, 5.0f));
   }
+  CHECK(f.dev.memory_usage().pooled_bytes == 0);
+}
+
+TEST_CASE("queue.hpp: a finish with a timeout that does not time out frees given-back memory for other queues as finish() does") {
+  // queue.hpp keep_until_finished: objects go "at the next successful finish() (or finish with a
+  // timeout that does not time out)"; the pool's tokens are such objects.
+  test::Fixture f;
+  Queue other = f.dev.create_queue();
+  f.dev.trim_pool();
+  const std::size_t n = 65537;
+  { Buffer<float> t = f.q.alloc<float>(n); f.q.fill(t, 1.0f); }
+  const std::uint64_t idle = f.dev.memory_usage().pooled_bytes;
+  REQUIRE(idle >= n * sizeof(float));
+  {
+    Buffer<float> t = other.alloc<float>(n);  // no finish yet: a block of its own
+    CHECK(f.dev.memory_usage().pooled_bytes == idle);
+  }
+  other.finish();
+  f.dev.trim_pool();
+  { Buffer<float> t = f.q.alloc<float>(n); f.q.fill(t, 1.0f); }
+  f.q.finish(std::chrono::seconds(60));
+  {
+    Buffer<float> t = other.alloc<float>(n);
+    CHECK(f.dev.memory_usage().pooled_bytes == 0);
+    other.fill(t, 6.0f);
+    CHECK(other.read(t.view(n - 1, 1)) == std::vector<float>{6.0f});
+  }
+  f.dev.trim_pool();
+}
+
+TEST_CASE("device.hpp: the pools of a device and of a Device imported over it are counted and released together") {
+  // device.hpp trim_pool: "(memory_usage().pooled_bytes: the pools of every Device on this native
+  // device, imported ones included)"; api-guide.md: "the pools on one memory are counted together
+  // in pooled_bytes and released together".
+  test::Fixture f;
+  Device imported;
+  try {
+    imported = import_device(f.dev.properties().backend, native_handle(f.dev, NativeKind::context).handle,
+                             native_handle(f.dev, NativeKind::device).handle, Ownership::borrow);
+  } catch (const Error& e) {
+    if (e.category() != ErrorCategory::unsupported && e.category() != ErrorCategory::invalid_argument) throw;
+    GPURT_SKIP(f.dev.description() + " cannot be imported over its own native context: " + e.what());
+  }
+  f.dev.trim_pool();
+  Queue q = imported.create_queue();
+  const std::size_t n = 100003;
+  { Buffer<float> t = q.alloc<float>(n); q.fill(t, 1.0f); }
+  const std::uint64_t idle = f.dev.memory_usage().pooled_bytes;
+  CHECK(idle >= n * sizeof(float));
+  CHECK(imported.memory_usage().pooled_bytes == idle);
+  CHECK(f.dev.memory_usage().pooled_bytes <= f.dev.memory_usage().gpurt_bytes);
+  CHECK(f.dev.trim_pool() >= n * sizeof(float));  // the listed device's trim releases the imported pool's
+  CHECK(imported.memory_usage().pooled_bytes == 0);
+  { Buffer<float> t = f.q.alloc<float>(n); f.q.fill(t, 2.0f); }
+  CHECK(imported.trim_pool() >= n * sizeof(float));  // and the reverse
   CHECK(f.dev.memory_usage().pooled_bytes == 0);
 }
 

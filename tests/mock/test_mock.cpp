@@ -4,9 +4,11 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -580,4 +582,116 @@ TEST_CASE("mock: Queue::alloc's idle memory makes way for an allocation that nee
   }
   CHECK(dev.trim_pool() > 0);
   require_balanced(m.now(), before.device_bytes);
+}
+
+TEST_CASE("mock: memory given back during a finish that began before goes to other queues only after a later finish") {
+  // queue.hpp: memory goes to "other queues' after a finish() of this queue that began after it
+  // went back" - a finish already under way may not have waited for the work that used it. The
+  // finish is held inside the plugin by a host function of the queue (the mock runs later work
+  // only once a host function has returned), and the buffer is dropped while it waits there.
+  Mock& m = Mock::get();
+  const Device dev = device("mock:0");
+  dev.trim_pool();
+  Queue q = dev.create_queue(), other = dev.create_queue();
+  const std::size_t n = 100003;
+  Buffer<float> t = q.alloc<float>(n);
+  std::atomic<bool> entered{false}, release{false};
+  q.enqueue_host([&] {
+    entered = true;
+    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  while (!entered.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const std::uint64_t calls = m.now().calls;
+  std::thread finishing([&] { q.finish(); });
+  while (m.now().calls == calls) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // inside the plugin's finish
+  t = Buffer<float>();  // given back after that finish began
+  const std::uint64_t idle = dev.memory_usage().pooled_bytes;
+  REQUIRE(idle >= n * sizeof(float));
+  release = true;
+  finishing.join();
+  {
+    Buffer<float> u = other.alloc<float>(n);  // that finish does not count: a new block
+    CHECK(dev.memory_usage().pooled_bytes == idle);
+  }
+  other.finish();
+  q.finish();  // began after the give-back
+  {
+    Buffer<float> u = other.alloc<float>(n);
+    CHECK(dev.memory_usage().pooled_bytes == idle);  // the block it took is not idle; the other block is
+  }
+  CHECK(dev.trim_pool() >= 2 * n * sizeof(float));
+}
+
+TEST_CASE("mock: a queue whose last finish failed never hands its memory to another queue, and a trim frees it") {
+  // api-guide.md: "if that wait fails (the device was lost, a kernel faulted), the memory it gave
+  // back is never handed to another queue, only released by a trim".
+  Mock& m = Mock::get();
+  const Device dev = device("mock:0");
+  dev.trim_pool();
+  const auto before = m.now();
+  const std::size_t n = 5003;
+  {
+    Queue gone = dev.create_queue();
+    Buffer<float> t = gone.alloc<float>(n);
+    gone.fill(t, 1.0f);
+    t = Buffer<float>();
+    m.fail(GPURT_MOCK_OP_FINISH, 0, 1);  // the queue's own finish, at its end
+  }
+  const std::uint64_t idle = dev.memory_usage().pooled_bytes;
+  REQUIRE(idle >= n * sizeof(float));
+  {
+    Queue other = dev.create_queue();
+    for (int i = 0; i < 2; ++i) {
+      Buffer<float> u = other.alloc<float>(n);
+      CHECK(dev.memory_usage().pooled_bytes == idle);
+      other.finish();
+    }
+  }
+  CHECK(dev.trim_pool() >= idle);
+  CHECK(dev.memory_usage().pooled_bytes == 0);
+  require_balanced(m.now(), before.device_bytes);
+}
+
+TEST_CASE("mock: host work under injected failures - every host function runs or its failure is reported, none is lost") {
+  // queue.hpp: "if the work before fn failed, fn does not run and that failure is kept in its
+  // place"; a lost device fails the enqueue itself. The failed wait is the worker's wait for the
+  // work before fn (the mock holds the next enqueue until the host function is through).
+  Mock& m = Mock::get();
+  const Device dev = device("mock:0");
+  Queue q = dev.create_queue();
+  std::atomic<int> ran{0};
+  m.fail(GPURT_MOCK_OP_FINISH, 0, 1);
+  q.enqueue_host([&] { ++ran; });   // its wait for the earlier work fails: not run, reported
+  q.enqueue_host([&] { ran += 10; });
+  GPURT_REQUIRE_ERROR(q.finish(), ErrorCategory::internal, "did not run");
+  q.finish();
+  CHECK(ran.load() == 10);
+  // A failed gate (the mock fails it as a record): nothing enqueued, the function not kept.
+  m.fail(GPURT_MOCK_OP_RECORD, 1, 1);
+  GPURT_REQUIRE_ERROR(q.enqueue_host([&] { ran += 100; }), ErrorCategory::internal, "injected");
+  q.finish();
+  CHECK(ran.load() == 10);
+  // The device lost while a host function runs: it completes, the next enqueue and the finish
+  // report device_lost, and a host function's throw is still reported once the device is back.
+  std::atomic<bool> entered{false}, release{false};
+  q.enqueue_host([&] {
+    entered = true;
+    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ++ran;
+    throw std::runtime_error("thrown while the device was lost");
+  });
+  while (!entered.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  m.lose(1);
+  release = true;
+  GPURT_REQUIRE_ERROR(q.enqueue_host([&] { ran += 1000; }), ErrorCategory::device_lost, "");
+  GPURT_REQUIRE_ERROR(q.finish(), ErrorCategory::device_lost, "");
+  m.lose(0);
+  CHECK(ran.load() == 11);
+  try {
+    q.finish();
+    FAIL("the host function's exception was lost");
+  } catch (const std::runtime_error& e) {
+    CHECK(std::string(e.what()) == "thrown while the device was lost");
+  }
+  q.finish();
 }

@@ -63,7 +63,8 @@ struct MemoryUsage {
                                   // this Device and any Device imported over the same native device)
   std::uint64_t gpurt_buffers = 0;
   std::uint64_t pooled_bytes = 0;  // of gpurt_bytes: memory Queue::alloc buffers gave back that none
-                                   // uses now, kept for the next Queue::alloc (Device::trim_pool)
+                                   // uses now, kept for the next Queue::alloc (Device::trim_pool);
+                                   // never more than gpurt_bytes
 };
 
 class Device {
@@ -97,9 +98,10 @@ class Device {
 
   MemoryUsage memory_usage() const;
   // Releases to the driver the memory that Queue::alloc buffers gave back and no buffer uses now
-  // (memory_usage().pooled_bytes); returns the bytes released. Allocations that would otherwise
-  // fail for want of device memory do this themselves first. May wait as freeing device memory
-  // does (CUDA's cuMemFree waits for the device's work).
+  // (memory_usage().pooled_bytes: the pools of every Device on this native device, imported ones
+  // included); returns the bytes released. Allocations that would otherwise fail for want of
+  // device memory do this themselves first. May wait as freeing device memory does (CUDA's
+  // cuMemFree waits for the device's work), and for a release another thread began.
   std::uint64_t trim_pool() const;
 
   // true for a device from gpurt::devices(), default_device(), device(...) or another handle's

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 
 #include "gpurt/detail/access.hpp"
@@ -32,6 +33,16 @@ class Event {
   void wait(std::chrono::nanoseconds timeout) const;
   // true once the event has completed; never blocks.
   bool complete() const;
+  // Runs `fn` once the event has completed, on gpurt's callback thread (one for the process, never
+  // a driver's thread), one callback at a time, within about 1 ms of the completion (the thread
+  // polls the events that have callbacks). Callbacks of events found complete together run in the
+  // order added, so those of one queue's events, added in the order recorded, run in that order.
+  // Never blocks; fn may call gpurt. A long fn delays the other callbacks. What fn throws, or the
+  // failure of the work before the event (fn then does not run), is kept and rethrown by a later
+  // wait() of this event that returns after it - one per call, oldest first - and logged if none
+  // does before the event's last handle goes. Callbacks still pending when the process ends do not
+  // run (a warning says how many). An empty fn is invalid_argument.
+  void on_complete(std::function<void()> fn) const;
   Device device() const;
   // true for an event from Queue::record; false when default-constructed or moved-from.
   bool valid() const { return state_ != nullptr; }

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <type_traits>
 #include <utility>
@@ -238,6 +239,24 @@ class Queue {
   // earlier work, without checking them again (they were checked when recorded or updated).
   // Asynchronous. The graph must be of this queue's device (else invalid_argument).
   void replay(const Graph& graph);
+
+  // ---- host work in the queue (api-guide.md, "Host work in the queue") ----
+  // Runs `fn` on a host thread after all work enqueued on this queue before this call has
+  // completed, and before any work enqueued after it starts: the queue's later work waits on the
+  // device for fn to return. Returns at once (asynchronous); host functions of one queue run one
+  // at a time, in the order enqueued, on a thread of that queue (never a driver's thread), so fn
+  // may call gpurt - enqueue onto any queue, wait for other queues' work - but must not wait for
+  // this queue's later work: finish() of this queue from fn is invalid_argument (it would wait
+  // for itself), and waiting for an event recorded on it after fn hangs. What fn throws is kept and
+  // rethrown by a later finish() (or finish with a timeout) of this queue, one exception per call,
+  // oldest first, after the work has completed; if the work before fn failed, fn does not run and
+  // that failure is kept in its place. A queue destroyed first still runs its host functions (the
+  // destructor waits for them) and logs what no finish reported. An empty fn is invalid_argument.
+  // Where the backend cannot make a queue wait for the host (a plugin of ABI 4.4 or older), this
+  // call itself waits for the earlier work and runs fn on the calling thread before returning.
+  // On the mock backend, which runs every operation on the calling thread, work enqueued after fn
+  // blocks the enqueueing thread until fn has run (so fn must not enqueue onto its own queue there).
+  void enqueue_host(std::function<void()> fn);
 
   // An event that completes when all work enqueued so far has.
   Event record();

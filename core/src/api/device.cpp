@@ -46,12 +46,12 @@ MemoryUsage Device::memory_usage() const {
   }
   m.gpurt_bytes = d->memory->live_bytes;
   m.gpurt_buffers = d->memory->live_buffers;
-  m.pooled_bytes = detail::queue_pool(d).idle_bytes();
+  m.pooled_bytes = detail::pooled_bytes(d);
   return m;
 }
 
 std::uint64_t Device::trim_pool() const {
-  return detail::trim_queue_pool(detail::checked_device(*this, "Device::trim_pool"));
+  return detail::trim_queue_pools(detail::checked_device(*this, "Device::trim_pool"));
 }
 
 namespace detail {
@@ -92,26 +92,32 @@ std::unique_ptr<Allocation> allocate_block(DeviceState* d, std::size_t bytes, co
   // Memory that Queue::alloc buffers gave back and none uses is released first when it is in the
   // way (of the limit, or of the driver).
   DeviceState* m = d->memory;
+  // A refusal is tried again when pool memory came back after the attempt: released by this
+  // thread's trim, or by another thread's (a trim waits for one under way to finish its frees).
+  std::uint64_t releases = m->pool_releases.load();
   std::uint64_t held = m->live_bytes.fetch_add(bytes);
-  if (held + bytes > d->props.global_memory && trim_queue_pool(d) > 0) {
-    m->live_bytes -= bytes;
-    held = m->live_bytes.fetch_add(bytes);
-  }
   if (held + bytes > d->props.global_memory) {
     m->live_bytes -= bytes;
-    ErrorDetails det;
-    det.backend = d->props.backend;
-    det.device = d->description;
-    det.call = call;
-    throw Error(ErrorCategory::out_of_device_memory,
-                "cannot allocate " + format_bytes(bytes) + ": gpurt already holds " + format_bytes(held) +
-                    " in " + std::to_string(m->live_buffers.load()) + " buffers on " + d->selector +
-                    ", whose memory is " + format_bytes(d->props.global_memory) +
-                    "; free buffers (drop their last handles) or allocate less",
-                std::move(det));
+    const bool released = trim_queue_pools(d) > 0 || m->pool_releases.load() != releases;
+    if (released) held = m->live_bytes.fetch_add(bytes);
+    if (!released || held + bytes > d->props.global_memory) {
+      if (released) m->live_bytes -= bytes;
+      ErrorDetails det;
+      det.backend = d->props.backend;
+      det.device = d->description;
+      det.call = call;
+      throw Error(ErrorCategory::out_of_device_memory,
+                  "cannot allocate " + format_bytes(bytes) + ": gpurt already holds " + format_bytes(held) +
+                      " in " + std::to_string(m->live_buffers.load()) + " buffers on " + d->selector +
+                      ", whose memory is " + format_bytes(d->props.global_memory) +
+                      "; free buffers (drop their last handles) or allocate less",
+                  std::move(det));
+    }
   }
+  releases = m->pool_releases.load();
   bridge::Status s = d->impl->allocate(bytes, a->impl);
-  if (!s.ok() && s.category == ErrorCategory::out_of_device_memory && trim_queue_pool(d) > 0) {
+  if (!s.ok() && s.category == ErrorCategory::out_of_device_memory &&
+      (trim_queue_pools(d) > 0 || m->pool_releases.load() != releases)) {
     a->impl.reset();
     s = d->impl->allocate(bytes, a->impl);
   }

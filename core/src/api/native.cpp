@@ -238,10 +238,22 @@ Device import_device(const std::string& backend, std::uint64_t context, std::uin
   }
   if (d->selector.empty()) d->selector = backend;
   d->description = d->selector + " (" + d->props.name + ", application context)";
+  // Listed among the sharers of its memory, whose pools are released together when it runs short,
+  // once it is kept for the process (the list holds plain pointers).
+  DeviceState* owner = d->memory;
   static std::mutex mutex;
   std::lock_guard<std::mutex> lock(mutex);
+  {
+    std::lock_guard<std::mutex> sharing(owner->sharers_mutex);
+    owner->sharers.reserve(owner->sharers.size() + 1);
+  }
   r->imported.push_back(std::move(d));
-  return Access::make<Device>(r->imported.back().get());
+  DeviceState* kept = r->imported.back().get();
+  if (owner != kept) {
+    std::lock_guard<std::mutex> sharing(owner->sharers_mutex);
+    owner->sharers.push_back(kept);  // reserved above (only this function appends, under `mutex`)
+  }
+  return Access::make<Device>(kept);
 }
 
 }  // namespace detail

@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "api/format.hpp"
+#include "services/host_work.hpp"
 #include "services/pool.hpp"
 #include "services/trace.hpp"
 #include "services/transfer.hpp"
@@ -284,8 +285,20 @@ void Queue::wait(const Event& event) {
 
 
 
+namespace {
+// A finish from inside one of the queue's own host functions would wait for that function.
+void refuse_inside_host_function(const detail::QueueState* q, const char* call) {
+  if (detail::in_host_function_of(q))
+    detail::invalid("a host function of this queue cannot wait for the queue: the queue's later work, this "
+                    "finish included, waits for the function to return. Wait from another thread, or "
+                    "enqueue what should follow onto the queue",
+                    call, q->device);
+}
+}  // namespace
+
 void Queue::finish() {
   detail::QueueState* q = checked("Queue::finish");
+  refuse_inside_host_function(q, "Queue::finish");
   const std::uint64_t mark = q->retained_mark();
   {
     detail::Traced trace("finish", nullptr, 0, nullptr, q->device);
@@ -293,6 +306,7 @@ void Queue::finish() {
   }
   detail::trace_collect();
   q->release_retained(mark);
+  q->failures.rethrow_oldest();  // what a host function threw, after the work is known complete
 }
 
 // Waits for a marker event only, never with the backend's finish: that would also wait for work
@@ -301,6 +315,7 @@ void Queue::finish() {
 void Queue::finish(std::chrono::nanoseconds timeout) {
   constexpr const char* call = "Queue::finish (with a timeout)";
   detail::QueueState* q = checked(call);
+  refuse_inside_host_function(q, call);
   const Clock::time_point deadline = deadline_after(timeout, call, q->device);
   const std::uint64_t mark = q->retained_mark();
   {
@@ -315,6 +330,7 @@ void Queue::finish(std::chrono::nanoseconds timeout) {
   }
   detail::trace_collect();
   q->release_retained(mark);
+  q->failures.rethrow_oldest();
 }
 
 std::uint64_t Queue::id() const { return checked("Queue::id")->id; }
@@ -341,8 +357,11 @@ detail::EventState* Event::state(const char* call) const {
 
 void Event::wait() const {
   detail::EventState* e = state("Event::wait");
-  detail::Traced trace("event wait", nullptr, 0, nullptr, e->device);
-  detail::check(e->impl->wait(), e->device);
+  {
+    detail::Traced trace("event wait", nullptr, 0, nullptr, e->device);
+    detail::check(e->impl->wait(), e->device);
+  }
+  e->failures.rethrow_oldest();  // what an on_complete callback threw
 }
 
 void Event::wait(std::chrono::nanoseconds timeout) const {
@@ -351,6 +370,7 @@ void Event::wait(std::chrono::nanoseconds timeout) const {
   const Clock::time_point deadline = deadline_after(timeout, call, e->device);
   detail::Traced trace("event wait with timeout", nullptr, 0, nullptr, e->device);
   poll_until(*e->impl, deadline, timeout, call, "the work before the event", e->device);
+  e->failures.rethrow_oldest();
 }
 
 bool Event::complete() const {

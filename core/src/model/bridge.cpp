@@ -201,6 +201,16 @@ Status Queue::record(bool timing, std::unique_ptr<Event>& out) noexcept {
   return s;
 }
 
+Status Queue::wait_gate(std::uint64_t& gate) noexcept {
+  if (!has_gates()) return Status::failure(ErrorCategory::unsupported, "the plugin has no gates", "queue_wait_gate");
+  return call([&](gpurt_status* st) { return t_->queue_wait_gate(h_, &gate, st); });
+}
+
+Status Queue::open_gate(std::uint64_t gate) noexcept {
+  if (!has_gates()) return Status::failure(ErrorCategory::unsupported, "the plugin has no gates", "queue_open_gate");
+  return call([&](gpurt_status* st) { return t_->queue_open_gate(h_, gate, st); });
+}
+
 Status Queue::record_again(std::unique_ptr<Event>& event) noexcept {
   if (event && t_->queue_record_again) {
     Status s = call([&](gpurt_status* st) { return t_->queue_record_again(h_, event->handle(), st); });

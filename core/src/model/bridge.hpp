@@ -279,6 +279,11 @@ class Queue {
   // event in its place; an empty `event` gets a new one.
   Status record_again(std::unique_ptr<Event>& event) noexcept;
   Status wait(Event& event) noexcept;
+  // Host work's gates (queue_wait_gate / queue_open_gate, ABI 4.5); unsupported where the plugin
+  // has neither.
+  bool has_gates() const noexcept { return t_->queue_wait_gate && t_->queue_open_gate; }
+  Status wait_gate(std::uint64_t& gate) noexcept;
+  Status open_gate(std::uint64_t gate) noexcept;
   Status finish() noexcept {
     return call([&](gpurt_status* st) { return t_->queue_finish(h_, st); });
   }

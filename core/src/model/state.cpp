@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <iterator>
 #include <memory>
 #include <mutex>
@@ -14,6 +15,7 @@
 
 #include "gpurt/device.hpp"
 #include "gpurt/error.hpp"
+#include "base/log.hpp"
 
 namespace gpurt::detail {
 
@@ -117,6 +119,52 @@ void QueueState::release_retained(std::uint64_t mark) noexcept {
     } catch (...) {
       return;  // no host memory to move them out: they stay for a later finish, or the queue's end
     }
+  }
+}
+
+void KeptFailures::keep(std::exception_ptr failure) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(mutex);
+    list.push_back(std::move(failure));
+  } catch (...) {
+    try {
+      log(LogLevel::error, "host work", "host work failed, and there was no memory to keep the failure for the "
+                                        "next finish or wait: " + describe(failure));
+    } catch (...) {
+      // nor for the line
+    }
+  }
+}
+
+void KeptFailures::rethrow_oldest() {
+  std::exception_ptr failure;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (list.empty()) return;
+    failure = std::move(list.front());
+    list.pop_front();
+  }
+  std::rethrow_exception(failure);
+}
+
+void KeptFailures::log_each(const std::string& owner) {
+  std::lock_guard<std::mutex> lock(mutex);
+  for (const std::exception_ptr& f : list)
+    log(LogLevel::error, "host work",
+        owner + " went before a finish or wait reported what its host work threw: " + describe(f));
+}
+
+std::string describe(const std::exception_ptr& failure) noexcept {
+  try {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::exception& e) {
+      return e.what();
+    } catch (...) {
+      return "an exception of a type not derived from std::exception";
+    }
+  } catch (...) {
+    return {};  // no memory to say more
   }
 }
 

@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -23,6 +25,7 @@
 namespace gpurt::detail {
 
 struct BackendRecord;
+class HostWorker;
 class QueuePool;
 class TransferEngine;
 
@@ -43,6 +46,15 @@ struct DeviceState {
   std::atomic<std::uint64_t> live_bytes{0};
   std::atomic<std::uint64_t> live_buffers{0};
   DeviceState* memory = this;
+  // Of live_bytes (on the device that owns the memory): what the queue pools of the devices on
+  // this memory hold idle - this device's and, under sharers_mutex in `sharers`, those imported over
+  // it - all released together when the memory runs short (services/pool.hpp).
+  std::atomic<std::uint64_t> pooled_bytes{0};
+  // Trims of those pools that released memory, counted once their frees are done: an allocation
+  // that failed tries again when one came after its attempt, its own or another thread's.
+  std::atomic<std::uint64_t> pool_releases{0};
+  std::mutex sharers_mutex;
+  std::vector<DeviceState*> sharers;  // devices imported over this one (they live for the process)
 };
 
 struct Allocation {
@@ -73,6 +85,30 @@ struct HostAllocationState {
   ~HostAllocationState();  // forgets the memory in the pinned registry (transfer.cpp)
 };
 
+// What host work threw (a host function, a completion callback), or why it could not run, oldest
+// first: each is rethrown by one later finish or wait of its owner; what none reported is logged
+// when the owner goes. Thread-safe.
+struct KeptFailures {
+  std::mutex mutex;
+  std::deque<std::exception_ptr> list;
+  // Keeps `failure` (logs it when there is no memory to keep it). Never throws.
+  void keep(std::exception_ptr failure) noexcept;
+  // Rethrows (and forgets) the oldest; returns when there is none.
+  void rethrow_oldest();
+  // At the owner's end: one error line per failure still kept, naming the owner (`name()`, a
+  // std::string). Never throws.
+  template <class Name>
+  void log_unreported(const Name& name) noexcept {
+    if (list.empty()) return;
+    try {
+      log_each(name());
+    } catch (...) {
+      // no memory for the lines
+    }
+  }
+  void log_each(const std::string& owner);
+};
+
 struct QueueState {
   DeviceState* device = nullptr;
   std::unique_ptr<bridge::Queue> impl;
@@ -94,6 +130,14 @@ struct QueueState {
   // How many finishes have begun (taken their mark): the pool's tokens (services/pool.hpp) know
   // from it whether a finish began after them.
   std::atomic<std::uint64_t> finishes_begun{0};
+  // Set when the queue goes without its work known to be complete (the destructor's finish
+  // failed): the pool's tokens, released with `retained` all the same, then free no memory.
+  std::shared_ptr<std::atomic<bool>> unfinished = std::make_shared<std::atomic<bool>>(false);
+  // Queue::enqueue_host's thread (services/host_work.hpp), made on first use under host_mutex.
+  std::mutex host_mutex;
+  std::shared_ptr<HostWorker> host;
+  // What its host functions threw, or why one could not run: rethrown by later finishes.
+  KeptFailures failures;
   // Appends `object` to `retained` (throws std::bad_alloc).
   void retain(std::shared_ptr<const void> object);
   // Taken by a finish before it waits: it may release the objects handed over before this mark.
@@ -104,8 +148,11 @@ struct QueueState {
   void release_retained(std::uint64_t mark) noexcept;
   // Waits for the queue's work before the kept objects and the native queue go (never throws);
   // the members are destroyed in reverse order, so `kept` and `retained` go before `impl`.
+  // Host functions still queued run first (their thread ends here).
   ~QueueState() {
-    if (impl && (!retained.empty() || !kept.empty())) (void)impl->finish();
+    host.reset();
+    if (impl && (!retained.empty() || !kept.empty()) && !impl->finish().ok()) *unfinished = true;
+    failures.log_unreported([&] { return "queue " + std::to_string(id); });
   }
 };
 
@@ -114,6 +161,11 @@ struct EventState {
   std::unique_ptr<bridge::Event> impl;
   bool timing = false;
   bool imported = false;  // made by import_event from a native event, not recorded by gpurt
+  // What its on_complete callbacks threw, or why one could not run: rethrown by later waits.
+  KeptFailures failures;
+  ~EventState() {
+    failures.log_unreported([&] { return "an event of " + (device ? device->selector : std::string("no device")); });
+  }
 };
 
 struct ProgramState {
@@ -157,5 +209,7 @@ std::unique_ptr<Allocation> allocate_block(DeviceState* d, std::size_t bytes, co
 // Throws invalid_argument unless [offset, offset + bytes) lies inside `a`.
 void check_range(const Allocation* a, std::size_t offset, std::size_t bytes, const char* call);
 [[noreturn]] void throw_empty_handle(const char* what, const char* call);
+// What an exception says (what(), or that it is of another type), for a log line. Never throws.
+std::string describe(const std::exception_ptr& failure) noexcept;
 
 }  // namespace gpurt::detail

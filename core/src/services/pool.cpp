@@ -1,10 +1,16 @@
 // The queue pool (pool.hpp).
 #include "services/pool.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
 #include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
 
 namespace gpurt::detail {
 
@@ -31,14 +37,22 @@ std::size_t QueuePool::size_class(std::size_t bytes) noexcept {
 std::shared_ptr<QueuePool::Settled> QueuePool::epoch_of(QueueState& queue) {
   const std::uint64_t begun = queue.finishes_begun.load();
   if (epochs_.size() >= 64) sweep_epochs();  // queues come and go: forget the settled ones
-  Epoch& e = epochs_[queue.id];
-  if (e.settled && e.finishes_begun == begun && !e.settled->value.load()) return e.settled;
+  const auto it = epochs_.find(queue.id);
+  if (it != epochs_.end() && it->second.finishes_begun == begun && !it->second.settled->value.load())
+    return it->second.settled;
   auto settled = std::make_shared<Settled>();
   // The token: released by the first finish of `queue` that begins after this (or with the queue,
-  // which then waits for its work), it marks the epoch's blocks free for every queue.
-  queue.retain(std::shared_ptr<const void>(nullptr, [settled](const void*) noexcept { settled->value = true; }));
-  e.settled = settled;
-  e.finishes_begun = begun;
+  // which then waits for its work), it marks the epoch's blocks free for every queue - unless the
+  // queue went with its work unfinished.
+  std::shared_ptr<std::atomic<bool>> unfinished = queue.unfinished;
+  queue.retain(std::shared_ptr<const void>(nullptr, [settled, unfinished](const void*) noexcept {
+    if (!unfinished->load()) settled->value = true;
+  }));
+  // Recorded only once made: a failed allocation here leaves no entry without a token.
+  if (it != epochs_.end())
+    it->second = Epoch{settled, begun};
+  else
+    epochs_.emplace(queue.id, Epoch{settled, begun});
   return settled;
 }
 
@@ -54,7 +68,7 @@ void QueuePool::give_back(Allocation* allocation, const std::weak_ptr<QueueState
     const std::uint64_t bytes = owned->bytes;
     b.allocation = std::move(owned);
     list.push_back(std::move(b));
-    idle_bytes_ += bytes;
+    device_->memory->pooled_bytes += bytes;
   } catch (...) {
     // No host memory for the records: the memory is freed now instead (`owned`, if still held).
   }
@@ -80,7 +94,7 @@ std::shared_ptr<Allocation> QueuePool::take(const std::shared_ptr<QueueState>& q
         if (list[i].queue_id == queue->id || list[i].settled->value.load()) {
           found = std::move(list[i].allocation);
           list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
-          idle_bytes_ -= size;
+          device_->memory->pooled_bytes -= size;
           break;
         }
       }
@@ -91,22 +105,26 @@ std::shared_ptr<Allocation> QueuePool::take(const std::shared_ptr<QueueState>& q
 }
 
 std::uint64_t QueuePool::trim() noexcept {
+  // Held through the frees: a thread that finds nothing to release while another's trim is still
+  // freeing waits for it, and then sees the memory back in live_bytes.
+  std::lock_guard<std::mutex> trimming(trim_mutex_);
   std::map<std::size_t, std::vector<Block>> released;
+  std::uint64_t bytes = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     released.swap(idle_);
-    idle_bytes_ = 0;
+    for (const auto& [size, list] : released) bytes += static_cast<std::uint64_t>(size) * list.size();
+    device_->memory->pooled_bytes -= bytes;
     sweep_epochs();
   }
-  std::uint64_t bytes = 0;
-  for (const auto& [size, list] : released) bytes += static_cast<std::uint64_t>(size) * list.size();
   released.clear();  // outside the lock: the frees may wait for the device
+  if (bytes > 0) ++device_->memory->pool_releases;
   return bytes;
 }
 
 void QueuePool::sweep_epochs() noexcept {
   for (auto it = epochs_.begin(); it != epochs_.end();)
-    it = it->second.settled->value.load() ? epochs_.erase(it) : std::next(it);
+    it = !it->second.settled || it->second.settled->value.load() ? epochs_.erase(it) : std::next(it);
 }
 
 QueuePool& queue_pool(DeviceState* device) {
@@ -114,15 +132,44 @@ QueuePool& queue_pool(DeviceState* device) {
   return *device->pool;
 }
 
-std::uint64_t trim_queue_pool(DeviceState* device) noexcept {
-  // The pool is made under pool_once; a device without one has nothing to release. Reading the
-  // pointer unguarded would race with its creation: call_once orders it.
+namespace {
+// The device's pool, made if need be; null when it cannot be made (no host memory).
+QueuePool* pool_of(DeviceState* device) noexcept {
+  // The pool is made under pool_once; reading the pointer unguarded would race with its creation.
   try {
-    std::call_once(device->pool_once, [&] { device->pool = std::make_shared<QueuePool>(device); });
+    return &queue_pool(device);
   } catch (...) {
-    return 0;
+    return nullptr;
   }
-  return device->pool->trim();
+}
+}  // namespace
+
+std::uint64_t trim_queue_pools(DeviceState* device) noexcept {
+  DeviceState* owner = device->memory;
+  std::vector<DeviceState*> devices;
+  try {
+    std::lock_guard<std::mutex> lock(owner->sharers_mutex);
+    devices.reserve(owner->sharers.size() + 1);
+    devices.push_back(owner);
+    devices.insert(devices.end(), owner->sharers.begin(), owner->sharers.end());
+  } catch (...) {
+    devices.clear();  // no memory for the list: this device's own pool at least
+  }
+  if (devices.empty()) {
+    QueuePool* pool = pool_of(device);
+    return pool ? pool->trim() : 0;
+  }
+  std::uint64_t bytes = 0;
+  for (DeviceState* d : devices)
+    if (QueuePool* pool = pool_of(d)) bytes += pool->trim();
+  return bytes;
+}
+
+std::uint64_t pooled_bytes(const DeviceState* device) noexcept {
+  // Two counts read one after the other: a block given back (or trimmed) between the reads could
+  // make the pool's the larger, which at any one moment it never is.
+  const std::uint64_t live = device->memory->live_bytes.load();
+  return std::min(device->memory->pooled_bytes.load(), live);
 }
 
 }  // namespace gpurt::detail

@@ -11,10 +11,15 @@
 // Blocks are sized in classes (512 bytes, then 4, 5, 6 or 7 x a power of two: at most a quarter
 // more than asked) and stay counted in the device's live_bytes while the pool holds them, so the
 // accounting and out_of_device_memory see them; an allocation that would fail for want of memory
-// first releases every idle block (Device::alloc too) and tries again.
+// first releases every idle block (Device::alloc too) and tries again. Devices imported over one
+// native device share its memory and its count but keep a pool each (their memory belongs to
+// their own contexts): running short releases the idle blocks of all of them, and pooled_bytes
+// counts them all, on the device that owns the memory.
+//
+// A queue that goes while its work may still run (its destructor's finish failed) never settles
+// its tokens: what it gave back stays idle, for that queue alone, until a trim frees it.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -37,9 +42,9 @@ class QueuePool {
   // `queue` may use, else a new allocation. Throws what Device::alloc throws, naming `call`.
   std::shared_ptr<Allocation> take(const std::shared_ptr<QueueState>& queue, std::size_t bytes, const char* call);
   // Releases every idle block to the driver (which may wait for the device, as freeing does);
-  // returns the bytes released. Never throws.
+  // returns the bytes released. A trim that another thread began is waited for, so the memory it
+  // releases is back in the count when this returns. Never throws.
   std::uint64_t trim() noexcept;
-  std::uint64_t idle_bytes() const noexcept { return idle_bytes_.load(); }
 
   // The size class of `bytes`: what a block for it holds.
   static std::size_t size_class(std::size_t bytes) noexcept;
@@ -66,15 +71,19 @@ class QueuePool {
   void sweep_epochs() noexcept;                           // under mutex_: forgets the settled epochs
 
   DeviceState* device_;
+  std::mutex trim_mutex_;  // held through a trim, the frees included
   std::mutex mutex_;
   std::map<std::size_t, std::vector<Block>> idle_;  // by size class, oldest first
   std::map<std::uint64_t, Epoch> epochs_;           // by queue id
-  std::atomic<std::uint64_t> idle_bytes_{0};
 };
 
 // The device's pool (made on first use).
 QueuePool& queue_pool(DeviceState* device);
-// Releases every idle block of the device's pool, if it has one; the bytes released.
-std::uint64_t trim_queue_pool(DeviceState* device) noexcept;
+// Releases every idle block of the pools on `device`'s memory: its own pool's, the pool of the
+// device that owns the memory and those of the devices imported over it. The bytes released;
+// waits for trims other threads began. Never throws.
+std::uint64_t trim_queue_pools(DeviceState* device) noexcept;
+// What those pools hold idle now: at most what gpurt holds on the memory (memory_usage()).
+std::uint64_t pooled_bytes(const DeviceState* device) noexcept;
 
 }  // namespace gpurt::detail

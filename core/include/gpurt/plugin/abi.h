@@ -1,4 +1,4 @@
-/* The gpurt backend plugin ABI, version 4.4: the only thing that crosses between libgpurt and a
+/* The gpurt backend plugin ABI, version 4.5: the only thing that crosses between libgpurt and a
  * backend plugin. Plain C99: opaque handles, sized structs, result codes with status text, and
  * one versioned table of functions that the plugin fills. docs/writing-a-backend.md explains
  * how to write a backend against it; gpurt/plugin/cxx.hpp is an optional header-only C++ helper
@@ -48,7 +48,7 @@ extern "C" {
 #endif
 
 #define GPURT_ABI_MAJOR 4u
-#define GPURT_ABI_MINOR 4u
+#define GPURT_ABI_MINOR 5u
 #define GPURT_ABI_MAKE_VERSION(major, minor) ((((uint32_t)(major)) << 16) | ((uint32_t)(minor) & 0xffffu))
 #define GPURT_ABI_VERSION GPURT_ABI_MAKE_VERSION(GPURT_ABI_MAJOR, GPURT_ABI_MINOR)
 /* Plugins of gpurt before 4.0 returned their major version alone (1, 2, 3) from
@@ -480,6 +480,16 @@ typedef struct gpurt_plugin_table {
    * it, queries it or records it meanwhile (the core uses this for its staging buffers' events).
    * UNSUPPORTED, or NULL: the core records a new event instead. A failure leaves the event as it was. */
   gpurt_result (*queue_record_again)(gpurt_queue queue, gpurt_event event, gpurt_status* status);
+
+  /* ---- 4.5: host work in the queue; optional, both or none ---- */
+  /* Enqueues a gate: later work on `queue` waits until the core opens it (queue_open_gate); earlier
+   * work does not. *gate receives a value of the plugin's choosing that names it. The core opens
+   * every gate it made exactly once, the gates of one queue in the order they were made, from a
+   * thread of its own (never from a driver callback, so the plugin may call its native API there),
+   * and all of them before it releases the queue. NULL or UNSUPPORTED: the core runs host work on
+   * the thread that enqueues it, after waiting for the queue's earlier work. */
+  gpurt_result (*queue_wait_gate)(gpurt_queue queue, uint64_t* gate, gpurt_status* status);
+  gpurt_result (*queue_open_gate)(gpurt_queue queue, uint64_t gate, gpurt_status* status);
 } gpurt_plugin_table;
 
 /* Stores the plugin's install hint (a string literal) in the ELF section ".gpurt_install_hint" as

@@ -260,6 +260,18 @@ class Queue {
     (void)event;
     return unsupported("recording an event again");
   }
+  // A gate: later work on this queue waits until open_gate(gate) (gpurt_plugin_table::
+  // queue_wait_gate, ABI 4.5: the core opens each gate once, a queue's in the order made, from a
+  // thread of its own, before the queue goes). Unsupported unless both are overridden: the core
+  // then runs host work on the enqueueing thread.
+  virtual Status wait_gate(std::uint64_t& gate) noexcept {
+    (void)gate;
+    return unsupported("host work in the queue");
+  }
+  virtual Status open_gate(std::uint64_t gate) noexcept {
+    (void)gate;
+    return unsupported("host work in the queue");
+  }
 };
 
 
@@ -911,6 +923,13 @@ struct TableOf {
                            [&] { return cxx_detail::object<Queue>(q)->record_again(*cxx_detail::object<Event>(e)); });
   }
 
+  static gpurt_result wait_gate(gpurt_queue q, std::uint64_t* gate, gpurt_status* st) {
+    return cxx_detail::run("wait_gate", st, [&] { return cxx_detail::object<Queue>(q)->wait_gate(*gate); });
+  }
+  static gpurt_result open_gate(gpurt_queue q, std::uint64_t gate, gpurt_status* st) {
+    return cxx_detail::run("open_gate", st, [&] { return cxx_detail::object<Queue>(q)->open_gate(gate); });
+  }
+
   static const gpurt_plugin_table* table() noexcept {
     static const gpurt_plugin_table t = {
         sizeof(gpurt_plugin_table), GPURT_ABI_VERSION, &describe, &open, &device_count, &device,
@@ -919,7 +938,8 @@ struct TableOf {
         &program_binary, &program_release, &kernel_info, &resident_groups, &kernel_release, &copy_from_host,
         &copy_to_host, &copy, &fill, &launch, &record, &queue_wait, &finish, &queue_release, &event_wait,
         &event_query, &elapsed_ms, &event_release, &native_handle, &device_import, &import_device,
-        &peer_access, &copy_peer, &graph_create, &graph_set_args, &replay, &graph_release, &record_again};
+        &peer_access, &copy_peer, &graph_create, &graph_set_args, &replay, &graph_release, &record_again,
+        &wait_gate, &open_gate};
     return &t;
   }
 };
