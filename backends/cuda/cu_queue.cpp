@@ -29,7 +29,9 @@ CuQueue::~CuQueue() {
   if (!current) log(plugin::LogLevel::warn, "could not make the context current to destroy a stream");
   if (gate_word_) {
     // Every gate is open (the core opens them before it releases the queue), but the stream may not
-    // have read the word yet: it must be done with it before the memory goes.
+    // have read the word yet: it must be done with it before the memory goes. A gate the core could
+    // not open is opened here, so the stream's work ends instead of waiting for ever.
+    static_cast<std::atomic<std::uint32_t>*>(gate_word_)->store(gates_made_, std::memory_order_release);
     if (current && cuStreamSynchronize(stream_) == CUDA_SUCCESS)
       (void)cuMemFreeHost(gate_word_);
     else

@@ -613,13 +613,19 @@ TEST_CASE("mock: memory given back during a finish that began before goes to oth
     Buffer<float> u = other.alloc<float>(n);  // that finish does not count: a new block
     CHECK(dev.memory_usage().pooled_bytes == idle);
   }
-  other.finish();
-  q.finish();  // began after the give-back
+  other.finish();  // `u`'s block is every queue's now; q's is still q's alone
   {
-    Buffer<float> u = other.alloc<float>(n);
-    CHECK(dev.memory_usage().pooled_bytes == idle);  // the block it took is not idle; the other block is
+    Buffer<float> u1 = other.alloc<float>(n);  // takes back its own block
+    Buffer<float> u2 = other.alloc<float>(n);  // q's block is not free for it: a new one
+    CHECK(dev.memory_usage().pooled_bytes == idle);
   }
-  CHECK(dev.trim_pool() >= 2 * n * sizeof(float));
+  other.finish();
+  q.finish();  // began after the give-back: q's block is every queue's now
+  {
+    Buffer<float> u1 = other.alloc<float>(n), u2 = other.alloc<float>(n), u3 = other.alloc<float>(n);
+    CHECK(dev.memory_usage().pooled_bytes == 0);  // all three idle blocks taken, q's included
+  }
+  CHECK(dev.trim_pool() >= 3 * n * sizeof(float));
 }
 
 TEST_CASE("mock: a queue whose last finish failed never hands its memory to another queue, and a trim frees it") {

@@ -245,13 +245,22 @@ class Queue {
   // completed, and before any work enqueued after it starts: the queue's later work waits on the
   // device for fn to return. Returns at once (asynchronous); host functions of one queue run one
   // at a time, in the order enqueued, on a thread of that queue (never a driver's thread), so fn
-  // may call gpurt - enqueue onto any queue, wait for other queues' work - but must not wait for
-  // this queue's later work: finish() of this queue from fn is invalid_argument (it would wait
-  // for itself), and waiting for an event recorded on it after fn hangs. What fn throws is kept and
-  // rethrown by a later finish() (or finish with a timeout) of this queue, one exception per call,
-  // oldest first, after the work has completed; if the work before fn failed, fn does not run and
-  // that failure is kept in its place. A queue destroyed first still runs its host functions (the
-  // destructor waits for them) and logs what no finish reported. An empty fn is invalid_argument.
+  // may call gpurt and enqueue onto other queues - but must not wait for device work: not finish()
+  // of any queue, Event::wait, read/write, a copy to or from pageable memory (which block), nor free
+  // device or pinned memory (drop the last handle of a Device::alloc Buffer or a HostBuffer, trim a
+  // pool: on CUDA a free waits for the whole device). While a queue waits for its host function the
+  // GPU may hold other queues' work behind it (CUDA says so of its own host functions and of
+  // cuStreamWaitValue32), so such a wait can hang; finish() of fn's own queue is refused as
+  // invalid_argument (it would wait for itself). Nor should fn enqueue onto its own queue (a
+  // blocking call of another thread on the queue may then wait for each other); enqueue that work
+  // after enqueue_host instead. gpurt destroys fn - and what it captured - on another thread after
+  // it ran, so captures may hold the last handles of buffers. Thread-safe: host functions enqueued
+  // by several threads run in an order consistent with each thread's. What fn throws is kept and
+  // rethrown by a later finish() (or finish with a timeout, or read/write, which finish) of this
+  // queue, one exception per call, oldest first, after the work has completed; if the work before
+  // fn failed, fn does not run and that failure is kept in its place. A queue lives while it has
+  // host functions to run (each holds it), so a queue's last handle going waits for none; what no
+  // finish reported is logged when it ends. An empty fn is invalid_argument.
   // Where the backend cannot make a queue wait for the host (a plugin of ABI 4.4 or older), this
   // call itself waits for the earlier work and runs fn on the calling thread before returning.
   // On the mock backend, which runs every operation on the calling thread, work enqueued after fn

@@ -52,24 +52,22 @@ void Queue::enqueue_host(std::function<void()> fn) {
   detail::Traced trace("host function", nullptr, 0, q, q->device);
   if (q->impl->has_gates()) {
     detail::HostWorker& worker = worker_of(*q, call);
-    std::unique_ptr<detail::HostWorker::Task> task = detail::HostWorker::make_task(std::move(fn));
+    std::unique_ptr<detail::HostWorker::Task> task = detail::HostWorker::make_task(state_, std::move(fn));
     std::unique_ptr<bridge::Event> marker;
     std::uint64_t gate = 0;
-    bool gated = false;
     {
       // The marker and the gate next to each other on the queue: the function waits for all that
       // came before, all that comes after waits for it.
       std::unique_lock<std::shared_mutex> order(q->order);
       detail::check(q->impl->record(false, marker), q->device);
       const bridge::Status s = q->impl->wait_gate(gate);
-      if (s.ok())
-        gated = true;
-      else if (s.category != ErrorCategory::unsupported)
-        detail::check(s, q->device);
-    }
-    if (gated) {
-      worker.push(std::move(task), std::move(marker), gate);
-      return;
+      if (s.ok()) {
+        // Handed on under the lock: tasks reach the worker in the order of their gates, which it
+        // opens in that order (a task pushed late behind a later gate would wait for ever).
+        worker.push(std::move(task), std::move(marker), gate);
+        return;
+      }
+      if (s.category != ErrorCategory::unsupported) detail::check(s, q->device);
     }
     fn = std::move(task->fn);  // the plugin has no gates for this queue after all
   }

@@ -54,6 +54,55 @@ bool in_host_function_of(const QueueState* queue) noexcept { return queue && run
 
 // ---- HostWorker ----
 
+namespace {
+
+// Destroys the tasks that ran, on a thread of its own: a task's function may hold the last handle
+// of a buffer (or its queue's), and freeing it may wait for the device - on CUDA for every stream,
+// the one waiting at the next gate of the worker included, which only the worker opens. Made on
+// the first HostWorker and never destroyed (its thread is detached): a queue that ends during
+// static destruction still has it. What it holds when the process ends is not destroyed.
+class Disposal {
+ public:
+  static Disposal& get() {
+    static Disposal* d = new Disposal();  // throws std::system_error from the thread, once more next time
+    return *d;
+  }
+  void take(std::unique_ptr<HostWorker::Task> t) noexcept {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      HostWorker::Task* raw = t.get();
+      if (tail_)
+        tail_->next = std::move(t);
+      else
+        head_ = std::move(t);
+      tail_ = raw;
+    }
+    wake_.notify_one();
+  }
+
+ private:
+  Disposal() { std::thread([this] { loop(); }).detach(); }
+  void loop() noexcept {
+    for (;;) {
+      std::unique_ptr<HostWorker::Task> t;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [&] { return head_ != nullptr; });
+        t = std::move(head_);
+        head_ = std::move(t->next);
+        if (!head_) tail_ = nullptr;
+      }
+      t.reset();  // the function, what it captured, and the task's hold on its queue
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::unique_ptr<HostWorker::Task> head_;
+  HostWorker::Task* tail_ = nullptr;
+};
+
+}  // namespace
+
 struct HostWorker::Shared {
   QueueState* queue;
   std::mutex mutex;
@@ -88,6 +137,7 @@ struct HostWorker::Shared {
 };
 
 HostWorker::HostWorker(QueueState* queue) : shared_(std::make_shared<Shared>()) {
+  (void)Disposal::get();
   shared_->queue = queue;
   thread_ = std::thread(&HostWorker::loop, shared_);
 }
@@ -102,22 +152,14 @@ HostWorker::~HostWorker() {
     thread_.join();  // it runs what is left first
     return;
   }
-  // The worker itself: a function held the queue's last handle. The tasks left run here, while
-  // the queue is still whole; the thread then finds nothing and ends on its own.
-  for (;;) {
-    std::unique_ptr<Task> t;
-    {
-      std::lock_guard<std::mutex> lock(shared_->mutex);
-      t = shared_->pop();
-    }
-    if (!t) break;
-    shared_->run(*t);
-  }
+  // On the worker itself - which cannot happen: a task waiting or running holds the queue, and a
+  // task that ran is destroyed on the disposal thread. Nothing is left to run; the thread ends.
   thread_.detach();
 }
 
-std::unique_ptr<HostWorker::Task> HostWorker::make_task(std::function<void()> fn) {
+std::unique_ptr<HostWorker::Task> HostWorker::make_task(std::shared_ptr<QueueState> queue, std::function<void()> fn) {
   auto t = std::make_unique<Task>();
+  t->queue = std::move(queue);
   t->fn = std::move(fn);
   return t;
 }
@@ -147,9 +189,9 @@ void HostWorker::loop(std::shared_ptr<Shared> s) noexcept {
       if (!t) return;  // stopped, nothing left
     }
     s->run(*t);
-    // The function goes here, on this thread: it may hold the queue's last handle, whose end then
-    // runs ~HostWorker on this thread (see there). Nothing of the queue is touched after.
-    t.reset();
+    // Destroyed elsewhere (Disposal): not while this thread may be the one a free waits for. The
+    // task holds the queue; once it goes the queue may end, so nothing of it is touched after.
+    Disposal::get().take(std::move(t));
   }
 }
 
@@ -167,6 +209,10 @@ class EventWatcher {
     std::list<Pending> one;
     one.push_back(Pending{event, std::move(fn), {}, false});  // allocated before anything is kept
     std::lock_guard<std::mutex> lock(mutex_);
+    if (stop_) {  // the process is ending: the callback is dropped with the others
+      ++dropped_;
+      return;
+    }
     if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
     pending_.splice(pending_.end(), one);
     wake_.notify_one();
@@ -177,11 +223,22 @@ class EventWatcher {
       stop_ = true;
     }
     wake_.notify_one();
-    if (thread_.joinable()) thread_.join();
-    if (!pending_.empty())
-      log(LogLevel::warn, "host work",
-          std::to_string(pending_.size()) +
-              " Event::on_complete callbacks did not run: their events had not completed when the process ended");
+    if (thread_.joinable()) {
+      if (thread_.get_id() == std::this_thread::get_id())
+        thread_.detach();  // a callback ended the process (exit): its thread cannot wait for itself
+      else
+        thread_.join();
+    }
+    const std::size_t left = pending_.size() + dropped_;
+    if (left > 0) {
+      try {
+        warn_by_default("host work", std::to_string(left) +
+                                         " Event::on_complete callbacks did not run: their events had not "
+                                         "completed when the process ended");
+      } catch (...) {
+        // no memory for the line
+      }
+    }
   }
 
  private:
@@ -249,6 +306,7 @@ class EventWatcher {
   std::condition_variable wake_;
   std::list<Pending> pending_;
   bool stop_ = false;
+  std::size_t dropped_ = 0;  // added after stop_
   std::thread thread_;
 };
 

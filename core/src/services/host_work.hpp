@@ -27,12 +27,17 @@ namespace gpurt::detail {
 class HostWorker {
  public:
   struct Task {
+    // The queue, held until the task is gone: its end (~QueueState) can only come once no task of it
+    // is waiting or running, so a gate is never left closed by it.
+    std::shared_ptr<QueueState> queue;
     std::function<void()> fn;
     std::unique_ptr<bridge::Event> marker;  // recorded before the gate: fn waits for it
     std::uint64_t gate = 0;
     std::unique_ptr<Task> next;  // the next task of the queue (the list is linked: pushing allocates nothing)
   };
-  // Starts the queue's thread. Throws std::system_error when no thread can be made.
+  // Starts the queue's thread (and the process's disposal thread, which destroys the tasks that ran
+  // and what their functions captured: on CUDA freeing memory waits for the whole device, which may
+  // be waiting for this worker). Throws std::system_error when no thread can be made.
   explicit HostWorker(QueueState* queue);
   HostWorker(const HostWorker&) = delete;
   HostWorker& operator=(const HostWorker&) = delete;
@@ -40,8 +45,8 @@ class HostWorker {
   // (a function dropped the queue's last handle) the tasks left run inline here instead.
   ~HostWorker();
 
-  // A task for `fn`, allocated before anything is enqueued (throws std::bad_alloc).
-  static std::unique_ptr<Task> make_task(std::function<void()> fn);
+  // A task for `fn` of `queue`, allocated before anything is enqueued (throws std::bad_alloc).
+  static std::unique_ptr<Task> make_task(std::shared_ptr<QueueState> queue, std::function<void()> fn);
   // Hands the task on with its marker and gate: it runs after every task pushed before it. Never
   // throws (nothing is allocated), so a gate once enqueued is always opened.
   void push(std::unique_ptr<Task> task, std::unique_ptr<bridge::Event> marker, std::uint64_t gate) noexcept;

@@ -50,9 +50,9 @@ std::shared_ptr<QueuePool::Settled> QueuePool::epoch_of(QueueState& queue) {
   }));
   // Recorded only once made: a failed allocation here leaves no entry without a token.
   if (it != epochs_.end())
-    it->second = Epoch{settled, begun};
+    it->second = Epoch{settled, begun, unfinished};
   else
-    epochs_.emplace(queue.id, Epoch{settled, begun});
+    epochs_.emplace(queue.id, Epoch{settled, begun, unfinished});
   return settled;
 }
 
@@ -123,8 +123,12 @@ std::uint64_t QueuePool::trim() noexcept {
 }
 
 void QueuePool::sweep_epochs() noexcept {
-  for (auto it = epochs_.begin(); it != epochs_.end();)
-    it = !it->second.settled || it->second.settled->value.load() ? epochs_.erase(it) : std::next(it);
+  // Forgotten too: the epochs of queues that went unfinished, which never settle.
+  for (auto it = epochs_.begin(); it != epochs_.end();) {
+    const Epoch& e = it->second;
+    const bool over = !e.settled || e.settled->value.load() || (e.unfinished && e.unfinished->load());
+    it = over ? epochs_.erase(it) : std::next(it);
+  }
 }
 
 QueuePool& queue_pool(DeviceState* device) {

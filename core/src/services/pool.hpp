@@ -20,6 +20,7 @@
 // its tokens: what it gave back stays idle, for that queue alone, until a trim frees it.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -63,6 +64,7 @@ class QueuePool {
   struct Epoch {
     std::shared_ptr<Settled> settled;
     std::uint64_t finishes_begun = 0;
+    std::shared_ptr<const std::atomic<bool>> unfinished;  // the queue's: set, the epoch never settles
   };
   struct GiveBack;  // the deleter of the buffers' shared_ptr<Allocation>
 
