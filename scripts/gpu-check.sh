@@ -103,6 +103,9 @@ extras() {
     "$BUILD/bin/12_warp_reduce" "$sel" 100000007 > "$BUILD.warp.log" 2>&1 || rc=1
     grep -E "^(device|portable|CUDA|FAILED)" "$BUILD.warp.log" | sed "s/^/  $sel: /"
   done
+  echo "13_unified (shared memory: host writes, kernel, host reads, no copy) on every device:"
+  "$BUILD/bin/13_unified" all 10000019 > "$BUILD.unified.log" 2>&1 || rc=1
+  sed "s/^/  /" "$BUILD.unified.log"
   echo "differential check across every device:"
   "$BUILD/bin/gpurt_differential" > "$BUILD.differential.log" 2>&1
   diff_rc=$?
@@ -158,6 +161,9 @@ echo "12_warp_reduce (sub-group words; on CUDA against its native CUDA C++ twin)
 for sel in $selectors; do
   "$BUILD/bin/12_warp_reduce" "$sel" 100000007 2>&1 | grep -E "^(device|portable|CUDA|FAILED)" | sed "s/^/  $sel: /"
 done
+
+echo "13_unified (shared memory: host writes, kernel, host reads, no copy) on every device:"
+"$BUILD/bin/13_unified" all 10000019 2>&1 | sed "s/^/  /"
 
 echo "03_overlap (512 MiB, 16 chunks, one queue against four):"
 for sel in $selectors; do

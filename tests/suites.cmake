@@ -10,6 +10,7 @@ add_executable(gpurt_conformance
   devices/conformance_device.cpp
   memory/conformance_memory.cpp
   memory/conformance_queue_alloc.cpp
+  memory/conformance_shared.cpp
   transfers/conformance_transfer.cpp
   launch/conformance_concurrency.cpp
   launch/conformance_launch.cpp

@@ -85,6 +85,8 @@ nlohmann::json device_json(const Device& d) {
           {"int32_atomics", p.int32_atomics},
           {"float_atomic_add", p.float_atomic_add},
           {"int64_atomics", p.int64_atomics},
+          {"shared_memory", p.shared_memory},
+          {"shared_memory_concurrent", p.shared_memory_concurrent},
           {"sub_groups", p.sub_groups},
           {"sub_group_shuffle", p.sub_group_shuffle},
           {"sub_group_sizes", p.sub_group_sizes},
@@ -206,7 +208,12 @@ int run_info(bool json) {
               << ", int32 atomics " << (p.int32_atomics ? "yes" : "no") << ", float atomic add "
               << (p.float_atomic_add ? "yes" : "no") << ", int64 atomics " << (p.int64_atomics ? "yes" : "no")
               << ", tensor cores " << (p.tensor_cores ? "yes" : "no")
-              << "\n      sub-groups: " << sub_group_text(p) << "\n";
+              << "\n      sub-groups: " << sub_group_text(p) << "\n"
+              << "      shared memory (Device::alloc_shared): "
+              << (!p.shared_memory ? "no"
+                  : p.shared_memory_concurrent ? "yes, the host may touch it while kernels run"
+                                               : "yes, the host touches it between the work that uses it")
+              << "\n";
     std::cout << "      vendor BLAS (gpurt::lib matmul): " << vendor_text(d) << "\n";
     if (!p.pci_bus_id.empty() || !p.uuid.empty())
       std::cout << "      pci " << (p.pci_bus_id.empty() ? "-" : p.pci_bus_id) << ", uuid "

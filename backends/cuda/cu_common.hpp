@@ -291,6 +291,8 @@ class CuQueue final : public plugin::Queue {
   // which open_gate raises with a plain store - no CUDA call, no callback thread held.
   Status wait_gate(std::uint64_t& gate) noexcept override;
   Status open_gate(std::uint64_t gate) noexcept override;
+  // cuMemPrefetchAsync to the queue's device or to the host.
+  Status prefetch(plugin::Buffer& buffer, std::size_t offset, std::size_t bytes, bool to_host) noexcept override;
 
  private:
   CuDevice& device_;
@@ -313,6 +315,7 @@ class CuDevice final : public plugin::Device {
   Status create_queue(const plugin::QueueOptions& options,
                       std::unique_ptr<plugin::Queue>& out) noexcept override;
   Status allocate(std::size_t bytes, std::unique_ptr<plugin::Buffer>& out) noexcept override;
+  Status allocate_shared(std::size_t bytes, std::unique_ptr<plugin::Buffer>& out, void*& host) noexcept override;
   Status allocate_host(std::size_t bytes, std::unique_ptr<plugin::HostAllocation>& out) noexcept override;
   Status build(const plugin::ProgramSource& source, const std::vector<std::string>& options,
                std::unique_ptr<plugin::Program>& out) noexcept override;

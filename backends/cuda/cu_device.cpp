@@ -59,6 +59,8 @@ CuDevice::CuDevice(CUdevice dev, CUcontext ctx, int driver_version, bool primary
   p.sub_groups = p.sub_group_shuffle = true;
   p.sub_group_sizes = {static_cast<std::uint32_t>(p.simd_width)};  // warps, the prelude's sub-groups
   p.tensor_cores = cc_major_ >= 8;
+  p.shared_memory = attribute(dev, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY) != 0;
+  p.shared_memory_concurrent = p.shared_memory && attribute(dev, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS) != 0;
   p.view_alignment = 1;
   char pci[32];
   std::snprintf(pci, sizeof pci, "%04x:%02x:%02x.0", attribute(dev, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID),
@@ -108,6 +110,26 @@ Status CuDevice::allocate(std::size_t bytes, std::unique_ptr<plugin::Buffer>& ou
     auto b = std::make_unique<CuBuffer>(ctx_, p, true, &allocations_);
     (void)guard.release();
     allocations_.add(p, bytes);  // if this throws, b frees p
+    out = std::move(b);
+    return Status::success();
+  });
+}
+
+// Managed memory (cuMemAllocManaged, attached globally): a CUdeviceptr like cuMemAlloc's, which the
+// host reaches at the same address; cuMemFree releases it.
+Status CuDevice::allocate_shared(std::size_t bytes, std::unique_ptr<plugin::Buffer>& out, void*& host) noexcept {
+  return guarded("cuMemAllocManaged", [&] {
+    Status s = make_current(ctx_);
+    if (!s.ok()) return s;
+    CUdeviceptr p = 0;
+    const CUresult r = cuMemAllocManaged(&p, bytes, CU_MEM_ATTACH_GLOBAL);
+    if (r != CUDA_SUCCESS)
+      return fail(r, "cuMemAllocManaged", "allocating " + std::to_string(bytes) + " bytes of managed memory");
+    Owner<DeviceMemoryTraits> guard(p);
+    auto b = std::make_unique<CuBuffer>(ctx_, p, true, &allocations_);
+    (void)guard.release();
+    allocations_.add(p, bytes);
+    host = reinterpret_cast<void*>(static_cast<std::uintptr_t>(p));
     out = std::move(b);
     return Status::success();
   });

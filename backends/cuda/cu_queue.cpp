@@ -228,6 +228,20 @@ Status CuQueue::open_gate(std::uint64_t gate) noexcept {
   return Status::success();
 }
 
+Status CuQueue::prefetch(plugin::Buffer& buffer, std::size_t offset, std::size_t bytes, bool to_host) noexcept {
+  if (!device_.properties().shared_memory_concurrent)
+    return Status::failure(ErrorCategory::unsupported,
+                           "this device has no concurrent managed access, without which CUDA cannot prefetch",
+                           "cuMemPrefetchAsync");
+  Status s = make_current(ctx_);
+  if (!s.ok()) return s;
+  CUmemLocation where{};
+  where.type = to_host ? CU_MEM_LOCATION_TYPE_HOST : CU_MEM_LOCATION_TYPE_DEVICE;
+  where.id = to_host ? 0 : static_cast<int>(device_.native_device());
+  const CUresult r = cuMemPrefetchAsync(ptr_of(buffer, offset), bytes, where, 0, stream_);
+  return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuMemPrefetchAsync");
+}
+
 Status CuQueue::finish() noexcept {
   Status s = make_current(ctx_);
   if (!s.ok()) return s;

@@ -396,6 +396,10 @@ class MockQueue final : public plugin::Queue, Counted<GPURT_MOCK_QUEUE> {
     out = native_of(core_.get(), "mock_queue");
     return Status::success();
   }
+  // The memory is the host's already: a copy's worth of fault injection and ordering, no data moved.
+  Status prefetch(plugin::Buffer&, std::size_t, std::size_t, bool) noexcept override {
+    return enter(GPURT_MOCK_OP_COPY, ErrorCategory::internal, "mockPrefetch");
+  }
   Status wait_gate(std::uint64_t& gate) noexcept override {
     if (Status s = enter(GPURT_MOCK_OP_RECORD, ErrorCategory::internal, "mockWaitGate"); !s.ok()) return s;
     std::lock_guard<std::mutex> lock(core_->gate_mutex);
@@ -474,6 +478,7 @@ class MockDevice final : public plugin::Device {
     p_.simd_width = 32;
     p_.fp64 = true;
     p_.int32_atomics = true;
+    p_.shared_memory = p_.shared_memory_concurrent = true;  // host memory throughout
     p_.languages = {SourceLanguage::portable};
   }
   const DeviceProperties& properties() const noexcept override { return p_; }
@@ -501,6 +506,12 @@ class MockDevice final : public plugin::Device {
       out = std::move(b);
       return Status::success();
     });
+  }
+  // The mock's device memory is host memory: shared memory is an allocation whose bytes it names.
+  Status allocate_shared(std::size_t bytes, std::unique_ptr<plugin::Buffer>& out, void*& host) noexcept override {
+    Status s = allocate(bytes, out);
+    if (s.ok()) host = static_cast<MockBuffer&>(*out).data();
+    return s;
   }
   Status allocate_host(std::size_t bytes, std::unique_ptr<plugin::HostAllocation>& out) noexcept override {
     return plugin::guarded("mockHostAlloc", [&] {

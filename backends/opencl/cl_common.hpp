@@ -54,6 +54,8 @@ Status fail(cl_int code, const char* call, const std::string& what = {});
 // device_of: the device an event's queue runs on.
 Status fail_wait(cl_device_id device, cl_int code, const char* call, const std::string& what = {});
 Status fail_on(cl_device_id device, cl_int code, const char* call, const std::string& what = {});
+// Whether the device has fine-grained buffer SVM and the loader its entry points (cl_shared.cpp).
+bool has_fine_grained_svm(cl_device_id device) noexcept;
 Status fail_enqueue(cl_command_queue queue, cl_device_id device, cl_int code, const char* call,
                     const std::string& what = {});
 
@@ -249,6 +251,8 @@ class ClQueue final : public plugin::Queue {
   // open_gate (clSetUserEventStatus).
   Status wait_gate(std::uint64_t& gate) noexcept override;
   Status open_gate(std::uint64_t gate) noexcept override;
+  // clEnqueueSVMMigrateMem of a shared buffer's bytes (cl_shared.cpp).
+  Status prefetch(plugin::Buffer& buffer, std::size_t offset, std::size_t bytes, bool to_host) noexcept override;
   ~ClQueue() override;
 
  private:
@@ -277,6 +281,8 @@ class ClDevice final : public plugin::Device {
   Status create_queue(const plugin::QueueOptions& options,
                       std::unique_ptr<plugin::Queue>& out) noexcept override;
   Status allocate(std::size_t bytes, std::unique_ptr<plugin::Buffer>& out) noexcept override;
+  // Fine-grained buffer SVM behind a cl_mem (cl_shared.cpp).
+  Status allocate_shared(std::size_t bytes, std::unique_ptr<plugin::Buffer>& out, void*& host) noexcept override;
   Status allocate_host(std::size_t bytes, std::unique_ptr<plugin::HostAllocation>& out) noexcept override;
   Status build(const plugin::ProgramSource& source, const std::vector<std::string>& options,
                std::unique_ptr<plugin::Program>& out) noexcept override;

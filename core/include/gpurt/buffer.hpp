@@ -22,6 +22,10 @@ struct HostAllocationState;
 
 // Core services for the templates below; each validates and throws Error on bad input.
 std::shared_ptr<Allocation> allocate(const Device& device, std::size_t count, std::size_t elem_size);
+std::shared_ptr<Allocation> allocate_shared(const Device& device, std::size_t count, std::size_t elem_size);
+// Where the host reaches byte `offset_bytes` of shared memory; invalid_argument for other memory.
+void* shared_host(const Allocation* a, std::size_t offset_bytes);
+bool is_shared(const Allocation* a) noexcept;
 std::shared_ptr<HostAllocationState> allocate_host(const Device& device, std::size_t count,
                                                    std::size_t elem_size, void** data);
 Device allocation_device(const Allocation* a);
@@ -72,6 +76,17 @@ class Buffer {
     detail::check_reinterpret(offset_bytes_, size_bytes(), sizeof(T), sizeof(U), alignof(U));
     return Buffer<U>(alloc_, offset_bytes_, size_bytes() / sizeof(U));
   }
+
+  // ---- shared memory (Device::alloc_shared; api-guide.md, "Shared memory") ----
+  // Where the host reads and writes this view's elements: the same bytes kernels, copies and fills
+  // use, at the view's start (nullptr for an empty allocation). The host may touch them when no
+  // work that uses them is pending - after that work completed (finish(), or an event recorded
+  // after it), before new work that uses them is enqueued - and, where the device's
+  // properties().shared_memory_concurrent is true, also while work runs that touches other bytes.
+  // Throws invalid_argument for a buffer that is not shared memory (Device::alloc, Queue::alloc).
+  T* host_data() const { return static_cast<T*>(detail::shared_host(checked("Buffer::host_data"), offset_bytes_)); }
+  // true for a buffer of shared memory (Device::alloc_shared of at least one element) and its views.
+  bool shared() const { return alloc_ && detail::is_shared(alloc_.get()); }
 
   // true for a buffer made by Device::alloc (even of zero elements) and its views; false when
   // default-constructed or moved-from. Every handle type has valid() with this meaning.
@@ -162,6 +177,10 @@ class HostBuffer {
 template <class T>
 Buffer<T> Device::alloc(std::size_t count) const {
   return Buffer<T>(*this, count);
+}
+template <class T>
+Buffer<T> Device::alloc_shared(std::size_t count) const {
+  return detail::Access::make<Buffer<T>>(detail::allocate_shared(*this, count, sizeof(T)), std::size_t{0}, count);
 }
 template <class T>
 HostBuffer<T> Device::alloc_host(std::size_t count) const {

@@ -89,6 +89,13 @@ class Device {
   // Page-locked host memory for `count` elements, fast to copy to and from this device. Throws
   // out_of_host_memory when the host cannot provide it.
   template <class T> HostBuffer<T> alloc_host(std::size_t count) const;
+  // Shared memory for `count` elements of T (api-guide.md, "Shared memory"): a Buffer like
+  // alloc's - views, kernels, copies, fills, graphs, the library - whose bytes the host also reaches
+  // through Buffer::host_data() (CUDA managed memory; OpenCL fine-grained buffer SVM). Contents
+  // undefined. Counted in memory_usage() like alloc's. Throws unsupported (naming the device) where
+  // properties().shared_memory is false, and out_of_device_memory for more than the driver says is
+  // free, before the driver sees the request (asking for more can hang an NVIDIA GPU).
+  template <class T> Buffer<T> alloc_shared(std::size_t count) const;
 
   Queue create_queue(QueueOptions options = {}) const;
 

@@ -113,6 +113,9 @@ constexpr std::size_t host_bytes(std::size_t count, std::size_t elem_size) {
 
 }  // namespace detail
 
+// Where Queue::prefetch moves shared memory.
+enum class PrefetchTo { device, host };
+
 class Queue {
  public:
   Queue() = default;
@@ -240,6 +243,19 @@ class Queue {
   // Asynchronous. The graph must be of this queue's device (else invalid_argument).
   void replay(const Graph& graph);
 
+  // ---- shared memory (api-guide.md, "Shared memory") ----
+  // Moves the bytes of `view`, shared memory (Device::alloc_shared), towards this queue's device
+  // or the host, ordered like any work on the queue (asynchronous): a hint that makes the first
+  // accesses there fast, never needed for correctness (CUDA cuMemPrefetchAsync; OpenCL
+  // clEnqueueSVMMigrateMem). invalid_argument for a buffer that is not shared memory or of another
+  // device; unsupported where the device cannot move it (CUDA without concurrent managed access,
+  // OpenCL before 2.1). An empty view enqueues nothing.
+  template <class T>
+  void prefetch(const Buffer<T>& view, PrefetchTo to) {
+    prefetch_bytes(detail::Access::allocation(view, "Queue::prefetch"), view.offset_bytes(), view.size_bytes(),
+                   to == PrefetchTo::host);
+  }
+
   // ---- host work in the queue (api-guide.md, "Host work in the queue") ----
   // Runs `fn` on a host thread after all work enqueued on this queue before this call has
   // completed, and before any work enqueued after it starts: the queue's later work waits on the
@@ -348,6 +364,7 @@ class Queue {
                    const detail::Allocation* dst, std::size_t dst_offset, std::size_t dst_bytes);
   void fill_bytes(const detail::Allocation* dst, std::size_t offset, std::size_t bytes,
                   const void* pattern, std::size_t pattern_size);
+  void prefetch_bytes(const detail::Allocation* view, std::size_t offset, std::size_t bytes, bool to_host);
   // native: count + 1 slots (the last for the core); checks: count.
   void launch_args(const Kernel& kernel, const LaunchConfig& config, gpurt_kernel_arg* native,
                    const detail::ArgCheck* checks, std::size_t count);

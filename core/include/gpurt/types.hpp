@@ -177,6 +177,10 @@ struct DeviceProperties {
                                        // loop of one broadcast per lane (cl_khr_subgroups alone)
   std::vector<std::uint32_t> sub_group_sizes;  // sizes a portable kernel's full sub-groups may have
                                        // ({32} on CUDA, {1} where single-item); empty: unknown
+  bool shared_memory = false;          // Device::alloc_shared works: one allocation the host and kernels
+                                       // both reach (CUDA managed memory, OpenCL fine-grained SVM)
+  bool shared_memory_concurrent = false;  // the host may touch shared memory while kernels run (bytes
+                                       // no running work touches); false: only between the work
   bool tensor_cores = false;           // matrix units for 16x8x16 bf16 / 16x8x8 tf32 multiply-accumulate
                                        // (CUDA compute capability 8.0 or later); lib::matmul_tf32/bf16 use them
   std::size_t view_alignment = 1;      // a buffer view passed to a kernel must start on a multiple

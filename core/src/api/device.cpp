@@ -67,7 +67,34 @@ std::size_t checked_bytes(std::size_t count, std::size_t elem_size, const char* 
 }
 }  // namespace
 
-std::unique_ptr<Allocation> allocate_block(DeviceState* d, std::size_t bytes, const char* call) {
+namespace {
+// Shared memory that the device cannot give, refused before the driver sees it: over-asking for
+// managed memory can hang an NVIDIA GPU for every process on it.
+void check_shared(DeviceState* d, std::size_t bytes, const char* call) {
+  auto refuse = [&](ErrorCategory category, const std::string& message) {
+    ErrorDetails det;
+    det.backend = d->props.backend;
+    det.device = d->description;
+    det.call = call;
+    throw Error(category, message, std::move(det));
+  };
+  if (!d->props.shared_memory)
+    refuse(ErrorCategory::unsupported,
+           d->selector + " (" + d->props.name + ") has no shared memory (" +
+               (d->props.backend == "opencl" ? "it offers no fine-grained buffer SVM"
+                                             : "its backend offers none") +
+               "); allocate with Device::alloc and copy, or use a device whose properties().shared_memory is true");
+  std::uint64_t free_bytes = 0, total = 0;
+  const bridge::Status s = d->impl->memory_usage(free_bytes, total);
+  if (s.ok() && bytes > free_bytes)
+    refuse(ErrorCategory::out_of_device_memory,
+           "cannot allocate " + format_bytes(bytes) + " of shared memory: " + d->selector + " has " +
+               format_bytes(free_bytes) + " free, and asking for more than is free can hang the GPU; allocate less");
+}
+}  // namespace
+
+std::unique_ptr<Allocation> allocate_block(DeviceState* d, std::size_t bytes, const char* call, bool shared) {
+  if (shared) check_shared(d, bytes, call);
   auto a = std::make_unique<Allocation>();
   a->device = d;
   a->bytes = bytes;
@@ -115,14 +142,16 @@ std::unique_ptr<Allocation> allocate_block(DeviceState* d, std::size_t bytes, co
     }
   }
   releases = m->pool_releases.load();
-  bridge::Status s = d->impl->allocate(bytes, a->impl);
+  auto native = [&] { return shared ? d->impl->allocate_shared(bytes, a->impl, a->host) : d->impl->allocate(bytes, a->impl); };
+  bridge::Status s = native();
   if (!s.ok() && s.category == ErrorCategory::out_of_device_memory &&
       (trim_queue_pools(d) > 0 || m->pool_releases.load() != releases)) {
     a->impl.reset();
-    s = d->impl->allocate(bytes, a->impl);
+    s = native();
   }
   if (!s.ok()) {
     a->impl.reset();  // a plugin sets it only on success; the reservation is returned here
+    a->host = nullptr;
     m->live_bytes -= bytes;
     raise(s, d);
   }
@@ -137,6 +166,22 @@ std::shared_ptr<Allocation> allocate(const Device& device, std::size_t count, st
   DeviceState* d = checked_device(device, "Device::alloc");
   return allocate_block(d, checked_bytes(count, elem_size, "Device::alloc", d), "Device::alloc");
 }
+
+std::shared_ptr<Allocation> allocate_shared(const Device& device, std::size_t count, std::size_t elem_size) {
+  constexpr const char* call = "Device::alloc_shared";
+  DeviceState* d = checked_device(device, call);
+  return allocate_block(d, checked_bytes(count, elem_size, call, d), call, true);
+}
+
+void* shared_host(const Allocation* a, std::size_t offset_bytes) {
+  if (!a->host && a->bytes > 0)
+    invalid("the buffer is not shared memory (made by Device::alloc or Queue::alloc, not Device::alloc_shared), so the "
+            "host cannot reach it; copy it to the host, or allocate it with Device::alloc_shared",
+            "Buffer::host_data", a->device);
+  return a->host ? static_cast<unsigned char*>(a->host) + offset_bytes : nullptr;
+}
+
+bool is_shared(const Allocation* a) noexcept { return a->host != nullptr; }
 
 std::shared_ptr<HostAllocationState> allocate_host(const Device& device, std::size_t count,
                                                    std::size_t elem_size, void** data) {

@@ -333,6 +333,25 @@ void Queue::finish(std::chrono::nanoseconds timeout) {
   q->failures.rethrow_oldest();
 }
 
+// Shared memory's prefetch (queue.hpp): checked here, moved by the backend.
+void Queue::prefetch_bytes(const detail::Allocation* a, std::size_t offset, std::size_t bytes, bool to_host) {
+  constexpr const char* call = "Queue::prefetch";
+  detail::QueueState* q = checked(call);
+  if (!a) detail::throw_empty_handle("Buffer", call);
+  if (a->device != q->device)
+    detail::invalid("the buffer is of " + a->device->description + ", not of this queue's device; prefetch it on a "
+                    "queue of its own device",
+                    call, q->device);
+  if (a->bytes > 0 && !a->host)
+    detail::invalid("the buffer is not shared memory (Device::alloc_shared), so there is nothing to move; prefetch "
+                    "shared buffers only",
+                    call, q->device);
+  if (bytes == 0) return;
+  detail::Traced trace("prefetch", to_host ? "to host" : "to device", bytes, q, q->device);
+  std::shared_lock<std::shared_mutex> order(q->order);
+  detail::check(q->impl->prefetch(*a->impl, offset, bytes, to_host), q->device);
+}
+
 std::uint64_t Queue::id() const { return checked("Queue::id")->id; }
 
 void Queue::keep_until_finished(std::shared_ptr<const void> object) {

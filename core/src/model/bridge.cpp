@@ -258,6 +258,8 @@ Device::Device(const Table* t, gpurt_device h) : t_(t), h_(h) {
   p.tensor_cores = (c.capabilities & GPURT_CAP_TENSOR_CORES) != 0;
   p.view_alignment = c.view_alignment ? static_cast<std::size_t>(c.view_alignment) : 1;
   p.sub_group_shuffle = (c.capabilities & GPURT_CAP_SUB_GROUP_SHUFFLE) != 0;
+  p.shared_memory = (c.capabilities & GPURT_CAP_SHARED_MEMORY) != 0;
+  p.shared_memory_concurrent = p.shared_memory && (c.capabilities & GPURT_CAP_SHARED_CONCURRENT) != 0;
   if (c.sub_group_sizes && c.sub_group_size_count <= 64)
     p.sub_group_sizes.assign(c.sub_group_sizes, c.sub_group_sizes + c.sub_group_size_count);
 }
@@ -273,6 +275,29 @@ Status Device::create_queue(const QueueOptions& options, std::unique_ptr<Queue>&
     return Status::failure(ErrorCategory::out_of_host_memory, "host memory ran out", "Device::create_queue");
   }
   return s;
+}
+
+Status Device::allocate_shared(std::size_t bytes, std::unique_ptr<Buffer>& out, void*& host) noexcept {
+  if (!t_->device_allocate_shared)
+    return Status::failure(ErrorCategory::unsupported, "the plugin has no shared memory", "device_allocate_shared");
+  gpurt_buffer b = nullptr;
+  void* h = nullptr;
+  Status s = call([&](gpurt_status* st) { return t_->device_allocate_shared(h_, bytes, &b, &h, st); });
+  if (!s.ok()) return s;
+  if (!b) return no_object("device_allocate_shared", "buffer");
+  out.reset(new (std::nothrow) Buffer(t_, b));
+  if (!out) {
+    t_->buffer_release(b);
+    return Status::failure(ErrorCategory::out_of_host_memory, "host memory ran out", "Device::allocate_shared");
+  }
+  host = h;
+  return s;
+}
+
+Status Queue::prefetch(Buffer& buffer, std::size_t offset, std::size_t bytes, bool to_host) noexcept {
+  if (!t_->queue_prefetch)
+    return Status::failure(ErrorCategory::unsupported, "the plugin cannot prefetch shared memory", "queue_prefetch");
+  return call([&](gpurt_status* st) { return t_->queue_prefetch(h_, buffer.handle(), offset, bytes, to_host ? 1 : 0, st); });
 }
 
 Status Device::allocate(std::size_t bytes, std::unique_ptr<Buffer>& out) noexcept {

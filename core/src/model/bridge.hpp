@@ -284,6 +284,7 @@ class Queue {
   bool has_gates() const noexcept { return t_->queue_wait_gate && t_->queue_open_gate; }
   Status wait_gate(std::uint64_t& gate) noexcept;
   Status open_gate(std::uint64_t gate) noexcept;
+  Status prefetch(Buffer& buffer, std::size_t offset, std::size_t bytes, bool to_host) noexcept;
   Status finish() noexcept {
     return call([&](gpurt_status* st) { return t_->queue_finish(h_, st); });
   }
@@ -309,6 +310,7 @@ class Device {
   const std::string& compiler_id() const noexcept { return compiler_id_; }
   Status create_queue(const QueueOptions& options, std::unique_ptr<Queue>& out) noexcept;
   Status allocate(std::size_t bytes, std::unique_ptr<Buffer>& out) noexcept;
+  Status allocate_shared(std::size_t bytes, std::unique_ptr<Buffer>& out, void*& host) noexcept;
   Status allocate_host(std::size_t bytes, std::unique_ptr<HostAllocation>& out) noexcept;
   Status build(const ProgramSource& source, const std::vector<std::string>& options,
                std::unique_ptr<Program>& out) noexcept;

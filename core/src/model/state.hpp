@@ -62,6 +62,7 @@ struct Allocation {
   std::unique_ptr<bridge::Buffer> impl;  // null for zero-byte allocations
   std::size_t bytes = 0;
   bool counted = true;  // in the device's live_bytes (false for imported native buffers)
+  void* host = nullptr;  // shared memory (Device::alloc_shared): where the host reaches its bytes
   // Its native handle, asked of the plugin once (it never changes while the allocation lives):
   // gpurt::native_handle of a buffer is a few field reads after the first (native.cpp), which the
   // kernel library's vendor calls make three times per matmul.
@@ -205,7 +206,9 @@ std::shared_ptr<QueueState> make_queue(DeviceState* device, bool timing);
 // `bytes` of device memory on `d` (zero: an allocation without a native one), counted in its
 // live_bytes: what Device::alloc and the queue pool allocate; throws out_of_device_memory (naming
 // `call`) past the device's memory or the largest allocation, after releasing the pool's idle blocks.
-std::unique_ptr<Allocation> allocate_block(DeviceState* d, std::size_t bytes, const char* call);
+// `shared`: shared memory (Device::alloc_shared), refused as unsupported where the device has none
+// and as out_of_device_memory past the driver's free memory, before the driver sees it.
+std::unique_ptr<Allocation> allocate_block(DeviceState* d, std::size_t bytes, const char* call, bool shared = false);
 // Throws invalid_argument unless [offset, offset + bytes) lies inside `a`.
 void check_range(const Allocation* a, std::size_t offset, std::size_t bytes, const char* call);
 [[noreturn]] void throw_empty_handle(const char* what, const char* call);

@@ -154,6 +154,8 @@ typedef int32_t gpurt_language; /* gpurt::SourceLanguage */
 #define GPURT_CAP_TENSOR_CORES (1u << 5)
 #define GPURT_CAP_SUB_GROUP_SHUFFLE (1u << 6) /* 4.4: shuffles are native (not a loop of broadcasts) */
 #define GPURT_CAP_INT64_ATOMICS (1u << 7) /* 4.4: the portable prelude's 64-bit integer atomics build */
+#define GPURT_CAP_SHARED_MEMORY (1u << 8) /* 4.5: device_allocate_shared works (one pointer, host and device) */
+#define GPURT_CAP_SHARED_CONCURRENT (1u << 9) /* 4.5: the host may touch shared memory while kernels run */
 
 typedef int32_t gpurt_device_type; /* gpurt::DeviceType */
 #define GPURT_DEVICE_GPU 0
@@ -490,6 +492,17 @@ typedef struct gpurt_plugin_table {
    * the thread that enqueues it, after waiting for the queue's earlier work. */
   gpurt_result (*queue_wait_gate)(gpurt_queue queue, uint64_t* gate, gpurt_status* status);
   gpurt_result (*queue_open_gate)(gpurt_queue queue, uint64_t gate, gpurt_status* status);
+
+  /* ---- 4.5: shared memory; optional ---- */
+  /* `bytes` (> 0) of memory that kernels, copies and fills use as a buffer (*out) and the host reaches
+   * at *host, the same bytes (CUDA managed memory, OpenCL fine-grained SVM). The core has checked
+   * the device's free memory. UNSUPPORTED where the device has none (GPURT_CAP_SHARED_MEMORY unset). */
+  gpurt_result (*device_allocate_shared)(gpurt_device device, size_t bytes, gpurt_buffer* out, void** host,
+                                         gpurt_status* status);
+  /* Moves [offset, offset + bytes) of a shared buffer towards the device (to_host 0) or the host,
+   * ordered on the queue like other work; UNSUPPORTED where the device cannot. */
+  gpurt_result (*queue_prefetch)(gpurt_queue queue, gpurt_buffer buffer, size_t offset, size_t bytes,
+                                 int32_t to_host, gpurt_status* status);
 } gpurt_plugin_table;
 
 /* Stores the plugin's install hint (a string literal) in the ELF section ".gpurt_install_hint" as

@@ -272,6 +272,12 @@ class Queue {
     (void)gate;
     return unsupported("host work in the queue");
   }
+  // Moves part of a shared buffer (Device::allocate_shared) towards the device or the host,
+  // ordered on this queue (gpurt_plugin_table::queue_prefetch, ABI 4.5). Unsupported unless overridden.
+  virtual Status prefetch(Buffer& buffer, std::size_t offset, std::size_t bytes, bool to_host) noexcept {
+    (void)buffer, (void)offset, (void)bytes, (void)to_host;
+    return unsupported("prefetching shared memory");
+  }
 };
 
 
@@ -284,6 +290,12 @@ class Device {
   virtual Status create_queue(const QueueOptions& options, std::unique_ptr<Queue>& out) noexcept = 0;
   virtual Status allocate(std::size_t bytes, std::unique_ptr<Buffer>& out) noexcept = 0;
   virtual Status allocate_host(std::size_t bytes, std::unique_ptr<HostAllocation>& out) noexcept = 0;
+  // `bytes` of shared memory: a buffer whose bytes the host reaches at `host` too
+  // (gpurt_plugin_table::device_allocate_shared, ABI 4.5). Unsupported unless overridden.
+  virtual Status allocate_shared(std::size_t bytes, std::unique_ptr<Buffer>& out, void*& host) noexcept {
+    (void)bytes, (void)out, (void)host;
+    return unsupported("shared memory");
+  }
   virtual Status build(const ProgramSource& source, const std::vector<std::string>& options,
                        std::unique_ptr<Program>& out) noexcept = 0;
   // Unsupported unless overridden.
@@ -579,7 +591,9 @@ struct TableOf {
                      (p.float_atomic_add ? GPURT_CAP_FLOAT_ATOMIC_ADD : 0u) |
                      (p.sub_groups ? GPURT_CAP_SUB_GROUPS : 0u) | (p.tensor_cores ? GPURT_CAP_TENSOR_CORES : 0u) |
                      (p.sub_group_shuffle ? GPURT_CAP_SUB_GROUP_SHUFFLE : 0u) |
-                     (p.int64_atomics ? GPURT_CAP_INT64_ATOMICS : 0u);
+                     (p.int64_atomics ? GPURT_CAP_INT64_ATOMICS : 0u) |
+                     (p.shared_memory ? GPURT_CAP_SHARED_MEMORY : 0u) |
+                     (p.shared_memory_concurrent ? GPURT_CAP_SHARED_CONCURRENT : 0u);
     c.view_alignment = p.view_alignment;
     c.sub_group_size_count = static_cast<std::uint32_t>(p.sub_group_sizes.size());
     c.sub_group_sizes = p.sub_group_sizes.empty() ? nullptr : p.sub_group_sizes.data();
@@ -602,6 +616,25 @@ struct TableOf {
       Status s = cxx_detail::object<Device>(d)->allocate(bytes, b);
       if (s.ok()) *out = cxx_detail::handle<gpurt_buffer>(b.release());
       return s;
+    });
+  }
+  static gpurt_result allocate_shared(gpurt_device d, std::size_t bytes, gpurt_buffer* out, void** host,
+                                      gpurt_status* st) {
+    return cxx_detail::run("allocate_shared", st, [&] {
+      std::unique_ptr<Buffer> b;
+      void* h = nullptr;
+      Status s = cxx_detail::object<Device>(d)->allocate_shared(bytes, b, h);
+      if (s.ok()) {
+        *host = h;
+        *out = cxx_detail::handle<gpurt_buffer>(b.release());
+      }
+      return s;
+    });
+  }
+  static gpurt_result prefetch(gpurt_queue q, gpurt_buffer b, std::size_t offset, std::size_t bytes, std::int32_t to_host,
+                               gpurt_status* st) {
+    return cxx_detail::run("prefetch", st, [&] {
+      return cxx_detail::object<Queue>(q)->prefetch(*cxx_detail::object<Buffer>(b), offset, bytes, to_host != 0);
     });
   }
   static gpurt_result allocate_host(gpurt_device d, std::size_t bytes, gpurt_host_memory* out, void** data,
@@ -939,7 +972,7 @@ struct TableOf {
         &copy_to_host, &copy, &fill, &launch, &record, &queue_wait, &finish, &queue_release, &event_wait,
         &event_query, &elapsed_ms, &event_release, &native_handle, &device_import, &import_device,
         &peer_access, &copy_peer, &graph_create, &graph_set_args, &replay, &graph_release, &record_again,
-        &wait_gate, &open_gate};
+        &wait_gate, &open_gate, &allocate_shared, &prefetch};
     return &t;
   }
 };

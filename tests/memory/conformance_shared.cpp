@@ -1,0 +1,145 @@
+// Shared memory (device.hpp Device::alloc_shared, buffer.hpp Buffer::host_data, queue.hpp
+// Queue::prefetch; api-guide.md, "Shared memory") on every device: host writes and kernels read
+// alternately through views at odd offsets and sizes 0, 1, primes and large, copies and fills
+// into shared buffers, prefetch both ways, the accounting, over-asking refused before the
+// driver, and a device without shared memory saying so.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fixture.hpp"
+
+using namespace gpurt;
+
+namespace {
+
+// Skips unless the device has shared memory; checks first that it refuses it as promised if not.
+bool shared_or_refused(const Device& dev) {
+  if (dev.properties().shared_memory) return true;
+  // device.hpp: "Throws unsupported (naming the device) where properties().shared_memory is false".
+  GPURT_REQUIRE_ERROR(dev.alloc_shared<float>(16), ErrorCategory::unsupported, dev.selector());
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("device.hpp: shared buffers are read and written by the host and by kernels in turn, through odd views, at sizes 0, 1, primes and large") {
+  // device.hpp: alloc_shared gives "a Buffer like alloc's - views, kernels, copies, fills ... -
+  // whose bytes the host also reaches through Buffer::host_data()"; buffer.hpp: host_data is "the
+  // same bytes kernels, copies and fills use, at the view's start".
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_dialect);
+  if (!shared_or_refused(f.dev)) GPURT_SKIP(f.dev.description() + " has no shared memory (refused as promised)");
+  const Kernel add = f.vector_add();
+  for (const std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(7), std::size_t(1021), std::size_t(1000003)}) {
+    const std::size_t offset = n > 3 ? 3 : 0;
+    const std::size_t len = n - offset;
+    Buffer<float> a = f.dev.alloc_shared<float>(n), b = f.dev.alloc_shared<float>(n), c = f.dev.alloc_shared<float>(n);
+    CHECK(a.size() == n);
+    CHECK(a.shared() == (n > 0));
+    if (n == 0) {
+      CHECK(a.host_data() == nullptr);
+      continue;
+    }
+    Buffer<float> va = a.view(offset, len), vb = b.view(offset, len), vc = c.view(offset, len);
+    CHECK(va.host_data() == a.host_data() + offset);
+    std::vector<float> x = test::random_vector<float>(len), y = test::random_vector<float>(len);
+    for (std::size_t i = 0; i < len; ++i) {
+      va.host_data()[i] = x[i];
+      vb.host_data()[i] = y[i];
+    }
+    for (int round = 0; round < 3; ++round) {
+      f.q.launch(add, LaunchConfig::cover(Dim3(len), Dim3(64)), va, vb, vc, static_cast<std::uint64_t>(len));
+      f.q.finish();
+      std::size_t wrong = 0;
+      for (std::size_t i = 0; i < len; ++i) {
+        const float want = x[i] + y[i];
+        wrong += vc.host_data()[i] != want;
+        x[i] = want;  // the host writes the next round's input where the kernel read it
+        va.host_data()[i] = want;
+      }
+      CHECK(wrong == 0);
+    }
+    // The elements before the view were not touched by the kernel.
+    for (std::size_t i = 0; i < offset; ++i) c.host_data()[i] = -1.0f;
+    f.q.launch(add, LaunchConfig::cover(Dim3(len), Dim3(64)), va, vb, vc, static_cast<std::uint64_t>(len));
+    f.q.finish();
+    for (std::size_t i = 0; i < offset; ++i) CHECK(c.host_data()[i] == -1.0f);
+  }
+}
+
+TEST_CASE("device.hpp: copies and fills reach shared buffers as any Buffer, and the host sees them after finish") {
+  // device.hpp: shared memory is "a Buffer like alloc's"; buffer.hpp: the host may touch the bytes
+  // "after that work completed (finish() ...)".
+  test::Fixture f;
+  if (!shared_or_refused(f.dev)) GPURT_SKIP(f.dev.description() + " has no shared memory (refused as promised)");
+  const std::size_t n = 65537;
+  Buffer<std::uint32_t> s = f.dev.alloc_shared<std::uint32_t>(n);
+  Buffer<std::uint32_t> d = f.dev.alloc<std::uint32_t>(n);
+  f.q.fill(s.view(5, n - 10), 0xabcdu);
+  for (std::size_t i = 0; i < 5; ++i) s.host_data()[i] = s.host_data()[n - 1 - i] = 7u;
+  f.q.finish();
+  for (std::size_t i = 0; i < n; ++i)
+    if (s.host_data()[i] != (i < 5 || i >= n - 5 ? 7u : 0xabcdu)) FAIL("element " << i << " is " << s.host_data()[i]);
+  const std::vector<std::uint32_t> src = test::random_vector<std::uint32_t>(n, 0, 1000000);
+  f.q.copy(src, s);
+  f.q.copy(s, d);
+  std::vector<std::uint32_t> back(n);
+  f.q.copy(d, back);
+  f.q.finish();
+  CHECK(back == src);
+  CHECK(std::vector<std::uint32_t>(s.host_data(), s.host_data() + n) == src);
+  // host_data of memory that is not shared is refused, naming what to do.
+  GPURT_REQUIRE_ERROR(d.host_data(), ErrorCategory::invalid_argument, "not shared memory");
+  CHECK_FALSE(d.shared());
+  GPURT_REQUIRE_ERROR(f.q.prefetch(d, PrefetchTo::device), ErrorCategory::invalid_argument, "not shared memory");
+}
+
+TEST_CASE("queue.hpp: prefetch moves shared memory either way, ordered on the queue, or is unsupported naming the device") {
+  // queue.hpp: prefetch is "a hint that makes the first accesses there fast, never needed for
+  // correctness"; "unsupported where the device cannot move it".
+  test::Fixture f;
+  if (!shared_or_refused(f.dev)) GPURT_SKIP(f.dev.description() + " has no shared memory (refused as promised)");
+  const std::size_t n = 1 << 20;
+  Buffer<float> s = f.dev.alloc_shared<float>(n);
+  for (std::size_t i = 0; i < n; ++i) s.host_data()[i] = static_cast<float>(i % 977);
+  try {
+    f.q.prefetch(s, PrefetchTo::device);
+  } catch (const Error& e) {
+    if (e.category() != ErrorCategory::unsupported) throw;
+    CHECK(std::string(e.what()).find(f.dev.selector()) != std::string::npos);
+    GPURT_SKIP(std::string("prefetch unsupported here: ") + e.what());
+  }
+  f.q.fill(s.view(1, 1000), 2.0f);
+  f.q.prefetch(s.view(3, n - 7), PrefetchTo::host);
+  f.q.prefetch(s.view(0, 0), PrefetchTo::host);  // empty: nothing
+  f.q.finish();
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) wrong += s.host_data()[i] != (i >= 1 && i <= 1000 ? 2.0f : static_cast<float>(i % 977));
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("device.hpp: shared memory counts in memory_usage, and more than is free is refused before the driver sees it") {
+  // device.hpp: "Counted in memory_usage() like alloc's"; "out_of_device_memory for more than the
+  // driver says is free, before the driver sees the request".
+  test::Fixture f;
+  if (!shared_or_refused(f.dev)) GPURT_SKIP(f.dev.description() + " has no shared memory (refused as promised)");
+  f.dev.trim_pool();
+  const std::uint64_t before = f.dev.memory_usage().gpurt_bytes;
+  {
+    Buffer<char> s = f.dev.alloc_shared<char>(std::size_t(3) << 20);
+    CHECK(f.dev.memory_usage().gpurt_bytes == before + (std::uint64_t(3) << 20));
+  }
+  CHECK(f.dev.memory_usage().gpurt_bytes == before);
+  const MemoryUsage m = f.dev.memory_usage();
+  const std::uint64_t too_much = (m.free_known ? m.free_bytes : m.total_bytes) + (std::uint64_t(1) << 30);
+  GPURT_REQUIRE_ERROR(f.dev.alloc_shared<char>(static_cast<std::size_t>(too_much)), ErrorCategory::out_of_device_memory,
+                      "");
+  // Still usable.
+  Buffer<int> small = f.dev.alloc_shared<int>(3);
+  small.host_data()[2] = 5;
+  f.q.fill(small.view(0, 2), 9);
+  f.q.finish();
+  CHECK(std::vector<int>(small.host_data(), small.host_data() + 3) == std::vector<int>{9, 9, 5});
+}
