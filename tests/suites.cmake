@@ -12,6 +12,7 @@ add_executable(gpurt_conformance
   memory/conformance_queue_alloc.cpp
   memory/conformance_shared.cpp
   transfers/conformance_transfer.cpp
+  transfers/conformance_registered.cpp
   launch/conformance_concurrency.cpp
   launch/conformance_launch.cpp
   programs/conformance_cache.cpp

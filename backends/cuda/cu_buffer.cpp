@@ -37,4 +37,11 @@ CuHostAllocation::~CuHostAllocation() {
   mem_.reset();
 }
 
+CuHostRegistration::~CuHostRegistration() {
+  if (!p_) return;
+  if (!make_current(ctx_).ok()) log(plugin::LogLevel::warn, "could not make the context current to unregister host memory");
+  const CUresult r = cuMemHostUnregister(p_);
+  if (r != CUDA_SUCCESS) log(plugin::LogLevel::warn, "cuMemHostUnregister failed; the memory may stay page-locked");
+}
+
 }  // namespace gpurt::cuda

@@ -188,6 +188,21 @@ class CuBuffer final : public plugin::Buffer {
   AllocationRecord* record_;
 };
 
+// The application's memory pinned in place (cuMemHostRegister); cuMemHostUnregister when it goes.
+class CuHostRegistration final : public plugin::HostAllocation {
+ public:
+  CuHostRegistration(CUcontext ctx, void* p) : ctx_(ctx), p_(p) {}
+  CuHostRegistration(const CuHostRegistration&) = delete;
+  CuHostRegistration& operator=(const CuHostRegistration&) = delete;
+  ~CuHostRegistration() override;
+  void* data() noexcept override { return p_; }
+  void forget() noexcept { p_ = nullptr; }  // the registration failed: nothing to undo
+
+ private:
+  CUcontext ctx_;
+  void* p_;
+};
+
 class CuHostAllocation final : public plugin::HostAllocation {
  public:
   CuHostAllocation(CUcontext ctx, void* p) : ctx_(ctx), mem_(p) {}
@@ -316,6 +331,8 @@ class CuDevice final : public plugin::Device {
                       std::unique_ptr<plugin::Queue>& out) noexcept override;
   Status allocate(std::size_t bytes, std::unique_ptr<plugin::Buffer>& out) noexcept override;
   Status allocate_shared(std::size_t bytes, std::unique_ptr<plugin::Buffer>& out, void*& host) noexcept override;
+  // cuMemHostRegister (portable; read-only pages registered read-only where the device allows).
+  Status register_host(void* ptr, std::size_t bytes, std::unique_ptr<plugin::HostAllocation>& out) noexcept override;
   Status allocate_host(std::size_t bytes, std::unique_ptr<plugin::HostAllocation>& out) noexcept override;
   Status build(const plugin::ProgramSource& source, const std::vector<std::string>& options,
                std::unique_ptr<plugin::Program>& out) noexcept override;

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <new>
 
 #include "cu_common.hpp"
 #include "cu_prelude.hpp"
@@ -131,6 +132,31 @@ Status CuDevice::allocate_shared(std::size_t bytes, std::unique_ptr<plugin::Buff
     allocations_.add(p, bytes);
     host = reinterpret_cast<void*>(static_cast<std::uintptr_t>(p));
     out = std::move(b);
+    return Status::success();
+  });
+}
+
+Status CuDevice::register_host(void* ptr, std::size_t bytes, std::unique_ptr<plugin::HostAllocation>& out) noexcept {
+  return guarded("cuMemHostRegister", [&] {
+    Status s = make_current(ctx_);
+    if (!s.ok()) return s;
+    std::unique_ptr<CuHostRegistration> reg(new (std::nothrow) CuHostRegistration(ctx_, ptr));  // made first: no
+    if (!reg) return Status::failure(ErrorCategory::out_of_host_memory, "host memory ran out", "cuMemHostRegister");
+    CUresult r = cuMemHostRegister(ptr, bytes, CU_MEMHOSTREGISTER_PORTABLE);
+    // Pages the process may only read (a mapped file, constant data) lock only read-only.
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED &&
+        attribute(dev_, CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED) != 0) {
+      const CUresult ro = cuMemHostRegister(ptr, bytes, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_READ_ONLY);
+      if (ro == CUDA_SUCCESS) r = ro;
+    }
+    if (r != CUDA_SUCCESS) {
+      reg->forget();  // nothing to undo
+      Status f = fail(r, "cuMemHostRegister", "pinning " + std::to_string(bytes) + " bytes of the application's memory");
+      if (r == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED)
+        f.category = ErrorCategory::invalid_argument;  // registered through the CUDA API already
+      return f;
+    }
+    out = std::move(reg);
     return Status::success();
   });
 }

@@ -222,6 +222,16 @@ class MockHost final : public plugin::HostAllocation, Counted<GPURT_MOCK_HOST_AL
   void* data_;
 };
 
+// Registered host memory: the application's, named; counted as a host allocation.
+class MockRegistration final : public plugin::HostAllocation, Counted<GPURT_MOCK_HOST_ALLOCATION> {
+ public:
+  explicit MockRegistration(void* p) : data_(p) {}
+  void* data() noexcept override { return data_; }
+
+ private:
+  void* data_;
+};
+
 class MockEvent final : public plugin::Event, Counted<GPURT_MOCK_EVENT> {
  public:
   MockEvent(EventCore* core, bool imported) : core_(core, imported) {}
@@ -512,6 +522,14 @@ class MockDevice final : public plugin::Device {
     Status s = allocate(bytes, out);
     if (s.ok()) host = static_cast<MockBuffer&>(*out).data();
     return s;
+  }
+  // Fails as a pinned allocation does (GPURT_MOCK_OP_ALLOCATE_HOST).
+  Status register_host(void* ptr, std::size_t, std::unique_ptr<plugin::HostAllocation>& out) noexcept override {
+    return plugin::guarded("mockHostRegister", [&] {
+      Status s = gate(GPURT_MOCK_OP_ALLOCATE_HOST, ErrorCategory::out_of_host_memory, "mockHostRegister");
+      if (s.ok()) out = std::make_unique<MockRegistration>(ptr);
+      return s;
+    });
   }
   Status allocate_host(std::size_t bytes, std::unique_ptr<plugin::HostAllocation>& out) noexcept override {
     return plugin::guarded("mockHostAlloc", [&] {

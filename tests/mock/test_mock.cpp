@@ -701,3 +701,21 @@ TEST_CASE("mock: host work under injected failures - every host function runs or
   }
   q.finish();
 }
+
+TEST_CASE("mock: a failed registration is out_of_host_memory, registers nothing, and the next one succeeds") {
+  // device.hpp register_host: "the driver's error where it refuses"; the runtime stays usable.
+  Mock& m = Mock::get();
+  const Device dev = device("mock:0");
+  const auto before = m.now();
+  std::vector<float> v(1000, 2.0f);
+  m.fail(GPURT_MOCK_OP_ALLOCATE_HOST, 0, 1);
+  GPURT_REQUIRE_ERROR(dev.register_host(v.data(), v.size()), ErrorCategory::out_of_host_memory, "injected");
+  {
+    HostBuffer<float> h = dev.register_host(v.data(), v.size());  // nothing was left registered
+    Queue q = dev.create_queue();
+    Buffer<float> d = dev.alloc<float>(v.size());
+    q.copy(h, d);
+    CHECK(q.read(d) == v);
+  }
+  require_balanced(m.now(), before.device_bytes);
+}

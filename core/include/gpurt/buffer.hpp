@@ -28,6 +28,8 @@ void* shared_host(const Allocation* a, std::size_t offset_bytes);
 bool is_shared(const Allocation* a) noexcept;
 std::shared_ptr<HostAllocationState> allocate_host(const Device& device, std::size_t count,
                                                    std::size_t elem_size, void** data);
+std::shared_ptr<HostAllocationState> register_host(const Device& device, void* ptr, std::size_t count,
+                                                   std::size_t elem_size);
 Device allocation_device(const Allocation* a);
 [[noreturn]] void throw_empty_handle(const char* what, const char* call);
 void check_view(const Allocation* a, std::size_t offset_bytes, std::size_t view_bytes,
@@ -120,9 +122,11 @@ class Buffer {
   std::size_t count_ = 0;
 };
 
-// Page-locked (pinned) host memory owned by gpurt, for fast transfers to and from one device.
-// A reference-counted handle like Buffer; the memory is released with the last handle (including
-// every view). Copies from and to it are asynchronous (see gpurt/queue.hpp).
+// Page-locked (pinned) host memory for fast transfers to and from one device: owned by gpurt
+// (Device::alloc_host), or the application's own memory pinned in place (Device::register_host).
+// A reference-counted handle like Buffer; with the last handle (including every view) gpurt's
+// memory is released, a registration undone. Copies from and to it are asynchronous (see
+// gpurt/queue.hpp).
 template <class T>
 class HostBuffer {
   static_assert(std::is_trivially_copyable<T>::value,
@@ -177,6 +181,11 @@ class HostBuffer {
 template <class T>
 Buffer<T> Device::alloc(std::size_t count) const {
   return Buffer<T>(*this, count);
+}
+template <class T>
+HostBuffer<T> Device::register_host(T* ptr, std::size_t count) const {
+  static_assert(std::is_trivially_copyable<T>::value, "gpurt::HostBuffer<T> needs a trivially copyable element type");
+  return detail::Access::make<HostBuffer<T>>(detail::register_host(*this, ptr, count, sizeof(T)), ptr, count);
 }
 template <class T>
 Buffer<T> Device::alloc_shared(std::size_t count) const {

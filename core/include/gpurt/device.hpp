@@ -96,6 +96,19 @@ class Device {
   // properties().shared_memory is false, and out_of_device_memory for more than the driver says is
   // free, before the driver sees the request (asking for more can hang an NVIDIA GPU).
   template <class T> Buffer<T> alloc_shared(std::size_t count) const;
+  // Registered host memory (api-guide.md, "Registered host memory"): pins the application's own
+  // `count` elements at `ptr` (a std::vector's data(), say) in place and returns a HostBuffer over
+  // them - no copy, the memory stays the application's. While any handle to it lives, every copy
+  // from or to memory inside it is a pinned copy: direct and asynchronous, so the memory must stay
+  // valid and unchanged (uploads) or unread (downloads) until the copy has completed, as for
+  // HostBuffer - whether the copy names the HostBuffer or a raw pointer or range inside it. The
+  // last handle unregisters it; free the memory only after that (freeing registered memory is
+  // undefined, as in CUDA). Throws invalid_argument for a null pointer with count > 0 and for a
+  // range overlapping a registration or HostBuffer gpurt knows (register each range once),
+  // unsupported (naming the device) where the backend cannot pin memory in place (OpenCL), and the
+  // driver's error where it refuses (CUDA: memory it cannot lock, a limit reached). Pinning takes
+  // time (the driver locks every page): register long-lived buffers once, not per copy.
+  template <class T> HostBuffer<T> register_host(T* ptr, std::size_t count) const;
 
   Queue create_queue(QueueOptions options = {}) const;
 

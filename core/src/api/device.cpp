@@ -80,10 +80,10 @@ void check_shared(DeviceState* d, std::size_t bytes, const char* call) {
   };
   if (!d->props.shared_memory)
     refuse(ErrorCategory::unsupported,
-           d->selector + " (" + d->props.name + ") has no shared memory (" +
-               (d->props.backend == "opencl" ? "it offers no fine-grained buffer SVM"
-                                             : "its backend offers none") +
-               "); allocate with Device::alloc and copy, or use a device whose properties().shared_memory is true");
+           d->selector + " (" + d->props.name +
+               ") has no shared memory (properties().shared_memory is false: it needs CUDA managed memory or "
+               "OpenCL fine-grained buffer SVM); allocate with Device::alloc and copy, or use a device whose "
+               "properties().shared_memory is true");
   std::uint64_t free_bytes = 0, total = 0;
   const bridge::Status s = d->impl->memory_usage(free_bytes, total);
   if (s.ok() && bytes > free_bytes)
@@ -194,6 +194,38 @@ std::shared_ptr<HostAllocationState> allocate_host(const Device& device, std::si
   check(d->impl->allocate_host(bytes, h->impl), d);
   *data = h->impl->data();
   register_pinned(*data, bytes);
+  return h;
+}
+
+std::shared_ptr<HostAllocationState> register_host(const Device& device, void* ptr, std::size_t count,
+                                                   std::size_t elem_size) {
+  constexpr const char* call = "Device::register_host";
+  DeviceState* d = checked_device(device, call);
+  const std::size_t bytes = checked_bytes(count, elem_size, call, d);
+  auto h = std::make_shared<HostAllocationState>();
+  h->device = d;
+  if (bytes == 0) return h;
+  if (!ptr) invalid("the pointer is null for " + std::to_string(bytes) + " bytes; pass the memory to register", call, d);
+  if (reinterpret_cast<std::uintptr_t>(ptr) > UINTPTR_MAX - bytes)
+    invalid("the range of " + std::to_string(bytes) + " bytes runs past the end of the address space", call, d);
+  if (overlaps_pinned(ptr, bytes))
+    invalid("[" + std::to_string(reinterpret_cast<std::uintptr_t>(ptr)) + ", +" + std::to_string(bytes) +
+                ") overlaps memory that is registered already or a HostBuffer; register each range once (a "
+                "registration covers every copy inside it), or let the earlier registration go first",
+            call, d);
+  const bridge::Status s = d->impl->register_host(ptr, bytes, h->impl);
+  if (!s.ok() && s.category == ErrorCategory::unsupported) {
+    ErrorDetails det;
+    det.backend = d->props.backend;
+    det.device = d->description;
+    det.call = call;
+    throw Error(ErrorCategory::unsupported,
+                d->selector + " (" + d->props.name + ") cannot register host memory (" + s.message +
+                    "); copy through a HostBuffer (Device::alloc_host) instead, or from the memory as it is",
+                std::move(det));
+  }
+  check(s, d);
+  register_pinned(ptr, bytes);
   return h;
 }
 

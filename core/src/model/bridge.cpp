@@ -313,6 +313,21 @@ Status Device::allocate(std::size_t bytes, std::unique_ptr<Buffer>& out) noexcep
   return s;
 }
 
+Status Device::register_host(void* ptr, std::size_t bytes, std::unique_ptr<HostAllocation>& out) noexcept {
+  if (!t_->device_register_host)
+    return Status::failure(ErrorCategory::unsupported, "the plugin cannot register host memory", "device_register_host");
+  gpurt_host_memory h = nullptr;
+  Status s = call([&](gpurt_status* st) { return t_->device_register_host(h_, ptr, bytes, &h, st); });
+  if (!s.ok()) return s;
+  if (!h) return no_object("device_register_host", "host memory");
+  out.reset(new (std::nothrow) HostAllocation(t_, h, ptr));
+  if (!out) {
+    t_->host_memory_release(h);
+    return Status::failure(ErrorCategory::out_of_host_memory, "host memory ran out", "Device::register_host");
+  }
+  return s;
+}
+
 Status Device::allocate_host(std::size_t bytes, std::unique_ptr<HostAllocation>& out) noexcept {
   gpurt_host_memory h = nullptr;
   void* data = nullptr;

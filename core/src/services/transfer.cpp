@@ -132,6 +132,17 @@ void unregister_pinned(const void* p) {
   });
 }
 
+bool overlaps_pinned(const void* p, std::size_t bytes) {
+  PinnedRegistry& r = pinned_registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (!r.list || bytes == 0) return false;
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  const std::uintptr_t end = bytes > UINTPTR_MAX - a ? UINTPTR_MAX : a + bytes;
+  auto at = after(*r.list, a);  // ranges from here start after a
+  if (at != r.list->begin() && std::prev(at)->end > a) return true;
+  return at != r.list->end() && at->begin < end;
+}
+
 bool is_pinned(const void* p, std::size_t bytes) {
   thread_local std::shared_ptr<const PinnedList> seen;  // this thread's reference to the list it reads
   thread_local std::uint64_t seen_version = 0;

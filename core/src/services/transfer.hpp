@@ -213,5 +213,7 @@ void count_direct_copy();
 void register_pinned(const void* p, std::size_t bytes);
 void unregister_pinned(const void* p);
 bool is_pinned(const void* p, std::size_t bytes);
+// Whether [p, p + bytes) shares a byte with a registered range (a HostBuffer or a registration).
+bool overlaps_pinned(const void* p, std::size_t bytes);
 
 }  // namespace gpurt::detail

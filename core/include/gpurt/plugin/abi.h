@@ -503,6 +503,13 @@ typedef struct gpurt_plugin_table {
    * ordered on the queue like other work; UNSUPPORTED where the device cannot. */
   gpurt_result (*queue_prefetch)(gpurt_queue queue, gpurt_buffer buffer, size_t offset, size_t bytes,
                                  int32_t to_host, gpurt_status* status);
+  /* Registered host memory: pins the application's [ptr, ptr + bytes) in place so that copies from
+   * and to it run as from device_allocate_host's memory (asynchronously); host_memory_release
+   * unregisters it (the memory stays the application's). The core has refused a null pointer and a
+   * range that overlaps a registration or pinned allocation it knows. UNSUPPORTED, or NULL: the
+   * device cannot (the core says so). */
+  gpurt_result (*device_register_host)(gpurt_device device, void* ptr, size_t bytes, gpurt_host_memory* out,
+                                       gpurt_status* status);
 } gpurt_plugin_table;
 
 /* Stores the plugin's install hint (a string literal) in the ELF section ".gpurt_install_hint" as

@@ -290,6 +290,13 @@ class Device {
   virtual Status create_queue(const QueueOptions& options, std::unique_ptr<Queue>& out) noexcept = 0;
   virtual Status allocate(std::size_t bytes, std::unique_ptr<Buffer>& out) noexcept = 0;
   virtual Status allocate_host(std::size_t bytes, std::unique_ptr<HostAllocation>& out) noexcept = 0;
+  // The application's host memory [ptr, ptr + bytes) pinned in place, as a HostAllocation whose
+  // data() is ptr and whose end unregisters it (gpurt_plugin_table::device_register_host, ABI 4.5).
+  // Unsupported unless overridden.
+  virtual Status register_host(void* ptr, std::size_t bytes, std::unique_ptr<HostAllocation>& out) noexcept {
+    (void)ptr, (void)bytes, (void)out;
+    return unsupported("registering host memory");
+  }
   // `bytes` of shared memory: a buffer whose bytes the host reaches at `host` too
   // (gpurt_plugin_table::device_allocate_shared, ABI 4.5). Unsupported unless overridden.
   virtual Status allocate_shared(std::size_t bytes, std::unique_ptr<Buffer>& out, void*& host) noexcept {
@@ -637,6 +644,15 @@ struct TableOf {
       return cxx_detail::object<Queue>(q)->prefetch(*cxx_detail::object<Buffer>(b), offset, bytes, to_host != 0);
     });
   }
+  static gpurt_result register_host(gpurt_device d, void* ptr, std::size_t bytes, gpurt_host_memory* out,
+                                    gpurt_status* st) {
+    return cxx_detail::run("register_host", st, [&] {
+      std::unique_ptr<HostAllocation> h;
+      Status s = cxx_detail::object<Device>(d)->register_host(ptr, bytes, h);
+      if (s.ok()) *out = cxx_detail::handle<gpurt_host_memory>(h.release());
+      return s;
+    });
+  }
   static gpurt_result allocate_host(gpurt_device d, std::size_t bytes, gpurt_host_memory* out, void** data,
                                     gpurt_status* st) {
     return cxx_detail::run("allocate_host", st, [&] {
@@ -972,7 +988,7 @@ struct TableOf {
         &copy_to_host, &copy, &fill, &launch, &record, &queue_wait, &finish, &queue_release, &event_wait,
         &event_query, &elapsed_ms, &event_release, &native_handle, &device_import, &import_device,
         &peer_access, &copy_peer, &graph_create, &graph_set_args, &replay, &graph_release, &record_again,
-        &wait_gate, &open_gate, &allocate_shared, &prefetch};
+        &wait_gate, &open_gate, &allocate_shared, &prefetch, &register_host};
     return &t;
   }
 };
