@@ -153,6 +153,22 @@ void print_table(const nlohmann::json& r, std::ostream& os) {
        << ", Device::alloc " << fmt(a["plain_alloc_only_us"].get<double>(), 2) << " ("
        << fmt(a["plain_over_queue_alloc_only"].get<double>(), 1) << " x)\n";
   }
+  if (r.contains("registered")) {
+    const auto& g = r["registered"];
+    os << "\nregistered host memory (a std::vector pinned in place by Device::register_host, against a HostBuffer)\n";
+    if (g.contains("skipped")) {
+      os << "  not measured: " << g["skipped"].get<std::string>() << "\n";
+    } else {
+      for (const auto& row : g["rows"])
+        os << "  " << size_text(row["bytes"].get<std::uint64_t>()) << ": register+unregister "
+           << fmt(row["register_us"].get<double>(), 1) << " us; upload " << fmt(row["upload_registered_gbps"].get<double>(), 1)
+           << " GB/s vs " << fmt(row["upload_pinned_gbps"].get<double>(), 1) << " ("
+           << fmt(row["upload_ratio"].get<double>()) << "), download " << fmt(row["download_registered_gbps"].get<double>(), 1)
+           << " vs " << fmt(row["download_pinned_gbps"].get<double>(), 1) << " (" << fmt(row["download_ratio"].get<double>())
+           << ")\n";
+      os << "  target: " << g["target"].get<std::string>() << "\n";
+    }
+  }
   if (r.contains("transfers")) {
     os << "\ntransfers (GB/s)             size       gpurt       raw      gpurt/raw\n";
     for (const auto& t : r["transfers"]) {

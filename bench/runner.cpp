@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <memory>
 #include <string>
@@ -180,6 +181,60 @@ nlohmann::json measure_alloc(Context& c) {
 // cuMemFreeAsync), and Device::alloc (a driver allocation and free each step); then the allocation
 // and free alone, without the fill, for Queue::alloc and Device::alloc. Each side runs one untimed
 // round first.
+// Copies from and to a registered std::vector (Device::register_host) against a HostBuffer of the
+// same size, trial by trial alternated, both through gpurt (pinned copies both); and what
+// registering and unregistering costs by size.
+nlohmann::json measure_registered(Context& c) {
+  c.say("registered host memory");
+  nlohmann::json rows = nlohmann::json::array();
+  const std::vector<std::size_t> sizes = c.opt.quick ? std::vector<std::size_t>{std::size_t(1) << 20, std::size_t(16) << 20}
+                                                    : std::vector<std::size_t>{std::size_t(1) << 20, std::size_t(16) << 20,
+                                                                               std::size_t(256) << 20};
+  for (const std::size_t bytes : sizes) {
+    std::vector<unsigned char> mine(bytes, 1);
+    HostBuffer<unsigned char> pinned = c.dev.alloc_host<unsigned char>(bytes);
+    std::memset(pinned.data(), 1, bytes);
+    Buffer<unsigned char> d = c.dev.alloc<unsigned char>(bytes);
+    std::vector<double> register_us;
+    HostBuffer<unsigned char> reg;
+    try {
+      for (int t = 0; t < c.trials; ++t) {
+        auto t0 = clock_type::now();
+        reg = c.dev.register_host(mine.data(), bytes);
+        reg = HostBuffer<unsigned char>();
+        register_us.push_back(seconds_since(t0) * 1e6);
+      }
+      reg = c.dev.register_host(mine.data(), bytes);
+    } catch (const Error& e) {
+      if (e.category() != ErrorCategory::unsupported) throw;
+      return {{"skipped", e.message()}};
+    }
+    const auto timed = [&](auto&& copy) {
+      copy();
+      c.q.finish();  // warm
+      const int reps = bytes <= (std::size_t(1) << 20) ? 50 : bytes <= (std::size_t(16) << 20) ? 10 : 3;
+      auto t0 = clock_type::now();
+      for (int i = 0; i < reps; ++i) copy();
+      c.q.finish();
+      return static_cast<double>(bytes) * reps / seconds_since(t0) / 1e9;
+    };
+    std::vector<double> up_reg, up_pin, down_reg, down_pin, up_ratio, down_ratio;
+    for (int t = 0; t < c.trials; ++t) {
+      up_reg.push_back(timed([&] { c.q.copy(mine, d); }));  // the vector itself: inside the registration
+      up_pin.push_back(timed([&] { c.q.copy(pinned, d); }));
+      down_reg.push_back(timed([&] { c.q.copy(d, mine); }));
+      down_pin.push_back(timed([&] { c.q.copy(d, pinned); }));
+      up_ratio.push_back(up_reg.back() / up_pin.back());
+      down_ratio.push_back(down_reg.back() / down_pin.back());
+    }
+    rows.push_back({{"bytes", bytes}, {"register_us", median(register_us)},
+                    {"upload_registered_gbps", median(up_reg)}, {"upload_pinned_gbps", median(up_pin)},
+                    {"upload_ratio", median(up_ratio)}, {"download_registered_gbps", median(down_reg)},
+                    {"download_pinned_gbps", median(down_pin)}, {"download_ratio", median(down_ratio)}});
+  }
+  return {{"rows", rows}, {"target", "registered >= 0.97 x pinned at >= 1 MiB"}};
+}
+
 nlohmann::json measure_queue_alloc(Context& c) {
   c.say("queue-ordered allocation");
   const std::size_t steps = c.opt.quick ? 200 : 1000, bytes = std::size_t(1) << 20, n = bytes / sizeof(float);
@@ -665,7 +720,8 @@ nlohmann::json measure_interop(Context& c) {
 }  // namespace
 
 const std::vector<std::string>& section_names() {
-  static const std::vector<std::string> names = {"launch", "launch_scaling", "alloc", "queue_alloc", "transfers",
+  static const std::vector<std::string> names = {"launch", "launch_scaling", "alloc", "queue_alloc", "registered",
+                                                 "transfers",
                                                  "staging_threads",
                                                  "build", "kernels", "kernel_baselines", "matmul", "interop", "graph",
                                                  "dialect"};
@@ -698,6 +754,7 @@ nlohmann::json run(const Device& device, const Options& options) {
   if (wanted("launch_scaling")) j["launch_scaling"] = measure_launch_scaling(c);
   if (wanted("alloc")) j["alloc"] = measure_alloc(c);
   if (wanted("queue_alloc")) j["queue_alloc"] = measure_queue_alloc(c);
+  if (wanted("registered")) j["registered"] = measure_registered(c);
   if (wanted("transfers")) j["transfers"] = measure_transfers(c);
   if (wanted("staging_threads")) j["staging_threads"] = measure_staging_threads(c);
   if (wanted("build")) j["build"] = measure_build(c);
