@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "fixture.hpp"
@@ -70,7 +71,7 @@ TEST_CASE("device.hpp: a registered std::vector copies both ways exactly, throug
   }
 }
 
-TEST_CASE("device.hpp: overlapping, null and empty registrations are refused or empty as promised; unaligned memory registers") {
+TEST_CASE("device.hpp: overlapping, null and empty registrations are refused or empty as promised, and unaligned memory registers") {
   // device.hpp: "Throws invalid_argument for a null pointer with count > 0 and for a range
   // overlapping a registration or HostBuffer gpurt knows (register each range once)".
   test::Fixture f;
