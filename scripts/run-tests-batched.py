@@ -6,7 +6,8 @@ cases of one test program and device together in one process (in chunks sized fr
 timings), reads each case's result from the harness's GPURT_TEST_CASE_LOG, and gives the same
 per-entry verdicts:
   - a case whose name ends in "runs alone" (CTest's RUN_SERIAL) runs by itself, after the rest,
-    with nothing beside it, as under ctest;
+    with nothing beside it, as under ctest; under --deadline the rest stops early enough (by the
+    runs-alone cases' times in --times, 5 s each if unknown) to leave them their turn;
   - a case that crashes or hangs its process is failed ("crashed"/"timed out"); the cases after it
     run again in a fresh process, so one crash costs no other case its result. A case that ends
     the process before it reports (std::exit(0) in the middle) is failed too, where ctest, seeing
@@ -84,15 +85,19 @@ class Suite:
         # started is recorded as not run, so that the results of a run with a hang still come back.
         self.deadline = time.monotonic() + args.deadline if args.deadline else None
 
+    # Seconds before the deadline at which the batch stops (the runs-alone entries' expected time:
+    # they run after it, and a deadline must not leave them out while the batch used it all).
+    reserve = 0.0
+
     def past_deadline(self):
-        return self.deadline is not None and time.monotonic() >= self.deadline
+        return self.deadline is not None and time.monotonic() >= self.deadline - self.reserve
 
     def not_run(self, e):
         self.record(e["name"], "failed", 0.0, f"not run: the suite's deadline ({self.args.deadline:.0f} s) had passed")
 
     def limit(self, entry):  # a case's timeout, cut to what is left before the deadline
         t = self.case_timeout(entry)
-        return t if self.deadline is None else max(0.0, min(t, self.deadline - time.monotonic()))
+        return t if self.deadline is None else max(0.0, min(t, self.deadline - self.reserve - time.monotonic()))
 
     def record(self, name, status, seconds, note=""):
         with self.lock:
@@ -422,8 +427,10 @@ def main():
         else:
             suite.run_group(w[3])
 
+    suite.reserve = 2.0 + sum(suite.times.get(e["name"], 5.0) for e in alone) if alone else 0.0
     with futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         list(pool.map(run, work))
+    suite.reserve = 0.0
     for e in alone:  # with nothing beside them, as CTest's RUN_SERIAL
         if CASE_MARK not in e["env"] or len(e["command"]) < 2:
             suite.run_plain(e)
