@@ -5,6 +5,7 @@
 //   usage: 13_unified [SELECTOR] [N]      e.g. 13_unified cuda:0 1000003
 //
 // Every device unless a selector is given. Exits non-zero on a wrong result.
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
