@@ -27,6 +27,7 @@ add_executable(gpurt_conformance
   events/conformance_host_work.cpp
   graphs/conformance_graph.cpp
   graphs/conformance_graph_updates.cpp
+  graphs/conformance_graph_host.cpp
   interop/conformance_interop.cpp
   library/conformance_library.cpp
   library/conformance_matmul.cpp
@@ -107,7 +108,7 @@ set_tests_properties("harness: a malformed GPURT_TEST_SEED stops the run naming 
 add_executable(gpurt_unit_tests
   devices/unit_selector.cpp
   transfers/unit_copy_pool.cpp
-  transfers/unit_pinned_registry.cpp
+  transfers/unit_host_ranges.cpp
   transfers/unit_transfer_record.cpp
   launch/unit_launch_config.cpp
   programs/unit_build_text.cpp

@@ -332,7 +332,8 @@ class CuDevice final : public plugin::Device {
   Status allocate(std::size_t bytes, std::unique_ptr<plugin::Buffer>& out) noexcept override;
   Status allocate_shared(std::size_t bytes, std::unique_ptr<plugin::Buffer>& out, void*& host) noexcept override;
   // cuMemHostRegister (portable; read-only pages registered read-only where the device allows).
-  Status register_host(void* ptr, std::size_t bytes, std::unique_ptr<plugin::HostAllocation>& out) noexcept override;
+  Status register_host(void* ptr, std::size_t bytes, std::uint32_t& flags,
+                       std::unique_ptr<plugin::HostAllocation>& out) noexcept override;
   Status allocate_host(std::size_t bytes, std::unique_ptr<plugin::HostAllocation>& out) noexcept override;
   Status build(const plugin::ProgramSource& source, const std::vector<std::string>& options,
                std::unique_ptr<plugin::Program>& out) noexcept override;

@@ -136,18 +136,23 @@ Status CuDevice::allocate_shared(std::size_t bytes, std::unique_ptr<plugin::Buff
   });
 }
 
-Status CuDevice::register_host(void* ptr, std::size_t bytes, std::unique_ptr<plugin::HostAllocation>& out) noexcept {
+Status CuDevice::register_host(void* ptr, std::size_t bytes, std::uint32_t& flags,
+                               std::unique_ptr<plugin::HostAllocation>& out) noexcept {
   return guarded("cuMemHostRegister", [&] {
     Status s = make_current(ctx_);
     if (!s.ok()) return s;
     std::unique_ptr<CuHostRegistration> reg(new (std::nothrow) CuHostRegistration(ctx_, ptr));  // made first: no
     if (!reg) return Status::failure(ErrorCategory::out_of_host_memory, "host memory ran out", "cuMemHostRegister");
-    CUresult r = cuMemHostRegister(ptr, bytes, CU_MEMHOSTREGISTER_PORTABLE);
+    constexpr unsigned read_only = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_READ_ONLY;
+    const bool can_read_only = attribute(dev_, CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED) != 0;
+    // Const memory is registered read-only where the device can (the device never writes it).
+    const bool asked = (flags & GPURT_HOST_REGISTER_READ_ONLY) != 0 && can_read_only;
+    CUresult r = cuMemHostRegister(ptr, bytes, asked ? read_only : CU_MEMHOSTREGISTER_PORTABLE);
+    bool registered_read_only = asked && r == CUDA_SUCCESS;
     // Pages the process may only read (a mapped file, constant data) lock only read-only.
-    if (r != CUDA_SUCCESS && r != CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED &&
-        attribute(dev_, CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED) != 0) {
-      const CUresult ro = cuMemHostRegister(ptr, bytes, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_READ_ONLY);
-      if (ro == CUDA_SUCCESS) r = ro;
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED && can_read_only && !asked) {
+      const CUresult ro = cuMemHostRegister(ptr, bytes, read_only);
+      if (ro == CUDA_SUCCESS) r = ro, registered_read_only = true;
     }
     if (r != CUDA_SUCCESS) {
       reg->forget();  // nothing to undo
@@ -156,6 +161,7 @@ Status CuDevice::register_host(void* ptr, std::size_t bytes, std::unique_ptr<plu
         f.category = ErrorCategory::invalid_argument;  // registered through the CUDA API already
       return f;
     }
+    if (registered_read_only) flags |= GPURT_HOST_REGISTER_READ_ONLY;
     out = std::move(reg);
     return Status::success();
   });

@@ -523,8 +523,9 @@ class MockDevice final : public plugin::Device {
     if (s.ok()) host = static_cast<MockBuffer&>(*out).data();
     return s;
   }
-  // Fails as a pinned allocation does (GPURT_MOCK_OP_ALLOCATE_HOST).
-  Status register_host(void* ptr, std::size_t, std::unique_ptr<plugin::HostAllocation>& out) noexcept override {
+  // Fails as a pinned allocation does (GPURT_MOCK_OP_ALLOCATE_HOST); registers read-only what it is
+  // asked to (flags unchanged).
+  Status register_host(void* ptr, std::size_t, std::uint32_t&, std::unique_ptr<plugin::HostAllocation>& out) noexcept override {
     return plugin::guarded("mockHostRegister", [&] {
       Status s = gate(GPURT_MOCK_OP_ALLOCATE_HOST, ErrorCategory::out_of_host_memory, "mockHostRegister");
       if (s.ok()) out = std::make_unique<MockRegistration>(ptr);

@@ -3,12 +3,15 @@
 // alternately through views at odd offsets and sizes 0, 1, primes and large, copies and fills
 // into shared buffers, prefetch both ways, the accounting, over-asking refused before the
 // driver, and a device without shared memory saying so.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "fixture.hpp"
+#include "gpurt/transfer.hpp"
+#include "staging_support.hpp"
 
 using namespace gpurt;
 
@@ -118,6 +121,19 @@ TEST_CASE("queue.hpp: prefetch moves shared memory either way, ordered on the qu
   std::size_t wrong = 0;
   for (std::size_t i = 0; i < n; ++i) wrong += s.host_data()[i] != (i >= 1 && i <= 1000 ? 2.0f : static_cast<float>(i % 977));
   CHECK(wrong == 0);
+  // buffer.hpp: "the memory is freed when the last handle and the last queued work using it are
+  // gone" - a prefetch is such work: buffers dropped right after theirs, the queue still finishes
+  // and the memory goes only then (under AddressSanitizer a free under the migration would show).
+  for (int i = 0; i < 50; ++i) {
+    Buffer<float> t = f.dev.alloc_shared<float>(4099);
+    t.host_data()[4098] = 1.0f;
+    f.q.prefetch(t.view(1, 4098), i % 2 ? PrefetchTo::host : PrefetchTo::device);
+  }
+  f.q.finish();
+  Buffer<float> after = f.dev.alloc_shared<float>(3);
+  f.q.fill(after, 4.0f);
+  f.q.finish();
+  CHECK(after.host_data()[2] == 4.0f);
 }
 
 TEST_CASE("device.hpp: shared memory counts in memory_usage, and more than is free is refused before the driver sees it") {
@@ -134,12 +150,66 @@ TEST_CASE("device.hpp: shared memory counts in memory_usage, and more than is fr
   CHECK(f.dev.memory_usage().gpurt_bytes == before);
   const MemoryUsage m = f.dev.memory_usage();
   const std::uint64_t too_much = (m.free_known ? m.free_bytes : m.total_bytes) + (std::uint64_t(1) << 30);
+  // Where the driver says what is free, the refusal is the shared-memory check's, naming it ("of
+  // shared memory"), not a later one's.
   GPURT_REQUIRE_ERROR(f.dev.alloc_shared<char>(static_cast<std::size_t>(too_much)), ErrorCategory::out_of_device_memory,
-                      "");
+                      m.free_known ? "of shared memory" : "");
   // Still usable.
   Buffer<int> small = f.dev.alloc_shared<int>(3);
   small.host_data()[2] = 5;
   f.q.fill(small.view(0, 2), 9);
   f.q.finish();
   CHECK(std::vector<int>(small.host_data(), small.host_data() + 3) == std::vector<int>{9, 9, 5});
+}
+
+TEST_CASE("queue.hpp: copies between host_data() and a Buffer block as pageable copies do, and are never staged") {
+  // queue.hpp: copies from and to ordinary memory "are blocking on every backend and path: an
+  // upload returns once its source may be reused, a download once its data is in the destination".
+  // host_data() is not a HostBuffer, so that holds for it too - also where the driver copies shared
+  // memory asynchronously (CUDA managed memory) - and, the device reaching it itself, it is never
+  // staged through pinned buffers. Sizes below and above the transfer engine's 4 MiB default cut-over.
+  test::Fixture f;
+  if (!shared_or_refused(f.dev)) GPURT_SKIP(f.dev.description() + " has no shared memory (refused as promised)");
+  // Every pageable copy staged (GPURT_STAGING=on): were host_data() taken for pageable memory, each
+  // of these copies would count as staged. It also keeps this process from measuring its cut-over in
+  // the background (transfer.hpp: set_staging "skips the decision"), whose probes count as staged.
+  const test::StagingGuard restore;
+  set_staging(Staging::always);
+  for (const std::size_t n : {std::size_t(1), std::size_t(4099), std::size_t(3) << 20}) {
+    Buffer<float> s = f.dev.alloc_shared<float>(n + 3);
+    const std::vector<float> values = test::random_vector<float>(n);
+    std::copy(values.begin(), values.end(), s.host_data() + 3);  // odd offset: the view's bytes
+    Buffer<float> d = f.dev.alloc<float>(n);
+    std::uint64_t staged = transfer_statistics().staged_copies;
+    f.q.copy(s.view(3, n).host_data(), d);  // a raw pointer into shared memory
+    std::fill(s.host_data() + 3, s.host_data() + 3 + n, -1.0f);  // the source may be reused at once
+    CHECK(transfer_statistics().staged_copies == staged);
+    CHECK(f.q.read(d) == values);  // (read() into a vector is staged)
+    f.q.fill(d, 7.5f);
+    staged = transfer_statistics().staged_copies;
+    f.q.copy(d, s.host_data() + 3);  // a download: the data is there when the call returns
+    CHECK(transfer_statistics().staged_copies == staged);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) wrong += s.host_data()[3 + i] != 7.5f;
+    CHECK(wrong == 0);
+  }
+}
+
+TEST_CASE("device.hpp: shared memory is never registered as host memory") {
+  // device.hpp register_host: "Throws invalid_argument ... for a range overlapping a registration or
+  // HostBuffer gpurt knows"; shared memory's host side is such memory too (api-guide: "a HostBuffer
+  // or shared memory").
+  test::Fixture f;
+  if (!shared_or_refused(f.dev)) GPURT_SKIP(f.dev.description() + " has no shared memory (refused as promised)");
+  Buffer<float> s = f.dev.alloc_shared<float>(1024);
+  try {
+    HostBuffer<float> h = f.dev.register_host(s.host_data() + 10, 5);
+    FAIL("registering shared memory was accepted");
+  } catch (const Error& e) {
+    INFO(e.what());
+    CHECK((e.category() == ErrorCategory::invalid_argument || e.category() == ErrorCategory::unsupported));
+    if (e.category() == ErrorCategory::invalid_argument) CHECK(std::string(e.what()).find("shared memory") != std::string::npos);
+  }
+  s.host_data()[3] = 1.25f;  // still the buffer it was
+  CHECK(f.q.read(s.view(3, 1)) == std::vector<float>{1.25f});
 }

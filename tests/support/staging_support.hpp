@@ -1,6 +1,6 @@
-// What the transfer and interop attack cases share (contract_transfer_attack.cpp,
-// contract_interop_attack.cpp): restoring the transfer engine's settings, and counting differing
-// elements.
+// What cases that change the transfer engine share (contract_transfer_attack.cpp,
+// contract_interop_attack.cpp, soak.cpp, conformance_shared.cpp): restoring the transfer engine's
+// settings, and counting differing elements.
 #pragma once
 #include <algorithm>
 #include <cstddef>

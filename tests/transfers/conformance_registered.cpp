@@ -10,9 +10,13 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "fixture.hpp"
+#include "gpurt/graph.hpp"
+#include "gpurt/transfer.hpp"
 
 using namespace gpurt;
 
@@ -31,6 +35,37 @@ HostBuffer<T> registered(const Device& dev, T* p, std::size_t n) {
   }
 }
 
+// Whether the device registers host memory (checked to refuse as promised if not).
+bool registers(const Device& dev) {
+  std::vector<int> probe(4);
+  return registered(dev, probe.data(), probe.size()).valid();
+}
+
+// `pages` pages the process may only read (anonymous, zero), unmapped at the end.
+struct ReadOnlyPages {
+  explicit ReadOnlyPages(std::size_t pages)
+      : bytes(pages * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE))),
+        data(::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) {
+    REQUIRE(data != MAP_FAILED);
+  }
+  ~ReadOnlyPages() { ::munmap(data, bytes); }
+  ReadOnlyPages(const ReadOnlyPages&) = delete;
+  ReadOnlyPages& operator=(const ReadOnlyPages&) = delete;
+  std::size_t bytes;
+  void* data;
+};
+
+// Whether Queue::copy(Buffer<T>, D) compiles.
+template <class D, class = void>
+struct downloads_into : std::false_type {};
+template <class D>
+struct downloads_into<D, std::void_t<decltype(std::declval<Queue&>().copy(std::declval<const Buffer<float>&>(),
+                                                                           std::declval<const D&>()))>>
+    : std::true_type {};
+static_assert(downloads_into<HostBuffer<float>>::value, "a HostBuffer is a download's destination");
+static_assert(!downloads_into<HostBuffer<const float>>::value,
+              "device.hpp: a HostBuffer<const T> is a source; \"a download into it does not compile\"");
+
 }  // namespace
 
 TEST_CASE("device.hpp: a registered std::vector copies both ways exactly, through its HostBuffer, raw pointers, ranges and odd views") {
@@ -45,8 +80,12 @@ TEST_CASE("device.hpp: a registered std::vector copies both ways exactly, throug
     CHECK(h.data() == host.data());
     CHECK(h.size() == n);
     Buffer<float> d = f.dev.alloc<float>(n);
+    const TransferStatistics before = transfer_statistics();
     f.q.copy(host, d);  // a range inside the registration: pinned, asynchronous
     f.q.finish();
+    // Pinned copies: neither staged nor counted as pageable copies that went direct.
+    CHECK(transfer_statistics().staged_copies == before.staged_copies);
+    CHECK(transfer_statistics().direct_copies == before.direct_copies);
     CHECK(f.q.read(d) == original);
     f.q.fill(d, 3.0f);
     f.q.copy(d, h);  // through the HostBuffer
@@ -108,22 +147,19 @@ TEST_CASE("device.hpp: read-only memory registers or is refused with a typed err
   // device.hpp: "the driver's error where it refuses (CUDA: memory it cannot lock, a limit
   // reached)" - never a crash; and a registration's last handle "unregisters it".
   test::Fixture f;
-  std::vector<int> probe(4);
-  if (!registered(f.dev, probe.data(), probe.size()).valid())
-    GPURT_SKIP(f.dev.description() + " cannot register host memory (refused as promised)");
-  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-  void* ro = ::mmap(nullptr, 4 * page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  REQUIRE(ro != MAP_FAILED);
-  try {
-    HostBuffer<std::uint32_t> r = f.dev.register_host(static_cast<std::uint32_t*>(ro), 4 * page / 4);
-    Buffer<std::uint32_t> d = f.dev.alloc<std::uint32_t>(4 * page / 4);
-    f.q.copy(r, d);  // uploads read it
-    CHECK(f.q.read(d) == std::vector<std::uint32_t>(4 * page / 4, 0u));
-  } catch (const Error& e) {
-    INFO(e.what());
-    CHECK(e.category() != ErrorCategory::internal);
+  if (!registers(f.dev)) GPURT_SKIP(f.dev.description() + " cannot register host memory (refused as promised)");
+  {
+    const ReadOnlyPages ro(4);
+    try {
+      HostBuffer<std::uint32_t> r = f.dev.register_host(static_cast<std::uint32_t*>(ro.data), ro.bytes / 4);
+      Buffer<std::uint32_t> d = f.dev.alloc<std::uint32_t>(ro.bytes / 4);
+      f.q.copy(r, d);  // uploads read it
+      CHECK(f.q.read(d) == std::vector<std::uint32_t>(ro.bytes / 4, 0u));
+    } catch (const Error& e) {
+      INFO(e.what());
+      CHECK(e.category() != ErrorCategory::internal);
+    }
   }
-  ::munmap(ro, 4 * page);
   std::vector<std::vector<double>> many(200, std::vector<double>(1021, 1.5));
   for (int round = 0; round < 2; ++round) {
     std::vector<HostBuffer<double>> regs;
@@ -132,4 +168,59 @@ TEST_CASE("device.hpp: read-only memory registers or is refused with a typed err
     f.q.copy(regs[199], d);
     CHECK(f.q.read(d) == std::vector<double>(1021, 1.5));
   }
+}
+
+TEST_CASE("device.hpp: const memory registers for uploads only - a source of copies and recordings, never a download's destination") {
+  // device.hpp: "Const memory: registered for uploads only ... The HostBuffer<const T> is a source
+  // of copies and recordings; a download into it does not compile, and one into a raw pointer
+  // inside it is invalid_argument."
+  test::Fixture f;
+  const std::size_t n = 4099;
+  const std::vector<float> source = test::random_vector<float>(n), original = source;
+  HostBuffer<const float> h = registered(f.dev, source.data(), source.size());
+  if (!h.valid()) GPURT_SKIP(f.dev.description() + " cannot register host memory (refused as promised)");
+  CHECK(h.data() == source.data());
+  Buffer<float> d = f.dev.alloc<float>(n);
+  const TransferStatistics before = transfer_statistics();
+  f.q.copy(h, d);
+  f.q.copy(h.view(3, n - 8), d.view(5, n - 8));
+  f.q.finish();
+  CHECK(transfer_statistics().staged_copies == before.staged_copies);
+  std::vector<float> want = source;
+  std::copy(source.begin() + 3, source.end() - 5, want.begin() + 5);
+  CHECK(f.q.read(d) == want);
+  // A raw pointer inside it as a destination: refused, nothing written, the queue usable.
+  f.q.fill(d, 2.0f);
+  GPURT_REQUIRE_ERROR(f.q.copy(d.view(0, 2), const_cast<float*>(source.data()) + 1), ErrorCategory::invalid_argument,
+                      "read-only");
+  f.q.finish();
+  CHECK(source == original);  // untouched
+  // In a recording: a source as well.
+  Buffer<float> e = f.dev.alloc<float>(n);
+  Recording rec(f.dev, "const upload");
+  rec.copy(h, e);
+  Graph g = rec.finish();
+  f.q.replay(g);
+  f.q.finish();
+  CHECK(f.q.read(e) == source);
+}
+
+TEST_CASE("device.hpp: pages the process may only read register read-only, and then nothing downloads into them") {
+  // device.hpp: "Pages the process may only read ... are registered read-only where the device
+  // allows, and a download into them is invalid_argument": the device writing them would fault.
+  test::Fixture f;
+  if (!registers(f.dev)) GPURT_SKIP(f.dev.description() + " cannot register host memory (refused as promised)");
+  const ReadOnlyPages ro(2);
+  // Through the const overload, so that even a device that cannot tell the pages apart (the mock)
+  // registers them read-only.
+  HostBuffer<const std::uint32_t> r = f.dev.register_host(static_cast<const std::uint32_t*>(ro.data), ro.bytes / 4);
+  Buffer<std::uint32_t> d = f.dev.alloc<std::uint32_t>(ro.bytes / 4);
+  f.q.copy(r, d);
+  CHECK(f.q.read(d) == std::vector<std::uint32_t>(ro.bytes / 4, 0u));
+  GPURT_REQUIRE_ERROR(f.q.copy(d.view(0, 16), static_cast<std::uint32_t*>(ro.data) + 7), ErrorCategory::invalid_argument,
+                      "read-only");
+  std::vector<std::uint32_t> mine(16, 1u);
+  f.q.copy(d.view(0, 16), mine);  // the queue is usable
+  f.q.finish();
+  CHECK(mine == std::vector<std::uint32_t>(16, 0u));
 }

@@ -29,7 +29,7 @@ bool is_shared(const Allocation* a) noexcept;
 std::shared_ptr<HostAllocationState> allocate_host(const Device& device, std::size_t count,
                                                    std::size_t elem_size, void** data);
 std::shared_ptr<HostAllocationState> register_host(const Device& device, void* ptr, std::size_t count,
-                                                   std::size_t elem_size);
+                                                   std::size_t elem_size, bool read_only);
 Device allocation_device(const Allocation* a);
 [[noreturn]] void throw_empty_handle(const char* what, const char* call);
 void check_view(const Allocation* a, std::size_t offset_bytes, std::size_t view_bytes,
@@ -185,7 +185,14 @@ Buffer<T> Device::alloc(std::size_t count) const {
 template <class T>
 HostBuffer<T> Device::register_host(T* ptr, std::size_t count) const {
   static_assert(std::is_trivially_copyable<T>::value, "gpurt::HostBuffer<T> needs a trivially copyable element type");
-  return detail::Access::make<HostBuffer<T>>(detail::register_host(*this, ptr, count, sizeof(T)), ptr, count);
+  return detail::Access::make<HostBuffer<T>>(detail::register_host(*this, ptr, count, sizeof(T), false), ptr, count);
+}
+template <class T>
+HostBuffer<const T> Device::register_host(const T* ptr, std::size_t count) const {
+  static_assert(std::is_trivially_copyable<T>::value, "gpurt::HostBuffer<T> needs a trivially copyable element type");
+  // The device only reads it (registered read-only where it can be): the const_cast never writes.
+  return detail::Access::make<HostBuffer<const T>>(
+      detail::register_host(*this, const_cast<T*>(ptr), count, sizeof(T), true), ptr, count);
 }
 template <class T>
 Buffer<T> Device::alloc_shared(std::size_t count) const {

@@ -101,14 +101,22 @@ class Device {
   // them - no copy, the memory stays the application's. While any handle to it lives, every copy
   // from or to memory inside it is a pinned copy: direct and asynchronous, so the memory must stay
   // valid and unchanged (uploads) or unread (downloads) until the copy has completed, as for
-  // HostBuffer - whether the copy names the HostBuffer or a raw pointer or range inside it. The
-  // last handle unregisters it; free the memory only after that (freeing registered memory is
-  // undefined, as in CUDA). Throws invalid_argument for a null pointer with count > 0 and for a
-  // range overlapping a registration or HostBuffer gpurt knows (register each range once),
-  // unsupported (naming the device) where the backend cannot pin memory in place (OpenCL), and the
-  // driver's error where it refuses (CUDA: memory it cannot lock, a limit reached). Pinning takes
-  // time (the driver locks every page): register long-lived buffers once, not per copy.
+  // HostBuffer - whether the copy names the HostBuffer or a raw pointer or range inside it - and a
+  // handle must live until then too: the last handle unregisters it at once, whatever is in
+  // flight. Free the memory only after that (freeing registered memory is undefined, as in CUDA).
+  // Throws invalid_argument for a null pointer with count > 0 and for a range overlapping a
+  // registration, a HostBuffer or shared memory gpurt knows (register each range once; of two
+  // threads registering overlapping ranges at once, one is refused), unsupported (naming the
+  // device) where the backend cannot pin memory in place (OpenCL), and the driver's error where it
+  // refuses (CUDA: memory it cannot lock, a limit reached). Pinning takes time (the driver locks
+  // every page): register long-lived buffers once, not per copy. Pages the process may only read
+  // (a mapped file opened read-only, constant data) are registered read-only where the device
+  // allows, and a download into them is then invalid_argument.
   template <class T> HostBuffer<T> register_host(T* ptr, std::size_t count) const;
+  // Const memory: registered for uploads only (read-only where the device allows). The
+  // HostBuffer<const T> is a source of copies and recordings; a download into it does not compile,
+  // and one into a raw pointer inside it is invalid_argument.
+  template <class T> HostBuffer<const T> register_host(const T* ptr, std::size_t count) const;
 
   Queue create_queue(QueueOptions options = {}) const;
 

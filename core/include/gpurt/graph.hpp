@@ -32,6 +32,12 @@
 //    device. The event is one point in one queue's work (Queue::record): once it has completed,
 //    the recorded wait no longer delays anything. Events of other devices are invalid_argument
 //    (wait for them on the queue, before replay).
+//  - enqueue_host(fn): a host step. Each replay runs fn on the queue's host thread after the
+//    replay's earlier commands and before its later ones, exactly as Queue::enqueue_host(fn) there
+//    would (the same rules for what fn may do; what it throws is rethrown by a later finish() of
+//    the queue it was replayed on). Replays of the graph on several queues at once may run fn at
+//    the same time. On a backend with native graphs the commands between host steps form one
+//    native graph each (a replay of k host steps is k + 1 graph launches and k host functions).
 // Every buffer, HostBuffer, kernel and event a recording or graph names is kept alive by it (as
 // long as the Recording, and then the Graph, lives), so a replay never touches freed memory: a
 // Graph destroyed while its replays may still run hands them to the queues it was replayed on,
@@ -65,6 +71,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -101,7 +108,7 @@ constexpr bool is_pageable = !is_host_buffer<P>::value && !is_device_buffer<P>::
 }  // namespace detail
 
 // A recorded launch: names it in Graph::set_arg / set_args of the graph its recording made. Its
-// index counts every recorded command (launches, copies, fills, waits) from 0, in recorded order;
+// index counts every recorded command (launches, copies, fills, waits, host steps) from 0, in recorded order;
 // `recording` identifies the recording (a Step of another recording's graph, or a default one, is
 // invalid_argument).
 struct Step {
@@ -142,12 +149,15 @@ class Recording {
                 detail::Access::shared_allocation(dst), dst.offset_bytes(), dst.size_bytes());
   }
   // Pinned host -> device.
-  template <class T>
-  void copy(const HostBuffer<T>& src, const Buffer<T>& dst) {
-    record_host_copy(detail::Access::shared_host(src), src.data(), src.size_bytes(),
+  template <class S, class T, std::enable_if_t<std::is_same<std::remove_const_t<S>, T>::value, int> = 0>
+  void copy(const HostBuffer<S>& src, const Buffer<T>& dst) {
+    // The recorded upload only reads src (HostBuffer<const T>: Device::register_host of const memory).
+    record_host_copy(detail::Access::shared_host(src), const_cast<T*>(src.data()), src.size_bytes(),
                      detail::Access::shared_allocation(dst), dst.offset_bytes(), dst.size_bytes(), true);
   }
-  // Device -> pinned host.
+  // Device -> pinned host (never into const registered memory, HostBuffer<const T>).
+  template <class T>
+  void copy(const Buffer<T>& src, const HostBuffer<const T>& dst) = delete;
   template <class T>
   void copy(const Buffer<T>& src, const HostBuffer<T>& dst) {
     record_host_copy(detail::Access::shared_host(dst), dst.data(), dst.size_bytes(),
@@ -169,6 +179,9 @@ class Recording {
   }
   // Later commands of each replay wait for `event` (of this device).
   void wait(const Event& event);
+  // A host step: each replay runs `fn` between the commands recorded before and after it, as
+  // Queue::enqueue_host (see above). An empty function is invalid_argument.
+  void enqueue_host(std::function<void()> fn);
 
   // The Graph of the commands recorded (an empty recording gives a graph whose replay does
   // nothing). The recording is spent: valid() is false afterwards, and its calls throw

@@ -7,7 +7,9 @@
 // blocking on every backend and path: an upload returns once its source may be reused, a download
 // once its data is in the destination. Pinned memory (HostBuffer, or raw pointers into one) is
 // copied asynchronously: it must stay valid and unchanged (uploads) or unread (downloads) until
-// the work has completed (finish(), or an event recorded after it). Memory the application pinned
+// the work has completed (finish(), or an event recorded after it). Shared memory's host side
+// (Buffer::host_data() of a Device::alloc_shared buffer) copies as pageable memory does - blocking -
+// but is never staged: the device reaches it. Memory the application pinned
 // itself through a vendor API counts as pinned: the CUDA driver copies it asynchronously. Large pageable copies go
 // through the transfer engine (gpurt/transfer.hpp). write() and read() block. Every copy-like call
 // takes (source, destination), in that order.
@@ -173,8 +175,9 @@ class Queue {
     copy_from_host(src.data(), detail::Access::allocation(dst, "Queue::copy"), dst.offset_bytes(), dst.size_bytes(),
                    detail::host_bytes(src.size(), sizeof(T)), false);
   }
-  template <class T>
-  void copy(const HostBuffer<T>& src, const Buffer<T>& dst) {
+  // A HostBuffer<const T> (Device::register_host of const memory) is a source too.
+  template <class S, class T, std::enable_if_t<std::is_same<std::remove_const_t<S>, T>::value, int> = 0>
+  void copy(const HostBuffer<S>& src, const Buffer<T>& dst) {
     copy_from_host(detail::Access::host_data(src, "Queue::copy"), detail::Access::allocation(dst, "Queue::copy"),
                    dst.offset_bytes(), dst.size_bytes(), src.size_bytes(), true);
   }
@@ -199,6 +202,9 @@ class Queue {
     copy_to_host(detail::Access::allocation(src, "Queue::copy"), src.offset_bytes(), src.size_bytes(), dst.data(),
                  detail::host_bytes(dst.size(), sizeof(T)), false);
   }
+  // Const registered memory (HostBuffer<const T>) is never a destination.
+  template <class T>
+  void copy(const Buffer<T>& src, const HostBuffer<const T>& dst) = delete;
   template <class T>
   void copy(const Buffer<T>& src, const HostBuffer<T>& dst) {
     copy_to_host(detail::Access::allocation(src, "Queue::copy"), src.offset_bytes(), src.size_bytes(),

@@ -4,12 +4,14 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "api/format.hpp"
 #include "gpurt/buffer.hpp"
 #include "gpurt/program.hpp"
 #include "gpurt/queue.hpp"
+#include "model/host_ranges.hpp"
 #include "model/state.hpp"
 #include "services/pool.hpp"
 #include "services/trace.hpp"
@@ -85,7 +87,9 @@ void check_shared(DeviceState* d, std::size_t bytes, const char* call) {
                "OpenCL fine-grained buffer SVM); allocate with Device::alloc and copy, or use a device whose "
                "properties().shared_memory is true");
   std::uint64_t free_bytes = 0, total = 0;
-  const bridge::Status s = d->impl->memory_usage(free_bytes, total);
+  bridge::Status s = d->impl->memory_usage(free_bytes, total);
+  // Memory Queue::alloc buffers gave back is released first when it is in the way.
+  if (s.ok() && bytes > free_bytes && trim_queue_pools(d) > 0) s = d->impl->memory_usage(free_bytes, total);
   if (s.ok() && bytes > free_bytes)
     refuse(ErrorCategory::out_of_device_memory,
            "cannot allocate " + format_bytes(bytes) + " of shared memory: " + d->selector + " has " +
@@ -94,7 +98,11 @@ void check_shared(DeviceState* d, std::size_t bytes, const char* call) {
 }  // namespace
 
 std::unique_ptr<Allocation> allocate_block(DeviceState* d, std::size_t bytes, const char* call, bool shared) {
-  if (shared) check_shared(d, bytes, call);
+  std::unique_lock<std::mutex> shared_lock;
+  if (shared) {
+    shared_lock = std::unique_lock<std::mutex>(d->memory->shared_mutex);
+    check_shared(d, bytes, call);
+  }
   auto a = std::make_unique<Allocation>();
   a->device = d;
   a->bytes = bytes;
@@ -156,6 +164,7 @@ std::unique_ptr<Allocation> allocate_block(DeviceState* d, std::size_t bytes, co
     raise(s, d);
   }
   ++m->live_buffers;
+  if (a->host) add_host_range(a->host, bytes, HostMemory::shared);
   // A buffer a staged copy could fill: the transfer engine sets itself up in the background now,
   // while the program prepares its data, rather than inside its first copy.
   if (may_stage(bytes)) transfer_engine(d).prepare();
@@ -193,12 +202,12 @@ std::shared_ptr<HostAllocationState> allocate_host(const Device& device, std::si
   if (bytes == 0) return h;
   check(d->impl->allocate_host(bytes, h->impl), d);
   *data = h->impl->data();
-  register_pinned(*data, bytes);
+  add_host_range(*data, bytes, HostMemory::pinned);
   return h;
 }
 
 std::shared_ptr<HostAllocationState> register_host(const Device& device, void* ptr, std::size_t count,
-                                                   std::size_t elem_size) {
+                                                   std::size_t elem_size, bool read_only) {
   constexpr const char* call = "Device::register_host";
   DeviceState* d = checked_device(device, call);
   const std::size_t bytes = checked_bytes(count, elem_size, call, d);
@@ -208,12 +217,25 @@ std::shared_ptr<HostAllocationState> register_host(const Device& device, void* p
   if (!ptr) invalid("the pointer is null for " + std::to_string(bytes) + " bytes; pass the memory to register", call, d);
   if (reinterpret_cast<std::uintptr_t>(ptr) > UINTPTR_MAX - bytes)
     invalid("the range of " + std::to_string(bytes) + " bytes runs past the end of the address space", call, d);
-  if (overlaps_pinned(ptr, bytes))
-    invalid("[" + std::to_string(reinterpret_cast<std::uintptr_t>(ptr)) + ", +" + std::to_string(bytes) +
-                ") overlaps memory that is registered already or a HostBuffer; register each range once (a "
-                "registration covers every copy inside it), or let the earlier registration go first",
+  const std::string range = "[" + std::to_string(reinterpret_cast<std::uintptr_t>(ptr)) + ", +" + std::to_string(bytes) + ")";
+  auto overlapping = [&] {
+    invalid(range + " overlaps memory that is registered already, a HostBuffer or shared memory; register each "
+                "range once (a registration covers every copy inside it), or let the earlier registration go first",
             call, d);
-  const bridge::Status s = d->impl->register_host(ptr, bytes, h->impl);
+  };
+  // The range is claimed before the driver pins it, in one step with the overlap check (of two
+  // threads registering overlapping ranges at once, one is refused), and given back if the driver
+  // refuses; copies see it as pinned only once it is (the claim is recorded as pageable first).
+  if (!claim_host_range(ptr, bytes, HostMemory::pageable)) overlapping();
+  struct Claim {
+    void* p;
+    bool kept = false;
+    ~Claim() {
+      if (!kept) release_host_range(p);
+    }
+  } claim{ptr};
+  bool registered_read_only = read_only;
+  const bridge::Status s = d->impl->register_host(ptr, bytes, registered_read_only, h->impl);
   if (!s.ok() && s.category == ErrorCategory::unsupported) {
     ErrorDetails det;
     det.backend = d->props.backend;
@@ -225,7 +247,9 @@ std::shared_ptr<HostAllocationState> register_host(const Device& device, void* p
                 std::move(det));
   }
   check(s, d);
-  register_pinned(ptr, bytes);
+  h->read_only = registered_read_only;
+  add_host_range(ptr, bytes, registered_read_only ? HostMemory::pinned_read_only : HostMemory::pinned);
+  claim.kept = true;
   return h;
 }
 

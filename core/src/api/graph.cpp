@@ -8,9 +8,15 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "api/format.hpp"
+#include "api/host_work.hpp"
 #include "api/launch.hpp"
 #include "model/state.hpp"
 #include "services/trace.hpp"
@@ -87,6 +93,14 @@ struct Command {
   std::size_t pattern_size = 0;
   // wait
   std::shared_ptr<EventState> event;
+  // a host step (kind GPURT_COMMAND_NOTHING: the plugin never sees one)
+  std::shared_ptr<const std::function<void()>> host_fn;
+};
+
+// The commands [begin, end) between two host steps (or the ends), and the plugin's graph of them.
+struct Segment {
+  std::size_t begin = 0, end = 0;
+  std::unique_ptr<bridge::Graph> native;  // null: Queue::replay runs the commands
 };
 
 struct RecordingState {
@@ -103,7 +117,15 @@ struct GraphState {
   std::uint64_t id = 0;  // of the recording that made it
   std::mutex mutex;      // one replay or update at a time
   std::vector<Command> commands;
-  std::unique_ptr<bridge::Graph> native;  // the plugin's graph; null: Queue::replay runs the commands
+  // The commands cut at the host steps; each host step lies between two segments. One segment
+  // [0, size) where there is none.
+  std::vector<Segment> segments;
+  // The segment holding command i.
+  Segment& segment_of(std::size_t i) {
+    auto at = std::upper_bound(segments.begin(), segments.end(), i,
+                               [](std::size_t x, const Segment& s) { return x < s.end; });
+    return *at;
+  }
   // The queues this graph was replayed on: what an update replaces, and the commands when the graph
   // goes, are handed to them (released at their next finish), since earlier replays may still run.
   std::vector<std::weak_ptr<QueueState>> replayed_on;
@@ -271,6 +293,10 @@ void Recording::record_host_copy(const std::shared_ptr<detail::HostAllocationSta
                     call, r->device);
   detail::check_on(r->device, b, to_device ? "destination" : "source", call);
   detail::check_range(b, offset, bytes, call);
+  if (!to_device && host->read_only)
+    detail::invalid("the HostBuffer is host memory registered read-only (Device::register_host of pages the process "
+                    "may only read): the device may not write it; record the download into writable memory",
+                    call, r->device);
   if (bytes != host_bytes)
     detail::invalid("size mismatch: the buffer view holds " + detail::format_bytes(bytes) +
                         " but the HostBuffer holds " + detail::format_bytes(host_bytes) +
@@ -331,6 +357,16 @@ void Recording::wait(const Event& event) {
   r->commands.push_back(std::move(c));
 }
 
+void Recording::enqueue_host(std::function<void()> fn) {
+  constexpr const char* call = "Recording::enqueue_host";
+  detail::RecordingState* r = checked(call);
+  if (!fn) detail::invalid("the host function is empty; pass a callable", call, r->device);
+  detail::Command c;
+  c.label = "host step";
+  c.host_fn = std::make_shared<const std::function<void()>>(std::move(fn));
+  r->commands.push_back(std::move(c));
+}
+
 void Recording::refuse_pageable(const char* what) const {
   detail::RecordingState* r = checked("Recording::copy");
   detail::invalid(std::string(what) + " cannot be recorded: such copies block the host until the data has moved, "
@@ -345,12 +381,24 @@ Graph Recording::finish() {
   g->device = r->device;
   g->name = r->name;
   g->id = r->id;
-  const bool work = std::any_of(r->commands.begin(), r->commands.end(),
-                                [](const detail::Command& c) { return c.kind != GPURT_COMMAND_NOTHING; });
-  if (work && r->device->impl->has_graphs()) {  // a graph with nothing to do needs no native one
-    std::vector<gpurt_command> cmds(r->commands.size());
+  // The segments between host steps, each its own native graph where the plugin makes them.
+  std::vector<detail::Segment> segments(1);
+  for (std::size_t i = 0; i < r->commands.size(); ++i) {
+    if (r->commands[i].host_fn) {
+      segments.back().end = i;
+      segments.emplace_back();
+      segments.back().begin = i + 1;
+    }
+  }
+  segments.back().end = r->commands.size();
+  for (detail::Segment& seg : segments) {
+    const auto first = r->commands.begin() + static_cast<std::ptrdiff_t>(seg.begin);
+    const auto last = r->commands.begin() + static_cast<std::ptrdiff_t>(seg.end);
+    const bool work = std::any_of(first, last, [](const detail::Command& c) { return c.kind != GPURT_COMMAND_NOTHING; });
+    if (!work || !r->device->impl->has_graphs()) continue;  // a graph with nothing to do needs no native one
+    std::vector<gpurt_command> cmds(seg.end - seg.begin);
     for (std::size_t i = 0; i < cmds.size(); ++i) {
-      const detail::Command& c = r->commands[i];
+      const detail::Command& c = r->commands[seg.begin + i];
       gpurt_command& n = cmds[i];
       n = gpurt_command{};
       n.size = sizeof n;
@@ -372,14 +420,15 @@ Graph Recording::finish() {
       if (c.event) n.event = c.event->impl->handle();
     }
     detail::Traced trace("graph instantiate", r->name.c_str(), 0, nullptr, r->device);
-    bridge::Status s = r->device->impl->create_graph(cmds.data(), cmds.size(), r->name, g->native);
+    bridge::Status s = r->device->impl->create_graph(cmds.data(), cmds.size(), r->name, seg.native);
     if (s.failed && s.category == ErrorCategory::unsupported) {
-      g->native.reset();  // a plugin of the C++ helper without graphs of its own: the core replays
+      seg.native.reset();  // a plugin of the C++ helper without graphs of its own: the core replays
     } else if (s.failed) {
       trace.failed();
       detail::raise_in(std::move(s), *g, nullptr, 0);
     }
   }
+  g->segments = std::move(segments);
   g->commands = std::move(r->commands);  // element addresses (and the arguments' values) stay put
   r->commands.clear();
   r->finished = true;  // every copy of this handle is spent
@@ -441,8 +490,9 @@ void Graph::update_args(Step step, bool all, std::size_t index, const gpurt_kern
   }
   detail::PreparedLaunch p;
   next.prepare(g->device, c.kernel.get(), c.config, call, p);
-  if (g->native) {
-    bridge::Status s = g->native->set_args(step.index, p.shape, next.native(), p.count);
+  detail::Segment& seg = g->segment_of(step.index);
+  if (seg.native) {
+    bridge::Status s = seg.native->set_args(step.index - seg.begin, p.shape, next.native(), p.count);
     if (s.failed) detail::raise_in(std::move(s), *g, &c, step.index);
   }
   // What the old arguments kept alive may still be in use by replays enqueued before.
@@ -456,47 +506,12 @@ void Graph::update_args(Step step, bool all, std::size_t index, const gpurt_kern
 
 // ---- Queue::replay ----
 
-void Queue::replay(const Graph& graph) {
-  constexpr const char* call = "Queue::replay";
-  detail::QueueState* q = checked(call);
-  detail::GraphState* g = graph.checked(call);
-  if (g->device != q->device)
-    detail::invalid(detail::graph_text(g->name) + " was recorded for " + g->device->description +
-                        " but the queue is on " + q->device->description + "; replay it on a queue of its device",
-                    call, q->device);
-  std::lock_guard<std::mutex> lock(g->mutex);
-  if (g->last_queue != q->id) {  // a queue not seen last time: remember it (for what updates replace)
-    // Queues that have gone are forgotten on the way (a weak_ptr keeps a QueueState's memory), so
-    // that a graph replayed on a new queue each time neither grows nor slows down with them.
-    bool known = false;
-    auto& on = g->replayed_on;
-    on.erase(std::remove_if(on.begin(), on.end(),
-                            [q, &known](const std::weak_ptr<detail::QueueState>& w) {
-                              if (w.expired()) return true;
-                              if (w.lock().get() == q) known = true;
-                              return false;
-                            }),
-             on.end());
-    if (!known) on.push_back(state_);
-    g->last_queue = q->id;
-  }
-  detail::Traced trace("replay", g->name.c_str(), 0, q, q->device);
-  std::unique_lock<std::shared_mutex> whole(q->order);  // the replay's commands stay contiguous
-  if (g->native) {
-    if (detail::observing())  // the commands, as host entries inside the replay
-      for (std::size_t i = 0; i < g->commands.size(); ++i) {
-        const detail::Command& c = g->commands[i];
-        detail::Traced t(detail::trace_name(c.kind), detail::command_text(i, c).c_str(), c.bytes, nullptr, q->device);
-      }
-    bridge::Status s = q->impl->replay(*g->native);
-    if (s.failed) {
-      trace.failed();
-      detail::raise_in(std::move(s), *g, nullptr, 0);
-    }
-    return;
-  }
-  for (std::size_t i = 0; i < g->commands.size(); ++i) {
-    detail::Command& c = g->commands[i];
+namespace {
+
+// The commands of `seg` enqueued one by one (a segment without a native graph).
+void replay_commands(detail::QueueState* q, detail::GraphState& g, const detail::Segment& seg, detail::Traced& trace) {
+  for (std::size_t i = seg.begin; i < seg.end; ++i) {
+    detail::Command& c = g.commands[i];
     std::string label;  // built only while tracing
     if (detail::observing()) label = detail::command_text(i, c);
     detail::Traced t(detail::trace_name(c.kind), label.c_str(), c.bytes, q, q->device);
@@ -526,8 +541,66 @@ void Queue::replay(const Graph& graph) {
     if (s.failed) {
       t.failed();
       trace.failed();
-      detail::raise_in(std::move(s), *g, &c, i);
+      detail::raise_in(std::move(s), g, &c, i);
     }
+  }
+}
+
+}  // namespace
+
+void Queue::replay(const Graph& graph) {
+  constexpr const char* call = "Queue::replay";
+  detail::QueueState* q = checked(call);
+  detail::GraphState* g = graph.checked(call);
+  if (g->device != q->device)
+    detail::invalid(detail::graph_text(g->name) + " was recorded for " + g->device->description +
+                        " but the queue is on " + q->device->description + "; replay it on a queue of its device",
+                    call, q->device);
+  std::lock_guard<std::mutex> lock(g->mutex);
+  if (g->last_queue != q->id) {  // a queue not seen last time: remember it (for what updates replace)
+    // Queues that have gone are forgotten on the way (a weak_ptr keeps a QueueState's memory), so
+    // that a graph replayed on a new queue each time neither grows nor slows down with them.
+    bool known = false;
+    auto& on = g->replayed_on;
+    on.erase(std::remove_if(on.begin(), on.end(),
+                            [q, &known](const std::weak_ptr<detail::QueueState>& w) {
+                              if (w.expired()) return true;
+                              if (w.lock().get() == q) known = true;
+                              return false;
+                            }),
+             on.end());
+    if (!known) on.push_back(state_);
+    g->last_queue = q->id;
+  }
+  detail::Traced trace("replay", g->name.c_str(), 0, q, q->device);
+  std::unique_lock<std::shared_mutex> whole(q->order);  // the replay's commands stay contiguous
+  for (std::size_t k = 0; k < g->segments.size(); ++k) {
+    detail::Segment& seg = g->segments[k];
+    if (k > 0) {  // the host step before this segment
+      const std::shared_ptr<const std::function<void()>> fn = g->commands[seg.begin - 1].host_fn;
+      detail::Traced t("host function", g->name.c_str(), 0, nullptr, q->device);
+      try {
+        detail::enqueue_host_function(q, state_, [fn] { (*fn)(); }, true, call);
+      } catch (...) {
+        t.failed();
+        trace.failed();
+        throw;
+      }
+    }
+    if (seg.native) {
+      if (detail::observing())  // the commands, as host entries inside the replay
+        for (std::size_t i = seg.begin; i < seg.end; ++i) {
+          const detail::Command& c = g->commands[i];
+          detail::Traced t(detail::trace_name(c.kind), detail::command_text(i, c).c_str(), c.bytes, nullptr, q->device);
+        }
+      bridge::Status s = q->impl->replay(*seg.native);
+      if (s.failed) {
+        trace.failed();
+        detail::raise_in(std::move(s), *g, nullptr, 0);
+      }
+      continue;
+    }
+    replay_commands(q, *g, seg, trace);
   }
 }
 

@@ -12,6 +12,7 @@
 #include "gpurt/event.hpp"
 #include "gpurt/queue.hpp"
 #include "model/state.hpp"
+#include "api/host_work.hpp"
 #include "services/host_work.hpp"
 #include "services/trace.hpp"
 
@@ -45,21 +46,24 @@ detail::HostWorker& worker_of(detail::QueueState& q, const char* call) {
 
 }  // namespace
 
-void Queue::enqueue_host(std::function<void()> fn) {
-  constexpr const char* call = "Queue::enqueue_host";
-  detail::QueueState* q = checked(call);
-  if (!fn) detail::invalid("the host function is empty; pass a callable", call, q->device);
-  detail::Traced trace("host function", nullptr, 0, q, q->device);
+namespace detail {
+
+void enqueue_host_function(QueueState* q, const std::shared_ptr<QueueState>& state, std::function<void()> fn,
+                           bool order_held, const char* call) {
+  // The queue's order lock, exclusive: taken here unless the caller holds it (a replay).
+  auto exclusive = [&] {
+    return order_held ? std::unique_lock<std::shared_mutex>() : std::unique_lock<std::shared_mutex>(q->order);
+  };
   if (q->impl->has_gates()) {
-    detail::HostWorker& worker = worker_of(*q, call);
-    std::unique_ptr<detail::HostWorker::Task> task = detail::HostWorker::make_task(state_, std::move(fn));
+    HostWorker& worker = worker_of(*q, call);
+    std::unique_ptr<HostWorker::Task> task = HostWorker::make_task(state, std::move(fn));
     std::unique_ptr<bridge::Event> marker;
     std::uint64_t gate = 0;
     {
       // The marker and the gate next to each other on the queue: the function waits for all that
       // came before, all that comes after waits for it.
-      std::unique_lock<std::shared_mutex> order(q->order);
-      detail::check(q->impl->record(false, marker), q->device);
+      const std::unique_lock<std::shared_mutex> order = exclusive();
+      check(q->impl->record(false, marker), q->device);
       const bridge::Status s = q->impl->wait_gate(gate);
       if (s.ok()) {
         // Handed on under the lock: tasks reach the worker in the order of their gates, which it
@@ -67,18 +71,29 @@ void Queue::enqueue_host(std::function<void()> fn) {
         worker.push(std::move(task), std::move(marker), gate);
         return;
       }
-      if (s.category != ErrorCategory::unsupported) detail::check(s, q->device);
+      if (s.category != ErrorCategory::unsupported) check(s, q->device);
     }
     fn = std::move(task->fn);  // the plugin has no gates for this queue after all
   }
   // No gates: the work before it first, then the function, here.
   std::unique_ptr<bridge::Event> marker;
   {
-    std::shared_lock<std::shared_mutex> order(q->order);
-    detail::check(q->impl->record(false, marker), q->device);
+    const std::shared_lock<std::shared_mutex> order =
+        order_held ? std::shared_lock<std::shared_mutex>() : std::shared_lock<std::shared_mutex>(q->order);
+    check(q->impl->record(false, marker), q->device);
   }
-  detail::check(marker->wait(), q->device);
-  detail::run_host_function(q, fn);
+  check(marker->wait(), q->device);
+  run_host_function(q, fn);
+}
+
+}  // namespace detail
+
+void Queue::enqueue_host(std::function<void()> fn) {
+  constexpr const char* call = "Queue::enqueue_host";
+  detail::QueueState* q = checked(call);
+  if (!fn) detail::invalid("the host function is empty; pass a callable", call, q->device);
+  detail::Traced trace("host function", nullptr, 0, q, q->device);
+  detail::enqueue_host_function(q, state_, std::move(fn), false, call);
 }
 
 void Event::on_complete(std::function<void()> fn) const {

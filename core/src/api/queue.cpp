@@ -18,6 +18,7 @@
 #include "services/pool.hpp"
 #include "services/trace.hpp"
 #include "services/transfer.hpp"
+#include "model/host_ranges.hpp"
 #include "model/state.hpp"
 
 namespace gpurt {
@@ -146,6 +147,9 @@ struct HostCopy<void*> {
 // blocking: the call returns once an upload's source may be reused, or a download's data is in
 // `host`, on every path and backend; above the transfer engine's cut-over it is staged through its
 // pinned buffers (holding the queue's order whole: several commands), else copied direct.
+// Shared memory's host side (host_data() of an alloc_shared buffer) is blocking as pageable memory
+// is, but never staged: the device reaches it itself, and a driver copies it asynchronously (CUDA
+// managed memory), so the queue is finished after the copy.
 template <class HostPointer>
 void copy_with_host(detail::QueueState* q, HostPointer host, std::size_t host_bytes, const detail::Allocation* buffer,
                     std::size_t offset, std::size_t bytes, bool host_pinned) {
@@ -156,8 +160,24 @@ void copy_with_host(detail::QueueState* q, HostPointer host, std::size_t host_by
   check_sizes(bytes, host_bytes, Way::call, q);
   check_host_pointer(host, host_bytes, Way::host_role, Way::call, q);
   if (bytes == 0) return;
-  detail::Traced trace(Way::trace, host_pinned ? "pinned" : "pageable", bytes, q, q->device);
-  const bool pinned = host_pinned || detail::is_pinned(host, bytes);
+  // Downloads ask always (a HostBuffer may be a read-only registration); uploads only for raw memory.
+  const detail::HostMemory kind =
+      host_pinned && up ? detail::HostMemory::pinned : detail::host_memory_at(host, bytes);
+  if (!up && kind == detail::HostMemory::pinned_read_only)
+    detail::invalid("the destination lies in host memory registered read-only (Device::register_host of const memory, "
+                    "or of pages the process may only read): the device may not write it; download into writable "
+                    "memory",
+                    Way::call, q->device);
+  const bool shared = kind == detail::HostMemory::shared;
+  const bool pinned = host_pinned || kind == detail::HostMemory::pinned || kind == detail::HostMemory::pinned_read_only;
+  detail::Traced trace(Way::trace, pinned ? "pinned" : shared ? "shared" : "pageable", bytes, q, q->device);
+  if (shared) {
+    std::unique_lock<std::shared_mutex> whole(q->order);  // the copy, then the finish: nothing between
+    if constexpr (up) detail::check(q->impl->copy_from_host(host, *buffer->impl, offset, bytes, true), q->device);
+    else detail::check(q->impl->copy_to_host(*buffer->impl, offset, host, bytes, true), q->device);
+    detail::check(q->impl->finish(), q->device);
+    return;
+  }
   if (!pinned) {
     if (detail::may_stage(bytes)) {
       std::unique_lock<std::shared_mutex> whole(q->order);

@@ -313,11 +313,14 @@ Status Device::allocate(std::size_t bytes, std::unique_ptr<Buffer>& out) noexcep
   return s;
 }
 
-Status Device::register_host(void* ptr, std::size_t bytes, std::unique_ptr<HostAllocation>& out) noexcept {
+Status Device::register_host(void* ptr, std::size_t bytes, bool& read_only,
+                             std::unique_ptr<HostAllocation>& out) noexcept {
   if (!t_->device_register_host)
     return Status::failure(ErrorCategory::unsupported, "the plugin cannot register host memory", "device_register_host");
   gpurt_host_memory h = nullptr;
-  Status s = call([&](gpurt_status* st) { return t_->device_register_host(h_, ptr, bytes, &h, st); });
+  std::uint32_t registered = 0;
+  const std::uint32_t flags = read_only ? GPURT_HOST_REGISTER_READ_ONLY : 0u;
+  Status s = call([&](gpurt_status* st) { return t_->device_register_host(h_, ptr, bytes, flags, &h, &registered, st); });
   if (!s.ok()) return s;
   if (!h) return no_object("device_register_host", "host memory");
   out.reset(new (std::nothrow) HostAllocation(t_, h, ptr));
@@ -325,6 +328,7 @@ Status Device::register_host(void* ptr, std::size_t bytes, std::unique_ptr<HostA
     t_->host_memory_release(h);
     return Status::failure(ErrorCategory::out_of_host_memory, "host memory ran out", "Device::register_host");
   }
+  read_only = read_only || (registered & GPURT_HOST_REGISTER_READ_ONLY) != 0;
   return s;
 }
 

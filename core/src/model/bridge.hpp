@@ -312,7 +312,8 @@ class Device {
   Status allocate(std::size_t bytes, std::unique_ptr<Buffer>& out) noexcept;
   Status allocate_shared(std::size_t bytes, std::unique_ptr<Buffer>& out, void*& host) noexcept;
   Status allocate_host(std::size_t bytes, std::unique_ptr<HostAllocation>& out) noexcept;
-  Status register_host(void* ptr, std::size_t bytes, std::unique_ptr<HostAllocation>& out) noexcept;
+  // read_only: in, the application's memory is const; out, the device may only read it.
+  Status register_host(void* ptr, std::size_t bytes, bool& read_only, std::unique_ptr<HostAllocation>& out) noexcept;
   Status build(const ProgramSource& source, const std::vector<std::string>& options,
                std::unique_ptr<Program>& out) noexcept;
   Status load_binary(const ProgramSource& source, const std::vector<std::string>& options,

@@ -19,6 +19,7 @@
 #include "gpurt/device.hpp"
 #include "gpurt/error.hpp"
 #include "model/bridge.hpp"
+#include "model/host_ranges.hpp"
 #include "gpurt/plugin/signature.hpp"
 #include "gpurt/types.hpp"
 
@@ -55,6 +56,9 @@ struct DeviceState {
   std::atomic<std::uint64_t> pool_releases{0};
   std::mutex sharers_mutex;
   std::vector<DeviceState*> sharers;  // devices imported over this one (they live for the process)
+  // Held (on the device that owns the memory) from the free-memory check of a shared allocation to
+  // its native call's return: two threads asking at once cannot pass the check together.
+  std::mutex shared_mutex;
 };
 
 struct Allocation {
@@ -73,6 +77,7 @@ struct Allocation {
   Allocation(const Allocation&) = delete;
   Allocation& operator=(const Allocation&) = delete;
   ~Allocation() {
+    if (host) release_host_range(host);  // shared memory's host side
     if (impl && device && counted) {
       device->memory->live_bytes -= bytes;
       --device->memory->live_buffers;
@@ -83,7 +88,8 @@ struct Allocation {
 struct HostAllocationState {
   DeviceState* device = nullptr;
   std::unique_ptr<bridge::HostAllocation> impl;
-  ~HostAllocationState();  // forgets the memory in the pinned registry (transfer.cpp)
+  bool read_only = false;  // a registration the device may only read: never a download's destination
+  ~HostAllocationState();  // forgets the memory in the host-range registry (transfer.cpp)
 };
 
 // What host work threw (a host function, a completion callback), or why it could not run, oldest

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gpurt/transfer.hpp"
+#include "model/host_ranges.hpp"
 #include "services/cache.hpp"
 #include "base/log.hpp"
 
@@ -68,97 +69,6 @@ TransferStatistics transfer_statistics() {
 namespace detail {
 
 void count_direct_copy() { ++g_direct; }
-
-// ---- The pinned-memory registry ----
-//
-// Every copy from or to a raw pointer asks is_pinned, so the answer takes no lock: the registry is
-// an immutable list of the HostBuffers' ranges, sorted by start, replaced whole under `mutex` when
-// a HostBuffer is made or goes, and numbered by `version`. Each thread keeps its own reference to
-// the list it last read and takes the mutex only when `version` has moved since (once per
-// HostBuffer made or freed, not per copy): in a steady state a lookup is one atomic load and a
-// binary search, writing no shared memory.
-// Why this is safe with HostBuffers made and destroyed on other threads at the same time: a
-// published list is never changed, and a thread reads only the list its own shared_ptr holds, so a
-// list is freed only once no thread refers to it (a thread holds at most one old list, until its
-// next copy or its end). A new HostBuffer's pointer reaches a copying thread only through something
-// ordered after its registration (its allocation returned it), so that thread's acquire load sees
-// the new version and reads the new list; a HostBuffer that goes is unregistered before its memory
-// is freed, and a thread that copies from memory freed under it had a use-after-free anyway.
-namespace {
-struct PinnedRange {
-  std::uintptr_t begin, end;
-};
-using PinnedList = std::vector<PinnedRange>;
-struct PinnedRegistry {
-  std::mutex mutex;
-  std::shared_ptr<const PinnedList> list;  // null: none registered yet
-  std::atomic<std::uint64_t> version{0};
-};
-PinnedRegistry& pinned_registry() {
-  static PinnedRegistry* r = new PinnedRegistry;  // process lifetime: a HostBuffer may go in static destruction
-  return *r;
-}
-// The first range of `l` (a PinnedList, const or not) starting after `a`.
-template <class List>
-auto after(List& l, std::uintptr_t a) {
-  return std::upper_bound(l.begin(), l.end(), a, [](std::uintptr_t x, const PinnedRange& r) { return x < r.begin; });
-}
-// Publishes a copy of the list with `edit` applied.
-template <class Edit>
-void edit_pinned(Edit&& edit) {
-  PinnedRegistry& r = pinned_registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  auto next = r.list ? std::make_shared<PinnedList>(*r.list) : std::make_shared<PinnedList>();
-  edit(*next);
-  r.list = std::move(next);
-  r.version.fetch_add(1, std::memory_order_release);
-}
-}  // namespace
-
-void register_pinned(const void* p, std::size_t bytes) {
-  const auto a = reinterpret_cast<std::uintptr_t>(p);
-  edit_pinned([&](PinnedList& l) {
-    auto at = after(l, a);
-    if (at != l.begin() && std::prev(at)->begin == a) std::prev(at)->end = a + bytes;  // the same start again
-    else l.insert(at, PinnedRange{a, a + bytes});
-  });
-}
-
-void unregister_pinned(const void* p) {
-  const auto a = reinterpret_cast<std::uintptr_t>(p);
-  edit_pinned([&](PinnedList& l) {
-    auto at = after(l, a);
-    if (at != l.begin() && std::prev(at)->begin == a) l.erase(std::prev(at));
-  });
-}
-
-bool overlaps_pinned(const void* p, std::size_t bytes) {
-  PinnedRegistry& r = pinned_registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  if (!r.list || bytes == 0) return false;
-  const auto a = reinterpret_cast<std::uintptr_t>(p);
-  const std::uintptr_t end = bytes > UINTPTR_MAX - a ? UINTPTR_MAX : a + bytes;
-  auto at = after(*r.list, a);  // ranges from here start after a
-  if (at != r.list->begin() && std::prev(at)->end > a) return true;
-  return at != r.list->end() && at->begin < end;
-}
-
-bool is_pinned(const void* p, std::size_t bytes) {
-  thread_local std::shared_ptr<const PinnedList> seen;  // this thread's reference to the list it reads
-  thread_local std::uint64_t seen_version = 0;
-  PinnedRegistry& r = pinned_registry();
-  if (r.version.load(std::memory_order_acquire) != seen_version) {
-    std::lock_guard<std::mutex> lock(r.mutex);
-    seen = r.list;
-    seen_version = r.version.load(std::memory_order_relaxed);
-  }
-  if (!seen || seen->empty()) return false;
-  const auto a = reinterpret_cast<std::uintptr_t>(p);
-  const auto at = after(*seen, a);
-  if (at == seen->begin()) return false;
-  const PinnedRange& in = *std::prev(at);
-  return a <= in.end && bytes <= in.end - a;
-}
 
 // ---- CopyPool ----
 
@@ -922,7 +832,7 @@ void copy_across_devices(QueueState* q, const Allocation* src, std::size_t src_o
 }
 
 HostAllocationState::~HostAllocationState() {
-  if (impl) unregister_pinned(impl->data());
+  if (impl) release_host_range(impl->data());
 }
 
 TransferEngine& transfer_engine(DeviceState* device) {

@@ -208,12 +208,4 @@ TransferEngine& transfer_engine(DeviceState* device);
 // Counts a pageable copy that went direct.
 void count_direct_copy();
 
-// Host memory gpurt allocated pinned (HostBuffer), so that a raw pointer into it is recognised and
-// never staged.
-void register_pinned(const void* p, std::size_t bytes);
-void unregister_pinned(const void* p);
-bool is_pinned(const void* p, std::size_t bytes);
-// Whether [p, p + bytes) shares a byte with a registered range (a HostBuffer or a registration).
-bool overlaps_pinned(const void* p, std::size_t bytes);
-
 }  // namespace gpurt::detail

@@ -157,6 +157,9 @@ typedef int32_t gpurt_language; /* gpurt::SourceLanguage */
 #define GPURT_CAP_SHARED_MEMORY (1u << 8) /* 4.5: device_allocate_shared works (one pointer, host and device) */
 #define GPURT_CAP_SHARED_CONCURRENT (1u << 9) /* 4.5: the host may touch shared memory while kernels run */
 
+/* device_register_host's flags (4.5). */
+#define GPURT_HOST_REGISTER_READ_ONLY (1u << 0) /* the device only reads the memory */
+
 typedef int32_t gpurt_device_type; /* gpurt::DeviceType */
 #define GPURT_DEVICE_GPU 0
 #define GPURT_DEVICE_CPU 1
@@ -506,10 +509,13 @@ typedef struct gpurt_plugin_table {
   /* Registered host memory: pins the application's [ptr, ptr + bytes) in place so that copies from
    * and to it run as from device_allocate_host's memory (asynchronously); host_memory_release
    * unregisters it (the memory stays the application's). The core has refused a null pointer and a
-   * range that overlaps a registration or pinned allocation it knows. UNSUPPORTED, or NULL: the
-   * device cannot (the core says so). */
-  gpurt_result (*device_register_host)(gpurt_device device, void* ptr, size_t bytes, gpurt_host_memory* out,
-                                       gpurt_status* status);
+   * range that overlaps a registration or pinned allocation it knows. `flags`:
+   * GPURT_HOST_REGISTER_READ_ONLY when the application gave const memory (the device must only read
+   * it). *registered: GPURT_HOST_REGISTER_READ_ONLY when the registration lets the device only read
+   * (asked, or the pages are read-only): the core then refuses downloads into it. UNSUPPORTED, or
+   * NULL: the device cannot (the core says so). */
+  gpurt_result (*device_register_host)(gpurt_device device, void* ptr, size_t bytes, uint32_t flags,
+                                       gpurt_host_memory* out, uint32_t* registered, gpurt_status* status);
 } gpurt_plugin_table;
 
 /* Stores the plugin's install hint (a string literal) in the ELF section ".gpurt_install_hint" as

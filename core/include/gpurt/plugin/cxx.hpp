@@ -292,9 +292,11 @@ class Device {
   virtual Status allocate_host(std::size_t bytes, std::unique_ptr<HostAllocation>& out) noexcept = 0;
   // The application's host memory [ptr, ptr + bytes) pinned in place, as a HostAllocation whose
   // data() is ptr and whose end unregisters it (gpurt_plugin_table::device_register_host, ABI 4.5).
-  // Unsupported unless overridden.
-  virtual Status register_host(void* ptr, std::size_t bytes, std::unique_ptr<HostAllocation>& out) noexcept {
-    (void)ptr, (void)bytes, (void)out;
+  // `flags` comes as asked (GPURT_HOST_REGISTER_READ_ONLY: const memory) and is left as registered
+  // (GPURT_HOST_REGISTER_READ_ONLY set: the device may only read it). Unsupported unless overridden.
+  virtual Status register_host(void* ptr, std::size_t bytes, std::uint32_t& flags,
+                               std::unique_ptr<HostAllocation>& out) noexcept {
+    (void)ptr, (void)bytes, (void)flags, (void)out;
     return unsupported("registering host memory");
   }
   // `bytes` of shared memory: a buffer whose bytes the host reaches at `host` too
@@ -644,12 +646,15 @@ struct TableOf {
       return cxx_detail::object<Queue>(q)->prefetch(*cxx_detail::object<Buffer>(b), offset, bytes, to_host != 0);
     });
   }
-  static gpurt_result register_host(gpurt_device d, void* ptr, std::size_t bytes, gpurt_host_memory* out,
-                                    gpurt_status* st) {
+  static gpurt_result register_host(gpurt_device d, void* ptr, std::size_t bytes, std::uint32_t flags,
+                                    gpurt_host_memory* out, std::uint32_t* registered, gpurt_status* st) {
     return cxx_detail::run("register_host", st, [&] {
       std::unique_ptr<HostAllocation> h;
-      Status s = cxx_detail::object<Device>(d)->register_host(ptr, bytes, h);
-      if (s.ok()) *out = cxx_detail::handle<gpurt_host_memory>(h.release());
+      Status s = cxx_detail::object<Device>(d)->register_host(ptr, bytes, flags, h);
+      if (s.ok()) {
+        *out = cxx_detail::handle<gpurt_host_memory>(h.release());
+        *registered = flags;
+      }
       return s;
     });
   }
