@@ -17,6 +17,7 @@ add_executable(gpurt_conformance
   launch/conformance_launch.cpp
   programs/conformance_cache.cpp
   programs/conformance_dialect.cpp
+  programs/conformance_float_math.cpp
   programs/conformance_half.cpp
   programs/conformance_program.cpp
   programs/conformance_atomics.cpp

@@ -81,6 +81,9 @@ Status CuDevice::compile_cuda(const plugin::ProgramSource& source, const std::ve
     return o.rfind("-std", 0) == 0 || o.rfind("--std", 0) == 0;
   });
   if (!has_std) opts.push_back("--std=c++17");
+  // BuildOptions::float_math, ahead of the application's own flags (which may still say otherwise).
+  if (source.float_math == FloatMath::exact) opts.push_back("--fmad=false");
+  if (source.float_math == FloatMath::fast) opts.push_back("--use_fast_math");
   opts.insert(opts.end(), options.begin(), options.end());
   std::vector<const char*> argv;
   for (const auto& o : opts) argv.push_back(o.c_str());

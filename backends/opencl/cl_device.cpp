@@ -268,11 +268,16 @@ Status ClDevice::build(const plugin::ProgramSource& source, const std::vector<st
       user = "-DGPURT_OPENCL_NVIDIA_PTX=" + std::to_string(nvidia_ptx_) + " ";
     if (single_item_sub_groups_ && source.language == SourceLanguage::portable)
       user += "-DGPURT_OPENCL_SUB_GROUPS_SINGLE_ITEM ";
+    // BuildOptions::float_math: fast math as the option, ahead of the application's own flags; no
+    // contraction as the pragma, ahead of everything (a line more before the user's source).
+    if (source.float_math == FloatMath::fast) user += "-cl-fast-relaxed-math ";
     for (const auto& o : options) user += o + " ";
     std::string opts = user + "-cl-kernel-arg-info";
     cl::Program program;
     std::string log;
     CompiledSource compiled = full_source(source);
+    const bool no_contraction = source.float_math == FloatMath::exact;
+    if (no_contraction) compiled.text = "#pragma OPENCL FP_CONTRACT OFF\n" + compiled.text;
     const std::string& text = compiled.text;
     cl_int err = build_once(context_, device_, text, opts, program, log);
     if (err == CL_BUILD_PROGRAM_FAILURE && props_.vendor.find("NVIDIA") != std::string::npos) {
@@ -289,7 +294,7 @@ Status ClDevice::build(const plugin::ProgramSource& source, const std::vector<st
     }
     // Every log (warnings of a good build too) names the user's file and lines.
     // (NVIDIA's compiler ignores #line: its numbers count the prelude and the define header too.)
-    const long header = define_header_lines(source.text);
+    const long header = define_header_lines(source.text) + (no_contraction ? 1 : 0);
     log = source.language == SourceLanguage::portable ? remap_prelude_lines(log, source.name, header)
                                                        : map_log_locations(log, source.name, header);
     if (err != CL_SUCCESS) {
@@ -307,7 +312,7 @@ Status ClDevice::build(const plugin::ProgramSource& source, const std::vector<st
 Status ClDevice::load_binary(const plugin::ProgramSource& source, const std::vector<std::string>& options,
                              const std::string& binary, std::unique_ptr<plugin::Program>& out) noexcept {
   return guarded("clCreateProgramWithBinary", [&] {
-    std::string opts;
+    std::string opts = source.float_math == FloatMath::fast ? "-cl-fast-relaxed-math " : "";
     for (const auto& o : options) opts += o + " ";
     const unsigned char* bytes = reinterpret_cast<const unsigned char*>(binary.data());
     const size_t size = binary.size();

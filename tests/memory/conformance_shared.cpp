@@ -4,9 +4,12 @@
 // into shared buffers, prefetch both ways, the accounting, over-asking refused before the
 // driver, and a device without shared memory saying so.
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fixture.hpp"
@@ -212,4 +215,39 @@ TEST_CASE("device.hpp: shared memory is never registered as host memory") {
   }
   s.host_data()[3] = 1.25f;  // still the buffer it was
   CHECK(f.q.read(s.view(3, 1)) == std::vector<float>{1.25f});
+}
+
+TEST_CASE("queue.hpp: a host_data() copy waits for its own queue's work only, and is refused inside that queue's host function") {
+  // queue.hpp: host functions may "enqueue onto other queues"; a host_data() copy is "an ordinary
+  // host copy: blocking" - so, as a pageable copy, it must not keep another queue's host function
+  // from enqueueing onto its queue while it waits. From inside its own queue's host function it
+  // would wait for that function: invalid_argument, as finish is.
+  test::Fixture f;
+  if (!shared_or_refused(f.dev)) GPURT_SKIP(f.dev.description() + " has no shared memory (refused as promised)");
+  Queue other = f.dev.create_queue();
+  Buffer<float> s = f.dev.alloc_shared<float>(1024), b = f.dev.alloc<float>(1024), c = f.dev.alloc<float>(16);
+  for (std::size_t i = 0; i < 1024; ++i) s.host_data()[i] = static_cast<float>(i);
+  std::atomic<bool> enqueued{false};
+  other.enqueue_host([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the copy below is waiting by now
+    f.q.fill(c, 1.0f);  // onto the copy's queue
+    enqueued = true;
+  });
+  f.q.wait(other.record());
+  f.q.copy(s.host_data(), b);  // waits for the host function above, which enqueues onto f.q
+  CHECK(enqueued.load());
+  other.finish();
+  f.q.finish();
+  CHECK(f.q.read(c) == std::vector<float>(16, 1.0f));
+  CHECK(f.q.read(b.view(1000, 3)) == std::vector<float>{1000.0f, 1001.0f, 1002.0f});
+  std::atomic<int> category{-1};
+  f.q.enqueue_host([&] {
+    try {
+      f.q.copy(s.host_data(), b);
+    } catch (const Error& e) {
+      category = static_cast<int>(e.category());
+    }
+  });
+  f.q.finish();
+  CHECK(category.load() == static_cast<int>(ErrorCategory::invalid_argument));
 }

@@ -219,6 +219,10 @@ TEST_CASE("device.hpp: pages the process may only read register read-only, and t
   CHECK(f.q.read(d) == std::vector<std::uint32_t>(ro.bytes / 4, 0u));
   GPURT_REQUIRE_ERROR(f.q.copy(d.view(0, 16), static_cast<std::uint32_t*>(ro.data) + 7), ErrorCategory::invalid_argument,
                       "read-only");
+  // One that only straddles its end (the first 8 elements inside, the rest past it): refused whole,
+  // before anything is written.
+  GPURT_REQUIRE_ERROR(f.q.copy(d.view(0, 16), static_cast<std::uint32_t*>(ro.data) + (ro.bytes / 4 - 8)),
+                      ErrorCategory::invalid_argument, "read-only");
   std::vector<std::uint32_t> mine(16, 1u);
   f.q.copy(d.view(0, 16), mine);  // the queue is usable
   f.q.finish();

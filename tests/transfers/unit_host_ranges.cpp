@@ -104,6 +104,13 @@ TEST_CASE("host_ranges.hpp: a claim is refused when it shares a byte with a reco
   CHECK(host_memory_at(address(base + 4000), 200) == HostMemory::pageable);  // across two ranges: neither's whole
   CHECK_FALSE(gpurt::detail::is_pinned(address(base + 8192), 1));             // shared memory is not pinned
   CHECK(gpurt::detail::is_pinned(address(base), 4096));                        // read-only registrations are
+  // A download touching a read-only range at all is refused, also one that only straddles its edge.
+  CHECK(gpurt::detail::overlaps_read_only(address(base - 32), 64));
+  CHECK(gpurt::detail::overlaps_read_only(address(base + 4000), 200));
+  CHECK(gpurt::detail::overlaps_read_only(address(base - 100), 1 << 20));
+  CHECK_FALSE(gpurt::detail::overlaps_read_only(address(base - 32), 32));  // ends just before it
+  CHECK_FALSE(gpurt::detail::overlaps_read_only(address(base + 4096), 100));  // the pinned one after it
+  CHECK_FALSE(gpurt::detail::overlaps_read_only(address(base + 8192), 4096));  // shared memory
   for (std::uintptr_t at : {base, base + 4096, base + 8192}) gpurt::detail::release_host_range(address(at));
   CHECK(host_memory_at(address(base), 1) == HostMemory::pageable);
   CHECK(host_memory_at(address(base + 8192), 1) == HostMemory::pageable);

@@ -43,6 +43,11 @@ struct BuildOptions {
   // /* comment it does not close. Source languages only: a ptx or cubin build with defines throws
   // invalid_argument.
   std::vector<std::pair<std::string, std::string>> defines;
+  // How floating-point expressions may be evaluated (gpurt/types.hpp FloatMath): contract (the
+  // compilers' default), exact (no contraction: bit-for-bit what a CPU computes without fma) or
+  // fast. Source languages only: a ptx or cubin build with another than contract throws
+  // invalid_argument; a plugin that cannot honour it throws unsupported.
+  FloatMath float_math = FloatMath::contract;
 };
 
 struct ProgramSource {

@@ -143,6 +143,24 @@ enum class SourceLanguage {
 };
 const char* to_string(SourceLanguage l) noexcept;
 
+// How a build may evaluate floating-point expressions (BuildOptions::float_math; kernel-language.md,
+// "Floating-point contraction").
+enum class FloatMath {
+  // The compilers' default: a*b+c may be fused into one fma (one rounding instead of two) wherever
+  // the compiler chooses - NVRTC's --fmad=true, OpenCL C's FP_CONTRACT ON. Faster, and usually more
+  // accurate, but results may differ in the last bits from a CPU that rounds each operation.
+  contract,
+  // Every operation rounded on its own, as written (NVRTC --fmad=false, OpenCL
+  // "#pragma OPENCL FP_CONTRACT OFF"): +, -, *, / and sqrt give the bits a CPU computing in float
+  // without contraction gives. fma() where the source calls it is still fused.
+  exact,
+  // Fast, relaxed math (NVRTC --use_fast_math, OpenCL -cl-fast-relaxed-math): contraction, fast
+  // approximate division, square root and transcendentals, and no care for NaN, infinities, signed
+  // zero or subnormals (flushed to zero).
+  fast,
+};
+const char* to_string(FloatMath m) noexcept;
+
 struct DeviceProperties {
   std::string backend;         // "cuda" or "opencl"
   std::size_t index = 0;       // position within the backend's device list (selector "backend:index")

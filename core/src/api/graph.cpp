@@ -187,6 +187,21 @@ std::string command_text(std::size_t i, const Command& c) {
   detail::raise(s, g.device);
 }
 
+// Throws the failure `s` of a segment's native graph: the plugin numbered the commands it was given
+// from 0, so a "command N" it names is renumbered as recorded (N + the segment's first index).
+[[noreturn]] void raise_in_segment(bridge::Status s, const GraphState& g, std::size_t first) {
+  const std::string word = "command ";
+  const std::size_t at = s.message.find(word);
+  if (first > 0 && at != std::string::npos) {
+    std::size_t end = at + word.size(), n = 0;
+    while (end < s.message.size() && s.message[end] >= '0' && s.message[end] <= '9' && n < SIZE_MAX / 10)
+      n = n * 10 + static_cast<std::size_t>(s.message[end++] - '0');
+    if (end > at + word.size())
+      s.message = s.message.substr(0, at + word.size()) + std::to_string(n + first) + s.message.substr(end);
+  }
+  raise_in(std::move(s), g, nullptr, 0);
+}
+
 void check_on(const DeviceState* d, const Allocation* a, const char* role, const char* call) {
   if (a->device != d)
     invalid(std::string("the ") + role + " buffer lives on " + a->device->description + " but the recording is for " +
@@ -425,7 +440,7 @@ Graph Recording::finish() {
       seg.native.reset();  // a plugin of the C++ helper without graphs of its own: the core replays
     } else if (s.failed) {
       trace.failed();
-      detail::raise_in(std::move(s), *g, nullptr, 0);
+      detail::raise_in_segment(std::move(s), *g, seg.begin);
     }
   }
   g->segments = std::move(segments);
@@ -596,7 +611,7 @@ void Queue::replay(const Graph& graph) {
       bridge::Status s = q->impl->replay(*seg.native);
       if (s.failed) {
         trace.failed();
-        detail::raise_in(std::move(s), *g, nullptr, 0);
+        detail::raise_in_segment(std::move(s), *g, seg.begin);
       }
       continue;
     }

@@ -62,6 +62,10 @@ void check_source(const detail::DeviceState* d, const ProgramSource& source, con
     detail::invalid(std::string("defines apply to source languages, and a ") + to_string(source.language) +
                         " program has no preprocessor; remove BuildOptions::defines",
                     build_call, d);
+  if (!is_text(source.language) && options.float_math != FloatMath::contract)
+    detail::invalid(std::string("float_math applies to source languages, and a ") + to_string(source.language) +
+                        " program is compiled already; leave BuildOptions::float_math at FloatMath::contract",
+                    build_call, d);
   // The prelude's own switches are read before the defines' #define lines: as a define such a
   // switch would change the user's code and not the prelude (kernel-language.md names them).
   if (source.language == SourceLanguage::portable)
@@ -154,6 +158,7 @@ Program Device::build(const ProgramSource& source, const BuildOptions& options) 
   const auto start = std::chrono::steady_clock::now();
   bridge::ProgramSource ps{source.language, prefix.empty() ? source.text : prefix + source.text,
                            text_source ? line_name : source.name};
+  ps.float_math = options.float_math;
   auto p = std::make_shared<detail::ProgramState>();
   p->device = d;
   p->language = source.language;

@@ -163,7 +163,7 @@ void copy_with_host(detail::QueueState* q, HostPointer host, std::size_t host_by
   // Downloads ask always (a HostBuffer may be a read-only registration); uploads only for raw memory.
   const detail::HostMemory kind =
       host_pinned && up ? detail::HostMemory::pinned : detail::host_memory_at(host, bytes);
-  if (!up && kind == detail::HostMemory::pinned_read_only)
+  if (!up && (kind == detail::HostMemory::pinned_read_only || detail::overlaps_read_only(host, bytes)))
     detail::invalid("the destination lies in host memory registered read-only (Device::register_host of const memory, "
                     "or of pages the process may only read): the device may not write it; download into writable "
                     "memory",
@@ -172,10 +172,23 @@ void copy_with_host(detail::QueueState* q, HostPointer host, std::size_t host_by
   const bool pinned = host_pinned || kind == detail::HostMemory::pinned || kind == detail::HostMemory::pinned_read_only;
   detail::Traced trace(Way::trace, pinned ? "pinned" : shared ? "shared" : "pageable", bytes, q, q->device);
   if (shared) {
-    std::unique_lock<std::shared_mutex> whole(q->order);  // the copy, then the finish: nothing between
-    if constexpr (up) detail::check(q->impl->copy_from_host(host, *buffer->impl, offset, bytes, true), q->device);
-    else detail::check(q->impl->copy_to_host(*buffer->impl, offset, host, bytes, true), q->device);
-    detail::check(q->impl->finish(), q->device);
+    // Waited for here through a marker after the copy (as finish(timeout) waits), never holding the
+    // queue's order exclusively: a host function of another queue may be enqueueing onto this one
+    // meanwhile, as pageable copies allow. A wait from inside this queue's own host function would
+    // wait for that function: refused as finish is.
+    if (detail::in_host_function_of(q))
+      detail::invalid("a host function of this queue cannot copy between shared memory and a buffer on it: the copy "
+                      "blocks until done, and the queue's later work, this copy included, waits for the function to "
+                      "return. Copy on another queue, or from another thread",
+                      Way::call, q->device);
+    std::unique_ptr<bridge::Event> marker;
+    {
+      std::shared_lock<std::shared_mutex> order(q->order);
+      if constexpr (up) detail::check(q->impl->copy_from_host(host, *buffer->impl, offset, bytes, true), q->device);
+      else detail::check(q->impl->copy_to_host(*buffer->impl, offset, host, bytes, true), q->device);
+      detail::check(q->impl->record(false, marker), q->device);
+    }
+    detail::check(marker->wait(), q->device);
     return;
   }
   if (!pinned) {

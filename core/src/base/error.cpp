@@ -61,6 +61,15 @@ const char* to_string(DeviceType t) noexcept {
   return "other";
 }
 
+const char* to_string(FloatMath m) noexcept {
+  switch (m) {
+    case FloatMath::contract: return "contract";
+    case FloatMath::exact: return "exact";
+    case FloatMath::fast: return "fast";
+  }
+  return "unknown";
+}
+
 const char* to_string(SourceLanguage l) noexcept {
   switch (l) {
     case SourceLanguage::portable: return "gpurt portable";

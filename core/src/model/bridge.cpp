@@ -51,6 +51,7 @@ gpurt_program_source c_source(const ProgramSource& s) {
   c.text = s.text.data();
   c.text_size = s.text.size();
   c.name = s.name.c_str();
+  c.float_math = static_cast<std::int32_t>(s.float_math);
   return c;
 }
 
@@ -315,12 +316,17 @@ Status Device::allocate(std::size_t bytes, std::unique_ptr<Buffer>& out) noexcep
 
 Status Device::register_host(void* ptr, std::size_t bytes, bool& read_only,
                              std::unique_ptr<HostAllocation>& out) noexcept {
-  if (!t_->device_register_host)
+  if (!t_->device_register_host && !t_->device_register_host_flags)
     return Status::failure(ErrorCategory::unsupported, "the plugin cannot register host memory", "device_register_host");
   gpurt_host_memory h = nullptr;
   std::uint32_t registered = 0;
   const std::uint32_t flags = read_only ? GPURT_HOST_REGISTER_READ_ONLY : 0u;
-  Status s = call([&](gpurt_status* st) { return t_->device_register_host(h_, ptr, bytes, flags, &h, &registered, st); });
+  // A plugin without the flags entry registers const memory as any other (the core still refuses
+  // downloads into it).
+  Status s = call([&](gpurt_status* st) {
+    return t_->device_register_host_flags ? t_->device_register_host_flags(h_, ptr, bytes, flags, &h, &registered, st)
+                                          : t_->device_register_host(h_, ptr, bytes, &h, st);
+  });
   if (!s.ok()) return s;
   if (!h) return no_object("device_register_host", "host memory");
   out.reset(new (std::nothrow) HostAllocation(t_, h, ptr));

@@ -95,8 +95,9 @@ void release_host_range(const void* p) noexcept {
   try {
     publish(r, [&](RangeList& l) { l.erase(std::prev(after(l, a))); });
   } catch (const std::bad_alloc&) {
-    // The range stays recorded: copies from memory at that address later are taken as pinned
-    // (direct, asynchronous) - still correct copies, only not blocking.
+    // The range stays recorded (only where host memory ran out): memory later at that address is
+    // taken for what the range was - a pageable copy there would not block, a download there may be
+    // refused, a registration there refused as overlapping - until the process ends.
     try {
       log(LogLevel::error, "host memory", "host memory ran out while forgetting a pinned or shared host range");
     } catch (...) {  // no memory for the message either
@@ -104,7 +105,9 @@ void release_host_range(const void* p) noexcept {
   }
 }
 
-HostMemory host_memory_at(const void* p, std::size_t bytes) {
+namespace {
+// The list as this thread last read it, brought up to date (one atomic load when nothing changed).
+const std::shared_ptr<const RangeList>& current_list() {
   thread_local std::shared_ptr<const RangeList> seen;  // this thread's reference to the list it reads
   thread_local std::uint64_t seen_version = 0;
   Registry& r = registry();
@@ -113,6 +116,24 @@ HostMemory host_memory_at(const void* p, std::size_t bytes) {
     seen = r.list;
     seen_version = r.version.load(std::memory_order_relaxed);
   }
+  return seen;
+}
+}  // namespace
+
+bool overlaps_read_only(const void* p, std::size_t bytes) {
+  const std::shared_ptr<const RangeList>& seen = current_list();
+  if (!seen || seen->empty() || bytes == 0) return false;
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  const std::uintptr_t end = end_of(a, bytes);
+  auto at = after(*seen, a);
+  if (at != seen->begin()) --at;  // the range starting at or before a may reach into [a, end)
+  for (; at != seen->end() && at->begin < end; ++at)
+    if (at->kind == HostMemory::pinned_read_only && at->end > a) return true;
+  return false;
+}
+
+HostMemory host_memory_at(const void* p, std::size_t bytes) {
+  const std::shared_ptr<const RangeList>& seen = current_list();
   if (!seen || seen->empty()) return HostMemory::pageable;
   const auto a = reinterpret_cast<std::uintptr_t>(p);
   const auto at = after(*seen, a);

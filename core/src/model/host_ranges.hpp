@@ -25,6 +25,8 @@ bool claim_host_range(const void* p, std::size_t bytes, HostMemory kind);
 void release_host_range(const void* p) noexcept;
 // What [p, p + bytes) is: the kind of the range holding all of it, else pageable.
 HostMemory host_memory_at(const void* p, std::size_t bytes);
+// Whether [p, p + bytes) shares a byte with a read-only registration (what no download may write).
+bool overlaps_read_only(const void* p, std::size_t bytes);
 
 inline bool is_pinned(const void* p, std::size_t bytes) {
   const HostMemory m = host_memory_at(p, bytes);

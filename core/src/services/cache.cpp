@@ -279,6 +279,8 @@ std::string cache_key(const DeviceState& d, const bridge::ProgramSource& source,
   add(source.name);
   add(source.text);
   for (const auto& f : flags) add(f);
+  // Only where it is not the default, so that the keys of earlier builds stay as they were.
+  if (source.float_math != FloatMath::contract) add(std::string("float math ") + to_string(source.float_math));
   return sha256_hex(material);
 }
 

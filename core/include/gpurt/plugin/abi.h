@@ -271,7 +271,13 @@ typedef struct gpurt_program_source {
   const char* text; /* source text, or the binary's bytes (cubin) */
   size_t text_size;
   const char* name; /* shown in build logs ("vector_add.cl") */
+  /* 4.5: GPURT_FLOAT_MATH_*, how the compiler may evaluate floating point (gpurt::FloatMath). Read
+   * it only where `size` covers it; 0 otherwise. */
+  int32_t float_math;
 } gpurt_program_source;
+#define GPURT_FLOAT_MATH_CONTRACT 0 /* the compiler's default: a*b+c may become one fma */
+#define GPURT_FLOAT_MATH_EXACT 1    /* no contraction: each operation rounded on its own */
+#define GPURT_FLOAT_MATH_FAST 2     /* fast, relaxed math */
 
 /* ---- launch ---- */
 typedef int32_t gpurt_arg_kind;
@@ -509,13 +515,17 @@ typedef struct gpurt_plugin_table {
   /* Registered host memory: pins the application's [ptr, ptr + bytes) in place so that copies from
    * and to it run as from device_allocate_host's memory (asynchronously); host_memory_release
    * unregisters it (the memory stays the application's). The core has refused a null pointer and a
-   * range that overlaps a registration or pinned allocation it knows. `flags`:
-   * GPURT_HOST_REGISTER_READ_ONLY when the application gave const memory (the device must only read
-   * it). *registered: GPURT_HOST_REGISTER_READ_ONLY when the registration lets the device only read
-   * (asked, or the pages are read-only): the core then refuses downloads into it. UNSUPPORTED, or
-   * NULL: the device cannot (the core says so). */
-  gpurt_result (*device_register_host)(gpurt_device device, void* ptr, size_t bytes, uint32_t flags,
-                                       gpurt_host_memory* out, uint32_t* registered, gpurt_status* status);
+   * range that overlaps a registration or pinned allocation it knows. UNSUPPORTED, or NULL: the
+   * device cannot (the core says so). */
+  gpurt_result (*device_register_host)(gpurt_device device, void* ptr, size_t bytes, gpurt_host_memory* out,
+                                       gpurt_status* status);
+  /* As device_register_host, with `flags`: GPURT_HOST_REGISTER_READ_ONLY when the application gave
+   * const memory (the device must only read it); and *registered: GPURT_HOST_REGISTER_READ_ONLY
+   * when the registration lets the device only read (asked, or the pages are read-only) - the core
+   * then refuses downloads into it. Optional (appended in 4.5); where set, the core calls it
+   * instead of device_register_host. */
+  gpurt_result (*device_register_host_flags)(gpurt_device device, void* ptr, size_t bytes, uint32_t flags,
+                                             gpurt_host_memory* out, uint32_t* registered, gpurt_status* status);
 } gpurt_plugin_table;
 
 /* Stores the plugin's install hint (a string literal) in the ELF section ".gpurt_install_hint" as

@@ -465,6 +465,11 @@ inline bool source_of(const gpurt_program_source* s, ProgramSource& out) {
   out.language = static_cast<SourceLanguage>(s->language);
   out.text.assign(s->text ? s->text : "", s->text ? s->text_size : 0);
   out.name = s->name ? s->name : "";
+  out.float_math = FloatMath::contract;
+  if (s->size >= offsetof(gpurt_program_source, float_math) + sizeof s->float_math) {
+    if (s->float_math < GPURT_FLOAT_MATH_CONTRACT || s->float_math > GPURT_FLOAT_MATH_FAST) return false;
+    out.float_math = static_cast<FloatMath>(s->float_math);
+  }
   return true;
 }
 
@@ -646,8 +651,13 @@ struct TableOf {
       return cxx_detail::object<Queue>(q)->prefetch(*cxx_detail::object<Buffer>(b), offset, bytes, to_host != 0);
     });
   }
-  static gpurt_result register_host(gpurt_device d, void* ptr, std::size_t bytes, std::uint32_t flags,
-                                    gpurt_host_memory* out, std::uint32_t* registered, gpurt_status* st) {
+  static gpurt_result register_host(gpurt_device d, void* ptr, std::size_t bytes, gpurt_host_memory* out,
+                                    gpurt_status* st) {
+    std::uint32_t registered = 0;
+    return register_host_flags(d, ptr, bytes, 0, out, &registered, st);
+  }
+  static gpurt_result register_host_flags(gpurt_device d, void* ptr, std::size_t bytes, std::uint32_t flags,
+                                          gpurt_host_memory* out, std::uint32_t* registered, gpurt_status* st) {
     return cxx_detail::run("register_host", st, [&] {
       std::unique_ptr<HostAllocation> h;
       Status s = cxx_detail::object<Device>(d)->register_host(ptr, bytes, flags, h);
@@ -674,7 +684,10 @@ struct TableOf {
                             std::size_t count, gpurt_program* out, gpurt_status* st) {
     return cxx_detail::run("build", st, [&] {
       ProgramSource ps;
-      cxx_detail::source_of(source, ps);
+      if (!cxx_detail::source_of(source, ps))
+        return Status::failure(ErrorCategory::invalid_argument,
+                               "float_math " + std::to_string(source->float_math) + " is not a GPURT_FLOAT_MATH_* value",
+                               "device_build");
       std::unique_ptr<Program> p;
       Status s = cxx_detail::object<Device>(d)->build(ps, cxx_detail::options_of(options, count), p);
       if (s.ok()) *out = cxx_detail::handle<gpurt_program>(p.release());
@@ -686,7 +699,10 @@ struct TableOf {
                                   gpurt_program* out, gpurt_status* st) {
     return cxx_detail::run("load_binary", st, [&] {
       ProgramSource ps;
-      cxx_detail::source_of(source, ps);
+      if (!cxx_detail::source_of(source, ps))
+        return Status::failure(ErrorCategory::invalid_argument,
+                               "float_math " + std::to_string(source->float_math) + " is not a GPURT_FLOAT_MATH_* value",
+                               "device_build");
       const std::string bin(static_cast<const char*>(binary), binary_size);
       std::unique_ptr<Program> p;
       Status s = cxx_detail::object<Device>(d)->load_binary(ps, cxx_detail::options_of(options, count), bin, p);
@@ -993,7 +1009,8 @@ struct TableOf {
         &copy_to_host, &copy, &fill, &launch, &record, &queue_wait, &finish, &queue_release, &event_wait,
         &event_query, &elapsed_ms, &event_release, &native_handle, &device_import, &import_device,
         &peer_access, &copy_peer, &graph_create, &graph_set_args, &replay, &graph_release, &record_again,
-        &wait_gate, &open_gate, &allocate_shared, &prefetch, &register_host};
+        &wait_gate, &open_gate, &allocate_shared, &prefetch, &register_host,
+        &register_host_flags};
     return &t;
   }
 };
