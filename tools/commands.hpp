@@ -66,6 +66,7 @@ struct ConformanceCommand {
   std::string case_filter;           // regular expression on case names
   unsigned jobs = 0;                 // parallel runs; 0: one per core
   bool json = false;
+  std::string junit;                 // --junit: JUnit XML to this file ('-': standard output, instead of the table)
 };
 int run_conformance(const ConformanceCommand& cmd);
 

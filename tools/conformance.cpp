@@ -19,9 +19,11 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <ostream>
 #include <map>
 #include <mutex>
 #include <regex>
+#include <string>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -377,41 +379,131 @@ void write_json(const std::string& suite, const std::vector<std::string>& cases,
   std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";  // device names need not be UTF-8
 }
 
+// The summary first, then one row per case - a cell per device, then the case's whole name - then
+// each failure and skip with its reason.
 void write_table(const std::vector<std::string>& cases, const std::vector<Column>& columns, Results& results,
                  const std::vector<std::array<std::size_t, 3>>& totals) {
-  std::size_t width = 10;
-  for (const auto& c : cases) width = std::max(width, std::min<std::size_t>(c.size(), 70));
-  std::cout << std::string(width, ' ');
-  for (const Column& c : columns) std::cout << "  " << c.selector;
-  std::cout << "\n";
-  std::vector<std::string> notes;
-  for (std::size_t c = 0; c < cases.size(); ++c) {
-    std::string name = cases[c].size() > width ? cases[c].substr(0, width - 3) + "..." : cases[c];
-    std::cout << name << std::string(width - name.size(), ' ');
-    for (std::size_t d = 0; d < columns.size(); ++d) {
-      const Outcome& o = results[{c, d}];
-      const char* cell = o.kind == Outcome::Kind::pass ? "pass" : o.kind == Outcome::Kind::skip ? "skip" : "FAIL";
-      std::cout << "  " << cell << std::string(columns[d].selector.size() > 4 ? columns[d].selector.size() - 4 : 0, ' ');
-      if (o.kind != Outcome::Kind::pass && !(o.kind == Outcome::Kind::skip && !columns[d].unavailable_reason.empty()))
-        notes.push_back(std::string(cell) + " " + columns[d].selector + " | " + cases[c] + ": " + o.detail);
-    }
-    std::cout << "\n";
-  }
-  std::cout << "\nTotals (passed / failed / skipped):\n";
+  std::cout << "Totals (passed / failed / skipped):\n";
   for (std::size_t d = 0; d < columns.size(); ++d) {
     std::cout << "  " << columns[d].selector << ": " << totals[d][0] << " / " << totals[d][1] << " / " << totals[d][2];
     if (!columns[d].unavailable_reason.empty()) std::cout << "  (unavailable: " << columns[d].unavailable_reason << ")";
     else std::cout << "  " << columns[d].title;
     std::cout << "\n";
   }
+  std::cout << "\n";
+  for (const Column& c : columns) std::cout << c.selector << "  ";
+  std::cout << "case\n";
+  std::vector<std::string> notes;
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    for (std::size_t d = 0; d < columns.size(); ++d) {
+      const Outcome& o = results[{c, d}];
+      const char* cell = o.kind == Outcome::Kind::pass ? "pass" : o.kind == Outcome::Kind::skip ? "skip" : "FAIL";
+      std::cout << cell << std::string(columns[d].selector.size() > 4 ? columns[d].selector.size() - 4 : 0, ' ') << "  ";
+      if (o.kind != Outcome::Kind::pass && !(o.kind == Outcome::Kind::skip && !columns[d].unavailable_reason.empty()))
+        notes.push_back(std::string(cell) + " " + columns[d].selector + " | " + cases[c] + ": " + o.detail);
+    }
+    std::cout << cases[c] << "\n";
+  }
   if (!notes.empty()) {
     std::cout << "\nSkips and failures:\n";
     for (const auto& n : notes) std::cout << "  " << n << "\n";
   }
 }
+
+// `text` as XML character data or an attribute value: markup characters as entities, and what XML
+// 1.0 cannot hold (control characters other than tab and line breaks, bytes that are not UTF-8)
+// as '?'.
+std::string xml_text(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      switch (c) {
+        case '&': out += "&amp;"; break;
+        case '<': out += "&lt;"; break;
+        case '>': out += "&gt;"; break;
+        case '"': out += "&quot;"; break;
+        case '\'': out += "&apos;"; break;
+        default: out += (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f ? '?' : static_cast<char>(c);
+      }
+      ++i;
+      continue;
+    }
+    // One UTF-8 sequence, kept whole when well formed (no overlong forms, surrogates or values past U+10FFFF).
+    const std::size_t len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+    bool ok = len > 0 && c <= 0xf4 && i + len <= text.size();
+    for (std::size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+    if (ok && len >= 3) {
+      const auto c1 = static_cast<unsigned char>(text[i + 1]);
+      ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0) && !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
+    }
+    if (!ok) {
+      out += '?';
+      ++i;
+      continue;
+    }
+    out.append(text, i, len);
+    i += len;
+  }
+  return out;
+}
+
+// xml_text for an attribute value: line breaks and tabs as character references (a parser would
+// turn them into spaces), a trailing line break dropped.
+std::string xml_attribute(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  std::string out;
+  for (const char c : xml_text(text)) {
+    if (c == '\n') out += "&#10;";
+    else if (c == '\r') out += "&#13;";
+    else if (c == '\t') out += "&#9;";
+    else out += c;
+  }
+  return out;
+}
+
+// JUnit XML: one <testsuite> per device column, one <testcase> per case, with <failure> or <skipped>
+// and the reason.
+void write_junit(std::ostream& os, const std::vector<std::string>& cases, const std::vector<Column>& columns,
+                 Results& results, const std::vector<std::array<std::size_t, 3>>& totals) {
+  std::size_t all[3] = {0, 0, 0};
+  for (const auto& t : totals)
+    for (int k = 0; k < 3; ++k) all[k] += t[k];
+  os << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  os << "<testsuites name=\"gpurt conformance\" tests=\"" << all[0] + all[1] + all[2] << "\" failures=\"" << all[1]
+     << "\" skipped=\"" << all[2] << "\">\n";
+  for (std::size_t d = 0; d < columns.size(); ++d) {
+    const std::string suite = xml_text(columns[d].selector);
+    os << "  <testsuite name=\"" << suite << "\" tests=\"" << totals[d][0] + totals[d][1] + totals[d][2]
+       << "\" failures=\"" << totals[d][1] << "\" errors=\"0\" skipped=\"" << totals[d][2] << "\">\n";
+    os << "    <properties><property name=\"device\" value=\""
+       << xml_text(columns[d].unavailable_reason.empty() ? columns[d].title : "unavailable: " + columns[d].unavailable_reason)
+       << "\"/></properties>\n";
+    for (std::size_t c = 0; c < cases.size(); ++c) {
+      const Outcome& o = results[{c, d}];
+      os << "    <testcase classname=\"gpurt.conformance." << suite << "\" name=\"" << xml_text(cases[c]) << "\"";
+      if (o.kind == Outcome::Kind::pass) {
+        os << "/>\n";
+        continue;
+      }
+      const std::string message = xml_attribute(o.detail);
+      os << ">";
+      if (o.kind == Outcome::Kind::fail) os << "<failure message=\"" << message << "\">" << xml_text(o.detail) << "</failure>";
+      else os << "<skipped message=\"" << message << "\"/>";
+      os << "</testcase>\n";
+    }
+    os << "  </testsuite>\n";
+  }
+  os << "</testsuites>\n";
+}
 }  // namespace
 
 int run_conformance(const ConformanceCommand& cmd) {
+  if (cmd.json && cmd.junit == "-")
+    throw UsageError("--json and --junit - both print to standard output; give --junit a file");
+  // A place the XML cannot go is found before the suite runs, not after.
+  if (!cmd.junit.empty()) check_output_creatable(cmd.junit, "the JUnit XML");
   const std::string suite = cmd.suite.empty() ? default_suite() : cmd.suite;
   check_suite_program(suite);
   // A program that is not the suite (it cannot list its devices) is a wrong --suite; the suite found
@@ -437,8 +529,10 @@ int run_conformance(const ConformanceCommand& cmd) {
     totals[key.second][static_cast<int>(o.kind)]++;
     failed = failed || o.kind == Outcome::Kind::fail;
   }
+  if (!cmd.junit.empty())
+    write_output(cmd.junit, "the JUnit XML", [&](std::ostream& os) { write_junit(os, cases, columns, results, totals); });
   if (cmd.json) write_json(suite, cases, columns, results, totals, failed);
-  else write_table(cases, columns, results, totals);
+  else if (cmd.junit != "-") write_table(cases, columns, results, totals);
   return failed ? 1 : 0;
 }
 }  // namespace gpurt::tool

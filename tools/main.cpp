@@ -90,6 +90,9 @@ int run(int argc, char** argv) {
   conformance->add_option("-j,--jobs", conf.jobs, "runs at a time (default: one per core)");
   conformance->add_option("--suite", conf.suite, "the gpurt_conformance binary (default: next to gpurt, or ../libexec/gpurt when installed)");
   conformance->add_flag("--json", conf.json, "print JSON");
+  conformance->add_option("--junit", conf.junit,
+                          "also write JUnit XML (one testsuite per device) to this file, as CI dashboards read it "
+                          "('-': print it instead of the table)");
 
   BenchCommand bench_cmd;
   CLI::App* bench = app.add_subcommand("bench", "measure gpurt against the raw vendor API in the same run");
