@@ -284,6 +284,9 @@ class ClDevice final : public plugin::Device {
   // Fine-grained buffer SVM behind a cl_mem (cl_shared.cpp).
   Status allocate_shared(std::size_t bytes, std::unique_ptr<plugin::Buffer>& out, void*& host) noexcept override;
   Status allocate_host(std::size_t bytes, std::unique_ptr<plugin::HostAllocation>& out) noexcept override;
+  // The application's memory as pinned memory, on CPU devices only (cl_device.cpp).
+  Status register_host(void* ptr, std::size_t bytes, std::uint32_t& flags,
+                       std::unique_ptr<plugin::HostAllocation>& out) noexcept override;
   Status build(const plugin::ProgramSource& source, const std::vector<std::string>& options,
                std::unique_ptr<plugin::Program>& out) noexcept override;
   Status memory_usage(std::uint64_t& free_bytes, std::uint64_t& total_bytes) noexcept override;

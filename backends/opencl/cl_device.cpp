@@ -220,6 +220,35 @@ Status ClDevice::utility_queue(cl::CommandQueue& out) {
   return Status::success();
 }
 
+namespace {
+// A registration on a CPU device: the application's memory is the device's already (clEnqueueWrite/
+// ReadBuffer copy it with the CPU), so there is nothing to lock; copies from it only become
+// asynchronous, as from pinned memory.
+class ClRegistration final : public plugin::HostAllocation {
+ public:
+  explicit ClRegistration(void* ptr) : ptr_(ptr) {}
+  void* data() noexcept override { return ptr_; }
+
+ private:
+  void* ptr_;
+};
+}  // namespace
+
+// On CPU devices only. A GPU's OpenCL driver copies at pinned speed only from memory it allocated
+// itself (CL_MEM_ALLOC_HOST_PTR, as allocate_host does): a CL_MEM_USE_HOST_PTR buffer over the
+// application's memory is not measured to be fast there yet, so a GPU says unsupported.
+Status ClDevice::register_host(void* ptr, std::size_t, std::uint32_t&, std::unique_ptr<plugin::HostAllocation>& out) noexcept {
+  return guarded("register_host", [&] {
+    if (props_.type != DeviceType::cpu)
+      return Status::failure(ErrorCategory::unsupported,
+                             "OpenCL registers host memory only on CPU devices for now; on a GPU it has not been shown "
+                             "to copy faster than the memory as it is",
+                             "register_host");
+    out = std::make_unique<ClRegistration>(ptr);
+    return Status::success();
+  });
+}
+
 Status ClDevice::allocate_host(std::size_t bytes, std::unique_ptr<plugin::HostAllocation>& out) noexcept {
   return guarded("clCreateBuffer", [&] {
     cl::CommandQueue q;

@@ -112,7 +112,7 @@ class Device {
   // Throws invalid_argument for a null pointer with count > 0 and for a range overlapping a
   // registration, a HostBuffer or shared memory gpurt knows (register each range once; of two
   // threads registering overlapping ranges at once, one is refused), unsupported (naming the
-  // device) where the backend cannot pin memory in place (OpenCL), and the driver's error where it
+  // device) where the backend cannot pin memory in place (OpenCL GPU devices), and the driver's error where it
   // refuses (CUDA: memory it cannot lock, a limit reached). Pinning takes time (the driver locks
   // every page): register long-lived buffers once, not per copy. Pages the process may only read
   // (a mapped file opened read-only, constant data) are registered read-only where the device
