@@ -437,6 +437,8 @@ std::string xml_text(const std::string& text) {
     if (ok && len >= 3) {
       const auto c1 = static_cast<unsigned char>(text[i + 1]);
       ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0) && !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
+      // U+FFFE and U+FFFF are not XML characters either.
+      if (ok && len == 3 && c == 0xef && c1 == 0xbf && static_cast<unsigned char>(text[i + 2]) >= 0xbe) ok = false;
     }
     if (!ok) {
       out += '?';
@@ -478,11 +480,11 @@ void write_junit(std::ostream& os, const std::vector<std::string>& cases, const 
     os << "  <testsuite name=\"" << suite << "\" tests=\"" << totals[d][0] + totals[d][1] + totals[d][2]
        << "\" failures=\"" << totals[d][1] << "\" errors=\"0\" skipped=\"" << totals[d][2] << "\">\n";
     os << "    <properties><property name=\"device\" value=\""
-       << xml_text(columns[d].unavailable_reason.empty() ? columns[d].title : "unavailable: " + columns[d].unavailable_reason)
+       << xml_attribute(columns[d].unavailable_reason.empty() ? columns[d].title : "unavailable: " + columns[d].unavailable_reason)
        << "\"/></properties>\n";
     for (std::size_t c = 0; c < cases.size(); ++c) {
       const Outcome& o = results[{c, d}];
-      os << "    <testcase classname=\"gpurt.conformance." << suite << "\" name=\"" << xml_text(cases[c]) << "\"";
+      os << "    <testcase classname=\"gpurt.conformance." << suite << "\" name=\"" << xml_attribute(cases[c]) << "\"";
       if (o.kind == Outcome::Kind::pass) {
         os << "/>\n";
         continue;
@@ -529,10 +531,13 @@ int run_conformance(const ConformanceCommand& cmd) {
     totals[key.second][static_cast<int>(o.kind)]++;
     failed = failed || o.kind == Outcome::Kind::fail;
   }
-  if (!cmd.junit.empty())
-    write_output(cmd.junit, "the JUnit XML", [&](std::ostream& os) { write_junit(os, cases, columns, results, totals); });
+  // The table (or JSON) first: a JUnit file that cannot be written after all leaves the run's
+  // results on the screen.
   if (cmd.json) write_json(suite, cases, columns, results, totals, failed);
   else if (cmd.junit != "-") write_table(cases, columns, results, totals);
+  std::cout.flush();
+  if (!cmd.junit.empty())
+    write_output(cmd.junit, "the JUnit XML", [&](std::ostream& os) { write_junit(os, cases, columns, results, totals); });
   return failed ? 1 : 0;
 }
 }  // namespace gpurt::tool

@@ -410,7 +410,11 @@ class MockQueue final : public plugin::Queue, Counted<GPURT_MOCK_QUEUE> {
   Status prefetch(plugin::Buffer&, std::size_t, std::size_t, bool) noexcept override {
     return enter(GPURT_MOCK_OP_COPY, ErrorCategory::internal, "mockPrefetch");
   }
+  // GPURT_MOCK_GATES=off: the queue refuses gates (as a CUDA device without stream memory
+  // operations does), so that the core's path without them runs.
   Status wait_gate(std::uint64_t& gate) noexcept override {
+    if (const char* g = std::getenv("GPURT_MOCK_GATES"); g && std::string(g) == "off")
+      return Status::failure(ErrorCategory::unsupported, "gates are off (GPURT_MOCK_GATES=off)", "mockWaitGate");
     if (Status s = enter(GPURT_MOCK_OP_RECORD, ErrorCategory::internal, "mockWaitGate"); !s.ok()) return s;
     std::lock_guard<std::mutex> lock(core_->gate_mutex);
     gate = ++core_->gates_made;

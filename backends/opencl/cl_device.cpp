@@ -300,6 +300,13 @@ Status ClDevice::build(const plugin::ProgramSource& source, const std::vector<st
     // BuildOptions::float_math: fast math as the option, ahead of the application's own flags; no
     // contraction as the pragma, ahead of everything (a line more before the user's source).
     if (source.float_math == FloatMath::fast) user += "-cl-fast-relaxed-math ";
+    // exact: division and sqrt correctly rounded too, where the device can (OpenCL otherwise allows
+    // 2.5 and 3 ulp); the option is valid only there.
+    cl_device_fp_config fp = 0;
+    if (source.float_math == FloatMath::exact &&
+        clGetDeviceInfo(device_(), CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, nullptr) == CL_SUCCESS &&
+        (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0)
+      user += "-cl-fp32-correctly-rounded-divide-sqrt ";
     for (const auto& o : options) user += o + " ";
     std::string opts = user + "-cl-kernel-arg-info";
     cl::Program program;

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "gpurt/graph.hpp"
 #include "gpurt/library.hpp"
 #include "harness.hpp"
 #include "mock_control.h"
@@ -226,6 +227,47 @@ TEST_CASE("mock: a failed build reports the log, then the next build succeeds") 
   p = Program();
   pipeline(dev, 100);
   require_balanced(m.now(), before.device_bytes);
+}
+
+TEST_CASE("mock: without gates, host functions and a graph's host steps run once the work before them completed, the graph let go") {
+  // graph.hpp: "Where the queue has no gates ... a host step runs on the replaying thread once the
+  // work before it completed, as Queue::enqueue_host does there: the graph and the queue are let go
+  // meanwhile" - so a host step may update its own graph (holding it, this deadlocked).
+  ::setenv("GPURT_MOCK_GATES", "off", 1);
+  struct Restore {
+    ~Restore() { ::unsetenv("GPURT_MOCK_GATES"); }
+  } restore;
+  const Device dev = device("mock:0");
+  Queue q = dev.create_queue();
+  Kernel k = dev.build({SourceLanguage::portable, source, "mock_test.gpurt"}).kernel("fill_u32");
+  auto out = dev.alloc<std::uint32_t>(100);
+  std::vector<std::uint32_t> seen;
+  q.fill(out, 5u);
+  q.enqueue_host([&] { seen.push_back(1); });  // runs here, after the fill
+  CHECK(seen == std::vector<std::uint32_t>{1});
+  Graph g;
+  Step step;
+  std::uint32_t next = 20;
+  Recording rec(dev, "no gates");
+  step = rec.launch(k, LaunchConfig(Dim3(2), Dim3(64)), out, 10u, std::uint64_t{100});
+  rec.enqueue_host([&] {
+    seen.push_back(2);
+    g.set_arg(step, 1, next++);  // for the next replay
+  });
+  rec.fill(out.view(0, 1), 3u);
+  g = rec.finish();
+  q.replay(g);
+  q.finish();
+  CHECK(seen == std::vector<std::uint32_t>{1, 2});
+  std::vector<std::uint32_t> want(100, 10u);
+  want[0] = 3u;
+  CHECK(q.read(out) == want);
+  q.replay(g);  // launched with 20, set by the first replay's host step
+  q.finish();
+  want.assign(100, 20u);
+  want[0] = 3u;
+  CHECK(q.read(out) == want);
+  CHECK(seen.size() == 3);
 }
 
 TEST_CASE("mock: a failed launch is reported at the launch and the queue stays usable") {

@@ -38,10 +38,12 @@
 //    the queue it was replayed on). Replays of the graph on several queues at once may run fn at
 //    the same time. On a backend with native graphs the commands between host steps form one
 //    native graph each (a replay of k host steps is k + 1 graph launches and k host functions).
-//    Where the queue has no gates (a plugin without queue_wait_gate, or a device that refuses it:
-//    none on the H200's devices), a host step runs on the replaying thread inside the replay, which
-//    holds the graph and the queue meanwhile: fn must then not replay or update this graph nor use
-//    this queue, and a failure of the work before it is thrown by the replay.
+//    Where the queue has no gates (a plugin without queue_wait_gate, ABI 4.5, or a device that
+//    refuses it, as CUDA without stream memory operations), a host step runs on the replaying
+//    thread once the work before it completed, as Queue::enqueue_host does there: the graph and
+//    the queue are let go meanwhile (the replay is then not one step: another thread's replay or
+//    update may come between its parts), and a failure of the work before it is thrown by the
+//    replay.
 // Every buffer, HostBuffer, kernel and event a recording or graph names is kept alive by it (as
 // long as the Recording, and then the Graph, lives), so a replay never touches freed memory: a
 // Graph destroyed while its replays may still run hands them to the queues it was replayed on,

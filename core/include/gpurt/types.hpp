@@ -152,7 +152,8 @@ enum class FloatMath {
   contract,
   // Every operation rounded on its own, as written (NVRTC --fmad=false, OpenCL
   // "#pragma OPENCL FP_CONTRACT OFF"): +, -, *, / and sqrt give the bits a CPU computing in float
-  // without contraction gives. fma() where the source calls it is still fused.
+  // without contraction gives (/ and sqrt on OpenCL where the device has correctly rounded ones,
+  // CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT). fma() where the source calls it is still fused.
   exact,
   // Fast, relaxed math (NVRTC --use_fast_math, OpenCL -cl-fast-relaxed-math): contraction, fast
   // approximate division, square root and transcendentals, and no care for NaN, infinities, signed

@@ -571,7 +571,7 @@ void Queue::replay(const Graph& graph) {
     detail::invalid(detail::graph_text(g->name) + " was recorded for " + g->device->description +
                         " but the queue is on " + q->device->description + "; replay it on a queue of its device",
                     call, q->device);
-  std::lock_guard<std::mutex> lock(g->mutex);
+  std::unique_lock<std::mutex> lock(g->mutex);
   if (g->last_queue != q->id) {  // a queue not seen last time: remember it (for what updates replace)
     // Queues that have gone are forgotten on the way (a weak_ptr keeps a QueueState's memory), so
     // that a graph replayed on a new queue each time neither grows nor slows down with them.
@@ -595,7 +595,16 @@ void Queue::replay(const Graph& graph) {
       const std::shared_ptr<const std::function<void()>> fn = g->commands[seg.begin - 1].host_fn;
       detail::Traced t("host function", g->name.c_str(), 0, nullptr, q->device);
       try {
-        detail::enqueue_host_function(q, state_, [fn] { (*fn)(); }, true, call);
+        std::function<void()> run = [fn] { (*fn)(); };
+        if (!detail::enqueue_host_gated(q, state_, run, true, call)) {
+          // No gates: the function runs here, once the work before it completed, with the graph
+          // and the queue let go meanwhile - it may use them, as Queue::enqueue_host's may.
+          whole.unlock();
+          lock.unlock();
+          detail::enqueue_host_function(q, state_, std::move(run), call);
+          lock.lock();
+          whole.lock();
+        }
       } catch (...) {
         t.failed();
         trace.failed();

@@ -48,38 +48,40 @@ detail::HostWorker& worker_of(detail::QueueState& q, const char* call) {
 
 namespace detail {
 
-void enqueue_host_function(QueueState* q, const std::shared_ptr<QueueState>& state, std::function<void()> fn,
-                           bool order_held, const char* call) {
-  // The queue's order lock, exclusive: taken here unless the caller holds it (a replay).
-  auto exclusive = [&] {
-    return order_held ? std::unique_lock<std::shared_mutex>() : std::unique_lock<std::shared_mutex>(q->order);
-  };
-  if (q->impl->has_gates()) {
-    HostWorker& worker = worker_of(*q, call);
-    std::unique_ptr<HostWorker::Task> task = HostWorker::make_task(state, std::move(fn));
-    std::unique_ptr<bridge::Event> marker;
-    std::uint64_t gate = 0;
-    {
-      // The marker and the gate next to each other on the queue: the function waits for all that
-      // came before, all that comes after waits for it.
-      const std::unique_lock<std::shared_mutex> order = exclusive();
-      check(q->impl->record(false, marker), q->device);
-      const bridge::Status s = q->impl->wait_gate(gate);
-      if (s.ok()) {
-        // Handed on under the lock: tasks reach the worker in the order of their gates, which it
-        // opens in that order (a task pushed late behind a later gate would wait for ever).
-        worker.push(std::move(task), std::move(marker), gate);
-        return;
-      }
-      if (s.category != ErrorCategory::unsupported) check(s, q->device);
+bool enqueue_host_gated(QueueState* q, const std::shared_ptr<QueueState>& state, std::function<void()>& fn,
+                        bool order_held, const char* call) {
+  if (!q->impl->has_gates()) return false;
+  HostWorker& worker = worker_of(*q, call);
+  std::unique_ptr<HostWorker::Task> task = HostWorker::make_task(state, std::move(fn));
+  std::unique_ptr<bridge::Event> marker;
+  std::uint64_t gate = 0;
+  {
+    // The marker and the gate next to each other on the queue: the function waits for all that
+    // came before, all that comes after waits for it. The order lock, exclusive, is taken here
+    // unless the caller holds it (a replay).
+    const std::unique_lock<std::shared_mutex> order =
+        order_held ? std::unique_lock<std::shared_mutex>() : std::unique_lock<std::shared_mutex>(q->order);
+    check(q->impl->record(false, marker), q->device);
+    const bridge::Status s = q->impl->wait_gate(gate);
+    if (s.ok()) {
+      // Handed on under the lock: tasks reach the worker in the order of their gates, which it
+      // opens in that order (a task pushed late behind a later gate would wait for ever).
+      worker.push(std::move(task), std::move(marker), gate);
+      return true;
     }
-    fn = std::move(task->fn);  // the plugin has no gates for this queue after all
+    if (s.category != ErrorCategory::unsupported) check(s, q->device);
   }
+  fn = std::move(task->fn);  // the plugin has no gates for this queue after all
+  return false;
+}
+
+void enqueue_host_function(QueueState* q, const std::shared_ptr<QueueState>& state, std::function<void()> fn,
+                           const char* call) {
+  if (enqueue_host_gated(q, state, fn, false, call)) return;
   // No gates: the work before it first, then the function, here.
   std::unique_ptr<bridge::Event> marker;
   {
-    const std::shared_lock<std::shared_mutex> order =
-        order_held ? std::shared_lock<std::shared_mutex>() : std::shared_lock<std::shared_mutex>(q->order);
+    std::shared_lock<std::shared_mutex> order(q->order);
     check(q->impl->record(false, marker), q->device);
   }
   check(marker->wait(), q->device);
@@ -93,7 +95,7 @@ void Queue::enqueue_host(std::function<void()> fn) {
   detail::QueueState* q = checked(call);
   if (!fn) detail::invalid("the host function is empty; pass a callable", call, q->device);
   detail::Traced trace("host function", nullptr, 0, q, q->device);
-  detail::enqueue_host_function(q, state_, std::move(fn), false, call);
+  detail::enqueue_host_function(q, state_, std::move(fn), call);
 }
 
 void Event::on_complete(std::function<void()> fn) const {

@@ -9,11 +9,15 @@
 
 namespace gpurt::detail {
 
-// Enqueues `fn` on `q` (whose handle's state is `state`): it runs on the queue's host worker after
-// the work enqueued before and before the work enqueued after, as Queue::enqueue_host promises
-// (or, where the plugin has no gates, here once the work before has completed). `order_held`: the
-// caller holds q->order exclusively. Throws what Queue::enqueue_host throws.
+// Enqueues `fn` on `q` (whose handle's state is `state`) for the queue's host worker, between the
+// work enqueued before and after, as Queue::enqueue_host promises - where the plugin has gates for
+// the queue: true. false, with nothing enqueued and `fn` as it was, where it has none. `order_held`:
+// the caller holds q->order exclusively. Throws what Queue::enqueue_host throws.
+bool enqueue_host_gated(QueueState* q, const std::shared_ptr<QueueState>& state, std::function<void()>& fn,
+                        bool order_held, const char* call);
+// Queue::enqueue_host's work: gated where the plugin can, else `fn` runs here once the work
+// enqueued before it has completed. The caller holds none of q's locks.
 void enqueue_host_function(QueueState* q, const std::shared_ptr<QueueState>& state, std::function<void()> fn,
-                           bool order_held, const char* call);
+                           const char* call);
 
 }  // namespace gpurt::detail

@@ -357,6 +357,15 @@ Status Device::allocate_host(std::size_t bytes, std::unique_ptr<HostAllocation>&
 
 Status Device::build(const ProgramSource& source, const std::vector<std::string>& options,
                      std::unique_ptr<Program>& out) noexcept {
+  // gpurt_program_source::float_math came in 4.6: an older plugin would build as if contract.
+  if (source.float_math != FloatMath::contract && GPURT_ABI_VERSION_MINOR(t_->abi_version) < 6)
+    return Status::failure(ErrorCategory::unsupported,
+                           std::string("the plugin was built for plugin ABI ") +
+                               std::to_string(GPURT_ABI_VERSION_MAJOR(t_->abi_version)) + "." +
+                               std::to_string(GPURT_ABI_VERSION_MINOR(t_->abi_version)) +
+                               ", which has no BuildOptions::float_math (4.6); rebuild it against this gpurt to "
+                               "build with FloatMath::" + to_string(source.float_math),
+                           "device_build");
   try {
     const gpurt_program_source c = c_source(source);
     const std::vector<const char*> opts = c_options(options);

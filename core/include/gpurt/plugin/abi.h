@@ -48,7 +48,7 @@ extern "C" {
 #endif
 
 #define GPURT_ABI_MAJOR 4u
-#define GPURT_ABI_MINOR 5u
+#define GPURT_ABI_MINOR 6u
 #define GPURT_ABI_MAKE_VERSION(major, minor) ((((uint32_t)(major)) << 16) | ((uint32_t)(minor) & 0xffffu))
 #define GPURT_ABI_VERSION GPURT_ABI_MAKE_VERSION(GPURT_ABI_MAJOR, GPURT_ABI_MINOR)
 /* Plugins of gpurt before 4.0 returned their major version alone (1, 2, 3) from
@@ -157,7 +157,7 @@ typedef int32_t gpurt_language; /* gpurt::SourceLanguage */
 #define GPURT_CAP_SHARED_MEMORY (1u << 8) /* 4.5: device_allocate_shared works (one pointer, host and device) */
 #define GPURT_CAP_SHARED_CONCURRENT (1u << 9) /* 4.5: the host may touch shared memory while kernels run */
 
-/* device_register_host's flags (4.5). */
+/* device_register_host_flags's flags (4.6). */
 #define GPURT_HOST_REGISTER_READ_ONLY (1u << 0) /* the device only reads the memory */
 
 typedef int32_t gpurt_device_type; /* gpurt::DeviceType */
@@ -271,8 +271,9 @@ typedef struct gpurt_program_source {
   const char* text; /* source text, or the binary's bytes (cubin) */
   size_t text_size;
   const char* name; /* shown in build logs ("vector_add.cl") */
-  /* 4.5: GPURT_FLOAT_MATH_*, how the compiler may evaluate floating point (gpurt::FloatMath). Read
-   * it only where `size` covers it; 0 otherwise. */
+  /* 4.6: GPURT_FLOAT_MATH_*, how the compiler may evaluate floating point (gpurt::FloatMath). Read
+   * it only where `size` covers it; 0 otherwise. The core asks a plugin of 4.5 or older for nothing
+   * but GPURT_FLOAT_MATH_CONTRACT (it refuses other modes for it as unsupported). */
   int32_t float_math;
 } gpurt_program_source;
 #define GPURT_FLOAT_MATH_CONTRACT 0 /* the compiler's default: a*b+c may become one fma */
@@ -522,8 +523,9 @@ typedef struct gpurt_plugin_table {
   /* As device_register_host, with `flags`: GPURT_HOST_REGISTER_READ_ONLY when the application gave
    * const memory (the device must only read it); and *registered: GPURT_HOST_REGISTER_READ_ONLY
    * when the registration lets the device only read (asked, or the pages are read-only) - the core
-   * then refuses downloads into it. Optional (appended in 4.5); where set, the core calls it
-   * instead of device_register_host. */
+   * then refuses downloads into it. 4.6, optional; where set, the core calls it instead of
+   * device_register_host. */
+  /* ---- 4.6: registration flags; optional ---- */
   gpurt_result (*device_register_host_flags)(gpurt_device device, void* ptr, size_t bytes, uint32_t flags,
                                              gpurt_host_memory* out, uint32_t* registered, gpurt_status* status);
 } gpurt_plugin_table;

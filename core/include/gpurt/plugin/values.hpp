@@ -109,7 +109,7 @@ struct ProgramSource {
   SourceLanguage language = SourceLanguage::opencl_c;
   std::string text;  // source text, or binary bytes for cubin
   std::string name;  // shown in build logs ("vector_add.cl")
-  FloatMath float_math = FloatMath::contract;  // how the compiler may evaluate floating point (ABI 4.5)
+  FloatMath float_math = FloatMath::contract;  // how the compiler may evaluate floating point (ABI 4.6)
 };
 
 }  // namespace gpurt::plugin
