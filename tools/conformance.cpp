@@ -273,7 +273,10 @@ std::vector<Column> choose_columns(const std::vector<Column>& columns, const std
     }
     if (!matched) {
       std::string have;
-      for (const Column& c : columns) have += "\n  " + c.selector + " " + c.title;
+      // As gpurt::device lists them: an unavailable backend with its reason.
+      for (const Column& c : columns)
+        have += "\n  " + c.selector +
+                (c.unavailable_reason.empty() ? " (" + c.title + ")" : ": unavailable: " + c.unavailable_reason);
       throw Error(ErrorCategory::invalid_argument, "no device matches '" + sel + "'; these exist:" + have);
     }
   }
@@ -400,7 +403,11 @@ void write_table(const std::vector<std::string>& cases, const std::vector<Column
       const char* cell = o.kind == Outcome::Kind::pass ? "pass" : o.kind == Outcome::Kind::skip ? "skip" : "FAIL";
       std::cout << cell << std::string(columns[d].selector.size() > 4 ? columns[d].selector.size() - 4 : 0, ' ') << "  ";
       if (o.kind != Outcome::Kind::pass && !(o.kind == Outcome::Kind::skip && !columns[d].unavailable_reason.empty()))
-        notes.push_back(std::string(cell) + " " + columns[d].selector + " | " + cases[c] + ": " + o.detail);
+      {
+        std::string detail = o.detail;  // without the line break a suite's message ends in
+        while (!detail.empty() && (detail.back() == '\n' || detail.back() == '\r' || detail.back() == ' ')) detail.pop_back();
+        notes.push_back(std::string(cell) + " " + columns[d].selector + " | " + cases[c] + ": " + detail);
+      }
     }
     std::cout << cases[c] << "\n";
   }
