@@ -149,7 +149,7 @@ struct HostCopy<void*> {
 // pinned buffers (holding the queue's order whole: several commands), else copied direct.
 // Shared memory's host side (host_data() of an alloc_shared buffer) is blocking as pageable memory
 // is, but never staged: the device reaches it itself, and a driver copies it asynchronously (CUDA
-// managed memory), so the queue is finished after the copy.
+// managed memory), so the call waits for a marker recorded after the copy.
 template <class HostPointer>
 void copy_with_host(detail::QueueState* q, HostPointer host, std::size_t host_bytes, const detail::Allocation* buffer,
                     std::size_t offset, std::size_t bytes, bool host_pinned) {
@@ -163,7 +163,7 @@ void copy_with_host(detail::QueueState* q, HostPointer host, std::size_t host_by
   // Downloads ask always (a HostBuffer may be a read-only registration); uploads only for raw memory.
   const detail::HostMemory kind =
       host_pinned && up ? detail::HostMemory::pinned : detail::host_memory_at(host, bytes);
-  if (!up && (kind == detail::HostMemory::pinned_read_only || detail::overlaps_read_only(host, bytes)))
+  if (!up && detail::overlaps_read_only(host, bytes))
     detail::invalid("the destination lies in host memory registered read-only (Device::register_host of const memory, "
                     "or of pages the process may only read): the device may not write it; download into writable "
                     "memory",

@@ -38,6 +38,8 @@ struct Registry {
   std::mutex mutex;
   std::shared_ptr<const RangeList> list;  // null: none recorded yet
   std::atomic<std::uint64_t> version{0};
+  // Read-only ranges in `list`: while there is none, a download's check is one relaxed load.
+  std::atomic<std::size_t> read_only{0};
 };
 Registry& registry() {
   static Registry* r = new Registry;  // process lifetime: a HostBuffer may go in static destruction
@@ -60,6 +62,10 @@ template <class Edit>
 void publish(Registry& r, Edit&& edit) {
   auto next = r.list ? std::make_shared<RangeList>(*r.list) : std::make_shared<RangeList>();
   edit(*next);
+  r.read_only.store(static_cast<std::size_t>(std::count_if(next->begin(), next->end(), [](const Range& x) {
+                      return x.kind == HostMemory::pinned_read_only;
+                    })),
+                    std::memory_order_relaxed);
   r.list = std::move(next);
   r.version.fetch_add(1, std::memory_order_release);
 }
@@ -121,6 +127,9 @@ const std::shared_ptr<const RangeList>& current_list() {
 }  // namespace
 
 bool overlaps_read_only(const void* p, std::size_t bytes) {
+  // A registration made before the download was asked for is seen: its pointer reached this thread
+  // through something ordered after the registration (as for host_memory_at).
+  if (registry().read_only.load(std::memory_order_relaxed) == 0) return false;
   const std::shared_ptr<const RangeList>& seen = current_list();
   if (!seen || seen->empty() || bytes == 0) return false;
   const auto a = reinterpret_cast<std::uintptr_t>(p);
