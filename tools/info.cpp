@@ -87,6 +87,7 @@ nlohmann::json device_json(const Device& d) {
           {"int64_atomics", p.int64_atomics},
           {"shared_memory", p.shared_memory},
           {"shared_memory_concurrent", p.shared_memory_concurrent},
+          {"shared_memory_after_finish", p.shared_memory_after_finish},
           {"sub_groups", p.sub_groups},
           {"sub_group_shuffle", p.sub_group_shuffle},
           {"sub_group_sizes", p.sub_group_sizes},
@@ -211,8 +212,9 @@ int run_info(bool json) {
               << "\n      sub-groups: " << sub_group_text(p) << "\n"
               << "      shared memory (Device::alloc_shared): "
               << (!p.shared_memory ? "no"
-                  : p.shared_memory_concurrent ? "yes, the host may touch it while kernels run"
-                                               : "yes, the host touches it between the work that uses it")
+                  : p.shared_memory_concurrent   ? "yes, the host may touch it while kernels run"
+                  : p.shared_memory_after_finish ? "yes, the host touches it after finish() (coarse-grained SVM)"
+                                                 : "yes, the host touches it between the work that uses it")
               << "\n";
     std::cout << "      vendor BLAS (gpurt::lib matmul): " << vendor_text(d) << "\n";
     if (!p.pci_bus_id.empty() || !p.uuid.empty())

@@ -1,6 +1,7 @@
 // ClBuffer views for kernels, and pinned host memory.
 #include <algorithm>
 #include <cstdint>
+#include <mutex>
 
 #include "cl_common.hpp"
 
@@ -41,6 +42,14 @@ Status ClBuffer::kernel_handle(std::size_t offset, std::size_t size, cl_mem& out
     out = it->second();
     return Status::success();
   });
+}
+
+// Coarse-grained shared memory (cl_shared.cpp) is no longer found by its host address from here on.
+ClBuffer::~ClBuffer() {
+  if (coarse_) {
+    std::lock_guard<std::mutex> lock(coarse_->mutex);
+    coarse_->attached = false;
+  }
 }
 
 // The allocation's cl_mem (ClBuffer lives in the unit tests' library too, so its hooks are here).

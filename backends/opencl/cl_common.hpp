@@ -23,6 +23,7 @@
 #include <CL/cl_ext.h>
 #include <CL/opencl.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -54,8 +55,11 @@ Status fail(cl_int code, const char* call, const std::string& what = {});
 // device_of: the device an event's queue runs on.
 Status fail_wait(cl_device_id device, cl_int code, const char* call, const std::string& what = {});
 Status fail_on(cl_device_id device, cl_int code, const char* call, const std::string& what = {});
-// Whether the device has fine-grained buffer SVM and the loader its entry points (cl_shared.cpp).
-bool has_fine_grained_svm(cl_device_id device) noexcept;
+// The shared memory a device offers (cl_shared.cpp): fine-grained buffer SVM, coarse-grained (the
+// loader has clEnqueueSVMMap/Unmap too; also where GPURT_OPENCL_SVM=coarse asks for it on a device
+// with both), or none (no buffer SVM, or no entry points in the loader).
+enum class SvmKind { none, coarse, fine };
+SvmKind shared_memory_kind(cl_device_id device) noexcept;
 Status fail_enqueue(cl_command_queue queue, cl_device_id device, cl_int code, const char* call,
                     const std::string& what = {});
 
@@ -91,10 +95,39 @@ struct CompiledSource {
 
 class ClDevice;
 
+// Shared memory in coarse-grained buffer SVM (cl_shared.cpp; NVIDIA's OpenCL has no other kind):
+// the host may touch it only while it is mapped. gpurt maps it when it is made and at the
+// finish() of the last queue whose work used it, and unmaps it on the queue of the first command
+// that uses it after that (ClQueue::use_shared); a command of another queue, while it is unmapped,
+// first waits for the unmap. One per shared buffer, held by the ClBuffer and by every queue and
+// graph that used it.
+struct CoarseSvm {
+  ClDevice* device = nullptr;
+  unsigned char* pointer = nullptr;  // the SVM memory: the host side and the device side
+  std::size_t bytes = 0;
+  cl_mem mem = nullptr;    // the buffer's cl_mem over it, not retained: valid while `attached`
+  std::mutex mutex;        // guards what follows
+  bool attached = true;    // the ClBuffer lives (its destructor clears this)
+  bool freed = false;      // the SVM memory is gone (the cl_mem's destructor callback)
+  bool mapped = false;     // the host may touch it
+  cl_event unmapped = nullptr;     // the latest unmap command (a reference of its own)
+  std::vector<const void*> users;  // the queues (ClQueue) that used it since that unmap
+  CoarseSvm() = default;
+  CoarseSvm(const CoarseSvm&) = delete;
+  CoarseSvm& operator=(const CoarseSvm&) = delete;
+  ~CoarseSvm();  // cl_shared.cpp: the event released, the device's lookup entry dropped
+};
+
 class ClBuffer final : public plugin::Buffer {
  public:
-  ClBuffer(cl::Buffer mem, std::size_t bytes) : mem_(std::move(mem)), bytes_(bytes) {}
+  ClBuffer(cl::Buffer mem, std::size_t bytes, std::shared_ptr<CoarseSvm> coarse = nullptr)
+      : mem_(std::move(mem)), bytes_(bytes), coarse_(std::move(coarse)) {}
+  ~ClBuffer() override;
+  ClBuffer(const ClBuffer&) = delete;
+  ClBuffer& operator=(const ClBuffer&) = delete;
   cl_mem handle() const { return mem_(); }
+  // The coarse-grained SVM under a shared buffer; null for every other buffer.
+  const std::shared_ptr<CoarseSvm>& coarse() const { return coarse_; }
   Status native(plugin::Native& out) noexcept override;
   // The cl_mem to hand a kernel for the view [offset, offset + size): the buffer itself or a
   // cached sub-buffer, which `hold` keeps alive until the caller lets it go.
@@ -108,6 +141,7 @@ class ClBuffer final : public plugin::Buffer {
  private:
   cl::Buffer mem_;
   std::size_t bytes_;
+  std::shared_ptr<CoarseSvm> coarse_;
   std::mutex mutex_;
   std::map<std::pair<std::size_t, std::size_t>, cl::Buffer> views_;
   std::deque<std::pair<std::size_t, std::size_t>> order_;  // least recently used first
@@ -255,6 +289,17 @@ class ClQueue final : public plugin::Queue {
   Status prefetch(plugin::Buffer& buffer, std::size_t offset, std::size_t bytes, bool to_host) noexcept override;
   ~ClQueue() override;
 
+  // Coarse-grained shared memory (CoarseSvm, cl_shared.cpp). use_shared: before a command of this
+  // queue that uses `region`, unmaps it here (mapped) or waits for its unmap (unmapped on another
+  // queue), and remembers it; a no-op for a buffer without one. map_shared: once this queue has
+  // finished, maps the regions no other queue still uses (a blocking clEnqueueSVMMap here).
+  Status use_shared(const std::shared_ptr<CoarseSvm>& region) noexcept;
+  Status use_shared(plugin::Buffer& buffer) noexcept {
+    const auto& region = static_cast<ClBuffer&>(buffer).coarse();
+    return region ? use_shared(region) : Status::success();
+  }
+  Status map_shared() noexcept;
+
  private:
   cl::CommandQueue queue_;
   cl_context context_;
@@ -268,6 +313,14 @@ class ClQueue final : public plugin::Queue {
   std::deque<cl_event> gates_;  // not yet opened, oldest first (gates open in order)
   std::uint64_t gates_made_ = 0;
   void free_pending() noexcept;  // pending_mutex_ held, the queue finished
+  std::mutex shared_mutex_;
+  std::vector<std::shared_ptr<CoarseSvm>> shared_used_;  // use_shared since the last map_shared
+  // A host copy whose host side is coarse-grained shared memory (cl_shared.cpp): mapped first (a
+  // blocking map on this queue), then `handled` false and the caller copies as from any host
+  // memory; where `buffer` is that memory too, a copy within its cl_mem (waited for when
+  // `blocking`), `handled` true. `host` outside such memory: nothing done, `handled` false.
+  Status copy_shared_host(const void* host, plugin::Buffer& buffer, std::size_t offset, std::size_t bytes,
+                          bool to_buffer, bool blocking, bool& handled) noexcept;
   // A fill whose offset is not a multiple of the pattern size (cl_queue.cpp).
   Status fill_by_copies(plugin::Buffer& dst, std::size_t offset, std::size_t bytes, const void* pattern,
                         std::size_t pattern_size) noexcept;
@@ -281,7 +334,8 @@ class ClDevice final : public plugin::Device {
   Status create_queue(const plugin::QueueOptions& options,
                       std::unique_ptr<plugin::Queue>& out) noexcept override;
   Status allocate(std::size_t bytes, std::unique_ptr<plugin::Buffer>& out) noexcept override;
-  // Fine-grained buffer SVM behind a cl_mem (cl_shared.cpp).
+  // Buffer SVM behind a cl_mem (cl_shared.cpp): fine-grained where the device has it, else
+  // coarse-grained (CoarseSvm); GPURT_OPENCL_SVM=coarse chooses coarse-grained where both exist.
   Status allocate_shared(std::size_t bytes, std::unique_ptr<plugin::Buffer>& out, void*& host) noexcept override;
   Status allocate_host(std::size_t bytes, std::unique_ptr<plugin::HostAllocation>& out) noexcept override;
   // The application's memory as pinned memory, on CPU devices only (cl_device.cpp).
@@ -310,6 +364,12 @@ class ClDevice final : public plugin::Device {
 
   const cl::Device& native() const { return device_; }
   const cl::Context& context() const { return context_; }
+
+  // Coarse-grained shared memory (cl_shared.cpp): whether shared buffers are, and the one whose
+  // memory holds [host, host + bytes) (null where none does; one relaxed load while there is none).
+  bool coarse_shared() const noexcept { return coarse_shared_; }
+  std::shared_ptr<CoarseSvm> coarse_at(const void* host, std::size_t bytes) noexcept;
+  void forget_coarse(const CoarseSvm* region) noexcept;
   unsigned address_bits() const { return address_bits_; }
 
   // Fills through a kernel where the driver's clEnqueueFillBuffer is slow (GPUs: NVIDIA's ran at
@@ -371,6 +431,14 @@ class ClDevice final : public plugin::Device {
   bool single_item_sub_groups_ = false;
   std::mutex mutex_;
   cl::CommandQueue utility_;  // for mapping pinned host memory
+  bool coarse_shared_ = false;  // shared memory is coarse-grained SVM (CoarseSvm)
+  struct CoarseEntry {
+    const CoarseSvm* raw = nullptr;
+    std::weak_ptr<CoarseSvm> region;
+  };
+  std::mutex coarse_mutex_;
+  std::map<std::uintptr_t, CoarseEntry> coarse_regions_;  // by start address
+  std::atomic<std::size_t> coarse_count_{0};
   // enqueue_kernel on PoCL before 7.0: each kernel name's latest launch, its queue (not retained:
   // forget_launches drops its entries before it goes) and its event.
   struct Launch {

@@ -92,7 +92,10 @@ ClDevice::ClDevice(cl::Platform platform, cl::Device device, cl::Context context
   p.fp64 = device_.getInfo<CL_DEVICE_DOUBLE_FP_CONFIG>() != 0 || has_extension(ext, "cl_khr_fp64");
   p.fp16 = has_extension(ext, "cl_khr_fp16");
   p.int32_atomics = true;  // core since OpenCL 1.1
-  p.shared_memory = has_fine_grained_svm(device_());
+  const SvmKind svm = shared_memory_kind(device_());
+  p.shared_memory = svm != SvmKind::none;
+  coarse_shared_ = svm == SvmKind::coarse;
+  p.shared_memory_after_finish = coarse_shared_;  // mapped at finish() (cl_shared.cpp)
   // Native float add, as the prelude's gpurt_atomic_add_float uses it: inline PTX on NVIDIA (set
   // below); a compare-and-swap loop elsewhere, cl_ext_float_atomics or not.
   p.float_atomic_add = false;

@@ -111,6 +111,17 @@ ClGraph::~ClGraph() {
   while (!kernels_.empty()) kernels_.pop_back();
 }
 
+void ClGraph::note_shared(const plugin::Buffer* buffer) {
+  if (!buffer) return;
+  const auto& region = static_cast<const ClBuffer*>(buffer)->coarse();
+  if (region && std::find(shared_.begin(), shared_.end(), region) == shared_.end()) shared_.push_back(region);
+}
+
+void ClGraph::note_shared(const plugin::KernelArg* args, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i)
+    if (args[i].kind == plugin::KernelArg::Kind::buffer) note_shared(args[i].buffer);
+}
+
 cl_kernel ClGraph::keep(cl::Kernel k) {
   kernels_.push_back(std::move(k));
   return kernels_.back()();
@@ -145,7 +156,12 @@ Status ClDevice::create_graph(const plugin::Command* commands, std::size_t count
       ClGraph::Step& st = g->steps_.back();
       st.kind = c.kind;
       st.index = i;
-      Status s = guarded("Recording::finish", [&] { return pack(*this, *g, c, st); });
+      Status s = guarded("Recording::finish", [&] {
+        g->note_shared(c.src);
+        g->note_shared(c.dst);
+        if (c.kind == Kind::launch) g->note_shared(c.args, c.arg_count);
+        return pack(*this, *g, c, st);
+      });
       if (!s.ok()) return named(std::move(s), st);
     }
     out = std::move(g);
@@ -178,6 +194,7 @@ Status ClGraph::set_args(std::size_t index, const plugin::LaunchShape& shape, co
       st.spare_views.clear();
       return s;
     }
+    note_shared(args, arg_count);
     std::swap(st.kernel, st.spare);
     st.views.swap(st.spare_views);
     st.spare_views.clear();  // enqueued commands hold what they use themselves
@@ -191,6 +208,10 @@ Status ClGraph::set_args(std::size_t index, const plugin::LaunchShape& shape, co
 // command; the commands enqueued before it stay enqueued and run (graph.hpp says so).
 Status ClQueue::replay(plugin::Graph& graph) noexcept {
   const ClGraph& g = static_cast<const ClGraph&>(graph);
+  for (const auto& region : g.shared()) {  // coarse-grained shared memory: the device's first
+    Status s = use_shared(region);
+    if (!s.ok()) return s;
+  }
   cl_command_queue q = queue_();
   for (const ClGraph::Step& st : g.steps()) {
     cl_int err = CL_SUCCESS;

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,7 @@ class ClGraph final : public plugin::Graph {
   Status set_args(std::size_t index, const plugin::LaunchShape& shape, const plugin::KernelArg* args,
                   std::size_t arg_count) noexcept override;
   const std::vector<Step>& steps() const { return steps_; }
+  const std::vector<std::shared_ptr<CoarseSvm>>& shared() const { return shared_; }
 
   // "command 3 (launch 'saxpy')": how messages name a step (the core adds the graph's name).
   static std::string describe(const Step& step);
@@ -73,6 +75,11 @@ class ClGraph final : public plugin::Graph {
   std::string name_;
   std::vector<Step> steps_;  // in recorded order, without NOTHING commands
   std::vector<cl::Kernel> kernels_;  // every kernel object the steps name, in the order made
+  // Coarse-grained shared memory the steps name (cl_shared.cpp): a replay unmaps it first. Never
+  // shrinks: set_args adds what new arguments name.
+  std::vector<std::shared_ptr<CoarseSvm>> shared_;
+  void note_shared(const plugin::Buffer* buffer);
+  void note_shared(const plugin::KernelArg* args, std::size_t count);
 };
 
 }  // namespace gpurt::opencl

@@ -108,6 +108,9 @@ Status ClQueue::copy_peer(plugin::Buffer& src, std::size_t src_offset, plugin::B
     return Status::failure(ErrorCategory::unsupported,
                            "OpenCL copies directly only between buffers of one cl_context (devices of one platform)",
                            "clEnqueueCopyBuffer");
+  Status used = use_shared(src);  // coarse-grained shared memory: the device's from here on
+  if (used.ok()) used = use_shared(dst);
+  if (!used.ok()) return used;
   err = clEnqueueCopyBuffer(queue_(), from, to, src_offset, dst_offset, bytes, 0, nullptr, nullptr);
   return err == CL_SUCCESS ? Status::success()
                            : fail_enqueue(queue_(), device_.native()(), err, "clEnqueueCopyBuffer",

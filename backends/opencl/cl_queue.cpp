@@ -44,6 +44,10 @@ ClQueue::~ClQueue() {
     (void)clReleaseEvent(e);
   }
   device_.forget_launches(queue_());
+  if (!shared_used_.empty()) {  // shared memory it used goes back to the host, as at a finish
+    (void)clFinish(queue_());
+    (void)map_shared();
+  }
   if (!pending_.empty()) {
     (void)clFinish(queue_());
     free_pending();
@@ -82,6 +86,13 @@ Status host_copy_failed(cl_command_queue queue, cl_device_id device, cl_mem mem,
 // a private copy (above), larger ones with the driver's blocking form.
 Status ClQueue::copy_from_host(const void* src, plugin::Buffer& dst, std::size_t dst_offset,
                                std::size_t bytes, bool blocking) noexcept {
+  if (device_.coarse_shared()) {  // coarse-grained shared memory on either side (cl_shared.cpp)
+    bool handled = false;
+    Status s = copy_shared_host(src, dst, dst_offset, bytes, true, blocking, handled);
+    if (handled || !s.ok()) return s;
+    s = use_shared(dst);
+    if (!s.ok()) return s;
+  }
   if (blocking && bytes <= private_copy_limit) {
     std::lock_guard<std::mutex> lock(pending_mutex_);
     if (pending_bytes_ + bytes > pending_budget || pending_.size() >= 4096) {
@@ -117,6 +128,13 @@ Status ClQueue::copy_from_host(const void* src, plugin::Buffer& dst, std::size_t
 
 Status ClQueue::copy_to_host(plugin::Buffer& src, std::size_t src_offset, void* dst,
                              std::size_t bytes, bool blocking) noexcept {
+  if (device_.coarse_shared()) {
+    bool handled = false;
+    Status s = copy_shared_host(dst, src, src_offset, bytes, false, blocking, handled);
+    if (handled || !s.ok()) return s;
+    s = use_shared(src);
+    if (!s.ok()) return s;
+  }
   const cl_int err = clEnqueueReadBuffer(queue_(), buf(src).handle(), blocking ? CL_TRUE : CL_FALSE, src_offset, bytes,
                                          dst, 0, nullptr, nullptr);
   return err == CL_SUCCESS ? Status::success()
@@ -126,6 +144,11 @@ Status ClQueue::copy_to_host(plugin::Buffer& src, std::size_t src_offset, void* 
 
 Status ClQueue::copy(plugin::Buffer& src, std::size_t src_offset, plugin::Buffer& dst,
                      std::size_t dst_offset, std::size_t bytes) noexcept {
+  if (device_.coarse_shared()) {
+    Status s = use_shared(src);
+    if (s.ok()) s = use_shared(dst);
+    if (!s.ok()) return s;
+  }
   const cl_int err = clEnqueueCopyBuffer(queue_(), buf(src).handle(), buf(dst).handle(), src_offset,
                                          dst_offset, bytes, 0, nullptr, nullptr);
   return err == CL_SUCCESS ? Status::success() : fail_enqueue(queue_(), device_.native()(), err, "clEnqueueCopyBuffer");
@@ -135,6 +158,10 @@ Status ClQueue::fill(plugin::Buffer& dst, std::size_t offset, std::size_t bytes,
                      std::size_t pattern_size) noexcept {
   // (A fill at an offset that is not a multiple of the pattern is several commands, below; the core
   // holds the queue's order lock for the whole call, so no other thread's command lands between them.)
+  if (device_.coarse_shared()) {
+    Status s = use_shared(dst);
+    if (!s.ok()) return s;
+  }
   Status through_kernel;
   if (device_.fill_with_kernel(queue_, buf(dst).handle(), offset, bytes, pattern, pattern_size, through_kernel))
     return through_kernel;
@@ -262,6 +289,13 @@ plugin::Outcome ClQueue::launch(plugin::Kernel& kernel, const plugin::LaunchShap
   // takes no lock, as a raw program launching one cl_kernel from several threads takes none.
   std::unique_lock<std::mutex> lock(k.mutex(), std::defer_lock);
   if (count > 0) lock.lock();
+  if (device_.coarse_shared()) {  // coarse-grained shared memory among the arguments: unmapped first
+    for (std::size_t i = 0; i < count; ++i) {
+      if (args[i].kind != plugin::KernelArg::Kind::buffer || !args[i].buffer) continue;
+      Status s = use_shared(*args[i].buffer);
+      if (!s.ok()) return s;
+    }
+  }
   std::vector<cl::Buffer> views;  // sub-buffers in use by this launch (OpenCL C kernels only)
   if (plugin::Outcome set = set_kernel_args(k, k.handle(), args, count, views); !set.ok()) return set;
   const NdRange r = nd_range(shape);
@@ -327,7 +361,7 @@ Status ClQueue::finish() noexcept {
     return fail_wait(device_.native()(), err, "clFinish");
   }
   for (void* p : done) std::free(p);
-  return Status::success();
+  return map_shared();  // coarse-grained shared memory this queue used: the host's again
 }
 
 Status ClQueue::wait_gate(std::uint64_t& gate) noexcept {

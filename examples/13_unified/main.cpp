@@ -1,6 +1,7 @@
 // 13_unified: a pipeline over shared memory - the host writes, a kernel runs, the host reads - with
-// no copy call, on every device that has shared memory (CUDA managed memory, OpenCL fine-grained
-// SVM), checked against the CPU. A device without it says so and why.
+// no copy call, on every device that has shared memory (CUDA managed memory, OpenCL buffer SVM:
+// fine-grained, or coarse-grained as on NVIDIA's OpenCL, which gpurt maps for the host at finish()),
+// checked against the CPU. A device without it says so and why.
 //
 //   usage: 13_unified [SELECTOR] [N]      e.g. 13_unified cuda:0 1000003
 //
@@ -54,8 +55,9 @@ static bool run(const gpurt::Device& dev, std::size_t n) {
   std::size_t wrong = 0;
   for (std::size_t i = 0; i < n; ++i) wrong += y.host_data()[i] != want[i];
   std::printf("  %zu of %zu results differ from the CPU (%s)\n", wrong, n,
-              dev.properties().shared_memory_concurrent ? "the host may touch it while kernels run"
-                                                        : "the host touches it between kernels");
+              dev.properties().shared_memory_concurrent     ? "the host may touch it while kernels run"
+              : dev.properties().shared_memory_after_finish ? "coarse-grained: the host touches it after finish()"
+                                                            : "the host touches it between kernels");
   return wrong == 0;
 }
 

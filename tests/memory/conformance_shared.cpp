@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -30,7 +32,7 @@ bool shared_or_refused(const Device& dev) {
 
 }  // namespace
 
-TEST_CASE("device.hpp: shared buffers are read and written by the host and by kernels in turn, through odd views, at sizes 0, 1, primes and large") {
+TEST_CASE("device.hpp: shared buffers are read and written by the host and by kernels in turn, through odd views, at sizes 0, 1, primes and large", "[shared]") {
   // device.hpp: alloc_shared gives "a Buffer like alloc's - views, kernels, copies, fills ... -
   // whose bytes the host also reaches through Buffer::host_data()"; buffer.hpp: host_data is "the
   // same bytes kernels, copies and fills use, at the view's start".
@@ -75,7 +77,7 @@ TEST_CASE("device.hpp: shared buffers are read and written by the host and by ke
   }
 }
 
-TEST_CASE("device.hpp: copies and fills reach shared buffers as any Buffer, and the host sees them after finish") {
+TEST_CASE("device.hpp: copies and fills reach shared buffers as any Buffer, and the host sees them after finish", "[shared]") {
   // device.hpp: shared memory is "a Buffer like alloc's"; buffer.hpp: the host may touch the bytes
   // "after that work completed (finish() ...)".
   test::Fixture f;
@@ -83,8 +85,16 @@ TEST_CASE("device.hpp: copies and fills reach shared buffers as any Buffer, and 
   const std::size_t n = 65537;
   Buffer<std::uint32_t> s = f.dev.alloc_shared<std::uint32_t>(n);
   Buffer<std::uint32_t> d = f.dev.alloc<std::uint32_t>(n);
-  f.q.fill(s.view(5, n - 10), 0xabcdu);
-  for (std::size_t i = 0; i < 5; ++i) s.host_data()[i] = s.host_data()[n - 1 - i] = 7u;
+  if (f.dev.properties().shared_memory_after_finish) {
+    // types.hpp: coarse-grained shared memory is the host's "only after finish()": the host writes
+    // the ends before the fill is enqueued ("what the host writes before enqueueing is what the
+    // kernel reads").
+    for (std::size_t i = 0; i < 5; ++i) s.host_data()[i] = s.host_data()[n - 1 - i] = 7u;
+    f.q.fill(s.view(5, n - 10), 0xabcdu);
+  } else {  // bytes no pending work uses: the host's while the fill runs
+    f.q.fill(s.view(5, n - 10), 0xabcdu);
+    for (std::size_t i = 0; i < 5; ++i) s.host_data()[i] = s.host_data()[n - 1 - i] = 7u;
+  }
   f.q.finish();
   for (std::size_t i = 0; i < n; ++i)
     if (s.host_data()[i] != (i < 5 || i >= n - 5 ? 7u : 0xabcdu)) FAIL("element " << i << " is " << s.host_data()[i]);
@@ -102,7 +112,7 @@ TEST_CASE("device.hpp: copies and fills reach shared buffers as any Buffer, and 
   GPURT_REQUIRE_ERROR(f.q.prefetch(d, PrefetchTo::device), ErrorCategory::invalid_argument, "not shared memory");
 }
 
-TEST_CASE("queue.hpp: prefetch moves shared memory either way, ordered on the queue, or is unsupported naming the device") {
+TEST_CASE("queue.hpp: prefetch moves shared memory either way, ordered on the queue, or is unsupported naming the device", "[shared]") {
   // queue.hpp: prefetch is "a hint that makes the first accesses there fast, never needed for
   // correctness"; "unsupported where the device cannot move it".
   test::Fixture f;
@@ -139,7 +149,7 @@ TEST_CASE("queue.hpp: prefetch moves shared memory either way, ordered on the qu
   CHECK(after.host_data()[2] == 4.0f);
 }
 
-TEST_CASE("device.hpp: shared memory counts in memory_usage, and more than is free is refused before the driver sees it") {
+TEST_CASE("device.hpp: shared memory counts in memory_usage, and more than is free is refused before the driver sees it", "[shared]") {
   // device.hpp: "Counted in memory_usage() like alloc's"; "out_of_device_memory for more than the
   // driver says is free, before the driver sees the request".
   test::Fixture f;
@@ -165,7 +175,7 @@ TEST_CASE("device.hpp: shared memory counts in memory_usage, and more than is fr
   CHECK(std::vector<int>(small.host_data(), small.host_data() + 3) == std::vector<int>{9, 9, 5});
 }
 
-TEST_CASE("queue.hpp: copies between host_data() and a Buffer block as pageable copies do, and are never staged") {
+TEST_CASE("queue.hpp: copies between host_data() and a Buffer block as pageable copies do, and are never staged", "[shared]") {
   // queue.hpp: copies from and to ordinary memory "are blocking on every backend and path: an
   // upload returns once its source may be reused, a download once its data is in the destination".
   // host_data() is not a HostBuffer, so that holds for it too - also where the driver copies shared
@@ -198,7 +208,7 @@ TEST_CASE("queue.hpp: copies between host_data() and a Buffer block as pageable 
   }
 }
 
-TEST_CASE("device.hpp: shared memory is never registered as host memory") {
+TEST_CASE("device.hpp: shared memory is never registered as host memory", "[shared]") {
   // device.hpp register_host: "Throws invalid_argument ... for a range overlapping a registration or
   // HostBuffer gpurt knows"; shared memory's host side is such memory too (api-guide: "a HostBuffer
   // or shared memory").
@@ -217,7 +227,7 @@ TEST_CASE("device.hpp: shared memory is never registered as host memory") {
   CHECK(f.q.read(s.view(3, 1)) == std::vector<float>{1.25f});
 }
 
-TEST_CASE("queue.hpp: a host_data() copy waits for its own queue's work only, and is refused inside that queue's host function") {
+TEST_CASE("queue.hpp: a host_data() copy waits for its own queue's work only, and is refused inside that queue's host function", "[shared]") {
   // queue.hpp: host functions may "enqueue onto other queues"; a host_data() copy is "an ordinary
   // host copy: blocking" - so, as a pageable copy, it must not keep another queue's host function
   // from enqueueing onto its queue while it waits. From inside its own queue's host function it
@@ -250,4 +260,69 @@ TEST_CASE("queue.hpp: a host_data() copy waits for its own queue's work only, an
   });
   f.q.finish();
   CHECK(category.load() == static_cast<int>(ErrorCategory::invalid_argument));
+}
+
+TEST_CASE("types.hpp: after finish() of every queue that used it the host sees shared memory current - through graphs, two queues and host_data() copies", "[shared]") {
+  // types.hpp shared_memory_after_finish: "the host may touch shared memory only after finish() of
+  // every queue whose work used it (OpenCL coarse-grained SVM, which gpurt maps there)"; api-guide:
+  // a copy between host_data() and a Buffer is "an ordinary host copy: blocking ... the download's
+  // data is there when the call returns". Holds on every device with shared memory; on coarse-grained
+  // SVM (NVIDIA's OpenCL; PoCL under GPURT_OPENCL_SVM=coarse) each step needs a map or an unmap
+  // gpurt makes, and a missing one leaves the host or the device with stale bytes.
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_dialect);
+  if (!shared_or_refused(f.dev)) GPURT_SKIP(f.dev.description() + " has no shared memory (refused as promised)");
+  const DeviceProperties& p = f.dev.properties();
+  CHECK_FALSE((p.shared_memory_after_finish && p.shared_memory_concurrent));
+  const char* asked = std::getenv("GPURT_OPENCL_SVM");
+  if (asked && std::strcmp(asked, "coarse") == 0 && f.dev.backend() == "opencl") CHECK(p.shared_memory_after_finish);
+  const Kernel add = f.vector_add();
+  const std::size_t n = 100003, offset = 5, len = n - 2 * offset;
+  Buffer<float> a = f.dev.alloc_shared<float>(n), b = f.dev.alloc_shared<float>(n), c = f.dev.alloc_shared<float>(n);
+  std::vector<float> x = test::random_vector<float>(n), y = test::random_vector<float>(n);
+  std::copy(x.begin(), x.end(), a.host_data());
+  std::copy(y.begin(), y.end(), b.host_data());
+  std::fill(c.host_data(), c.host_data() + n, -3.0f);
+  // A graph replayed twice, the host changing the input between the replays.
+  Recording r(f.dev, "shared step");
+  r.launch(add, LaunchConfig::cover(Dim3(len), Dim3(64)), a.view(offset, len), b.view(offset, len),
+           c.view(offset, len), static_cast<std::uint64_t>(len));
+  Graph g = r.finish();
+  for (int round = 0; round < 2; ++round) {
+    f.q.replay(g);
+    f.q.finish();
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const float want = i < offset || i >= offset + len ? -3.0f : x[i] + y[i];
+      wrong += c.host_data()[i] != want;
+    }
+    CHECK(wrong == 0);
+    for (std::size_t i = 0; i < n; ++i) a.host_data()[i] = x[i] = x[i] + 1.0f;
+  }
+  // Two queues on one buffer (disjoint views): the host reads after both finished.
+  Queue other = f.dev.create_queue();
+  f.q.fill(c.view(0, n / 2), 1.0f);
+  other.fill(c.view(n / 2, n - n / 2), 2.0f);
+  f.q.finish();
+  other.finish();
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) wrong += c.host_data()[i] != (i < n / 2 ? 1.0f : 2.0f);
+  CHECK(wrong == 0);
+  // host_data() copies: the download's data is the host's when the call returns, after a kernel
+  // that wrote the same buffer and without a finish of its own; the upload reads what the host wrote.
+  Buffer<float> d = f.dev.alloc<float>(len);
+  f.q.launch(add, LaunchConfig::cover(Dim3(len), Dim3(64)), a.view(offset, len), b.view(offset, len),
+             c.view(offset, len), static_cast<std::uint64_t>(len));
+  f.q.fill(d, 4.25f);
+  f.q.copy(d, c.host_data() + offset);
+  wrong = 0;
+  for (std::size_t i = 0; i < len; ++i) wrong += c.host_data()[offset + i] != 4.25f;
+  CHECK(wrong == 0);
+  for (std::size_t i = 0; i < len; ++i) b.host_data()[offset + i] = static_cast<float>(i % 101);
+  f.q.copy(b.host_data() + offset, d);
+  CHECK(f.q.read(d) == std::vector<float>(b.host_data() + offset, b.host_data() + offset + len));
+  // A copy within one shared buffer through its host side (both sides the same memory).
+  f.q.copy(c.host_data() + offset, c.view(0, 3));
+  f.q.finish();
+  CHECK(std::vector<float>(c.host_data(), c.host_data() + 3) == std::vector<float>(3, 4.25f));
 }

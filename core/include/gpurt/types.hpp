@@ -197,9 +197,13 @@ struct DeviceProperties {
   std::vector<std::uint32_t> sub_group_sizes;  // sizes a portable kernel's full sub-groups may have
                                        // ({32} on CUDA, {1} where single-item); empty: unknown
   bool shared_memory = false;          // Device::alloc_shared works: one allocation the host and kernels
-                                       // both reach (CUDA managed memory, OpenCL fine-grained SVM)
+                                       // both reach (CUDA managed memory, OpenCL buffer SVM)
   bool shared_memory_concurrent = false;  // the host may touch shared memory while kernels run (bytes
                                        // no running work touches); false: only between the work
+  bool shared_memory_after_finish = false;  // the host may touch shared memory only after finish()
+                                       // of every queue whose work used it (OpenCL coarse-grained
+                                       // SVM, which gpurt maps there), not after an event's wait
+                                       // alone nor inside a host function (api-guide.md)
   bool tensor_cores = false;           // matrix units for 16x8x16 bf16 / 16x8x8 tf32 multiply-accumulate
                                        // (CUDA compute capability 8.0 or later); lib::matmul_tf32/bf16 use them
   std::size_t view_alignment = 1;      // a buffer view passed to a kernel must start on a multiple

@@ -261,6 +261,7 @@ Device::Device(const Table* t, gpurt_device h) : t_(t), h_(h) {
   p.sub_group_shuffle = (c.capabilities & GPURT_CAP_SUB_GROUP_SHUFFLE) != 0;
   p.shared_memory = (c.capabilities & GPURT_CAP_SHARED_MEMORY) != 0;
   p.shared_memory_concurrent = p.shared_memory && (c.capabilities & GPURT_CAP_SHARED_CONCURRENT) != 0;
+  p.shared_memory_after_finish = p.shared_memory && (c.capabilities & GPURT_CAP_SHARED_AFTER_FINISH) != 0;
   if (c.sub_group_sizes && c.sub_group_size_count <= 64)
     p.sub_group_sizes.assign(c.sub_group_sizes, c.sub_group_sizes + c.sub_group_size_count);
 }

@@ -48,7 +48,7 @@ extern "C" {
 #endif
 
 #define GPURT_ABI_MAJOR 4u
-#define GPURT_ABI_MINOR 6u
+#define GPURT_ABI_MINOR 7u
 #define GPURT_ABI_MAKE_VERSION(major, minor) ((((uint32_t)(major)) << 16) | ((uint32_t)(minor) & 0xffffu))
 #define GPURT_ABI_VERSION GPURT_ABI_MAKE_VERSION(GPURT_ABI_MAJOR, GPURT_ABI_MINOR)
 /* Plugins of gpurt before 4.0 returned their major version alone (1, 2, 3) from
@@ -156,6 +156,9 @@ typedef int32_t gpurt_language; /* gpurt::SourceLanguage */
 #define GPURT_CAP_INT64_ATOMICS (1u << 7) /* 4.4: the portable prelude's 64-bit integer atomics build */
 #define GPURT_CAP_SHARED_MEMORY (1u << 8) /* 4.5: device_allocate_shared works (one pointer, host and device) */
 #define GPURT_CAP_SHARED_CONCURRENT (1u << 9) /* 4.5: the host may touch shared memory while kernels run */
+/* 4.7: the host may touch shared memory only after the finish of every queue whose work used it
+ * (the plugin maps it there: OpenCL coarse-grained SVM), not after an event's wait alone */
+#define GPURT_CAP_SHARED_AFTER_FINISH (1u << 10)
 
 /* device_register_host_flags's flags (4.6). */
 #define GPURT_HOST_REGISTER_READ_ONLY (1u << 0) /* the device only reads the memory */

@@ -607,7 +607,8 @@ struct TableOf {
                      (p.sub_group_shuffle ? GPURT_CAP_SUB_GROUP_SHUFFLE : 0u) |
                      (p.int64_atomics ? GPURT_CAP_INT64_ATOMICS : 0u) |
                      (p.shared_memory ? GPURT_CAP_SHARED_MEMORY : 0u) |
-                     (p.shared_memory_concurrent ? GPURT_CAP_SHARED_CONCURRENT : 0u);
+                     (p.shared_memory_concurrent ? GPURT_CAP_SHARED_CONCURRENT : 0u) |
+                     (p.shared_memory_after_finish ? GPURT_CAP_SHARED_AFTER_FINISH : 0u);
     c.view_alignment = p.view_alignment;
     c.sub_group_size_count = static_cast<std::uint32_t>(p.sub_group_sizes.size());
     c.sub_group_sizes = p.sub_group_sizes.empty() ? nullptr : p.sub_group_sizes.data();
