@@ -4,14 +4,29 @@
 
 namespace gpurt::cuda {
 
-void AllocationRecord::add(CUdeviceptr p, std::size_t bytes) {
+void AllocationRecord::add(CUdeviceptr p, std::size_t bytes, bool managed) {
   std::lock_guard<std::mutex> lock(mutex_);
-  sizes_[p] = bytes;
+  sizes_[p] = Entry{bytes, managed};
+  if (managed) managed_count_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void AllocationRecord::remove(CUdeviceptr p) noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
-  sizes_.erase(p);
+  const auto it = sizes_.find(p);
+  if (it == sizes_.end()) return;
+  if (it->second.managed) managed_count_.fetch_sub(1, std::memory_order_relaxed);
+  sizes_.erase(it);
+}
+
+bool AllocationRecord::managed(const void* host, std::size_t bytes) const {
+  if (managed_count_.load(std::memory_order_relaxed) == 0 || !host) return false;
+  const auto p = static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(host));
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = sizes_.upper_bound(p);
+  if (it == sizes_.begin()) return false;
+  --it;
+  const std::size_t at = static_cast<std::size_t>(p - it->first);
+  return it->second.managed && at < it->second.bytes && bytes <= it->second.bytes - at;
 }
 
 bool AllocationRecord::find(CUdeviceptr p, CUdeviceptr& start, std::size_t& bytes) const {
@@ -19,9 +34,9 @@ bool AllocationRecord::find(CUdeviceptr p, CUdeviceptr& start, std::size_t& byte
   auto it = sizes_.upper_bound(p);
   if (it == sizes_.begin()) return false;
   --it;
-  if (p - it->first >= it->second) return false;
+  if (p - it->first >= it->second.bytes) return false;
   start = it->first;
-  bytes = it->second;
+  bytes = it->second.bytes;
   return true;
 }
 

@@ -21,6 +21,7 @@
 #include <cuda.h>
 #include <nvrtc.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -159,14 +160,22 @@ plugin::Outcome pack_launch(CuKernel& kernel, const plugin::LaunchShape& shape, 
 // copy or launch).
 class AllocationRecord {
  public:
-  void add(CUdeviceptr p, std::size_t bytes);  // may throw std::bad_alloc
+  // `managed`: cuMemAllocManaged memory (Device::alloc_shared).
+  void add(CUdeviceptr p, std::size_t bytes, bool managed = false);  // may throw std::bad_alloc
   void remove(CUdeviceptr p) noexcept;
   // The recorded allocation containing `p`: true with its start and size; false if none.
   bool find(CUdeviceptr p, CUdeviceptr& start, std::size_t& bytes) const;
+  // Whether [p, p + bytes) lies in one managed allocation: one relaxed load while there is none.
+  bool managed(const void* p, std::size_t bytes) const;
 
  private:
+  struct Entry {
+    std::size_t bytes = 0;
+    bool managed = false;
+  };
   mutable std::mutex mutex_;
-  std::map<CUdeviceptr, std::size_t> sizes_;
+  std::map<CUdeviceptr, Entry> sizes_;
+  std::atomic<std::size_t> managed_count_{0};
 };
 
 class CuBuffer final : public plugin::Buffer {
@@ -362,6 +371,8 @@ class CuDevice final : public plugin::Device {
   void enable_peer(CUcontext peer) noexcept;
 
   CUcontext context() const { return ctx_; }
+  // gpurt's own allocations in the context, managed memory marked (copies choose their call by it).
+  const AllocationRecord& allocations() const { return allocations_; }
   CUdevice native_device() const { return dev_; }
   int compute_capability() const { return cc_major_ * 10 + cc_minor_; }
 

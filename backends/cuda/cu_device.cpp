@@ -129,7 +129,7 @@ Status CuDevice::allocate_shared(std::size_t bytes, std::unique_ptr<plugin::Buff
     Owner<DeviceMemoryTraits> guard(p);
     auto b = std::make_unique<CuBuffer>(ctx_, p, true, &allocations_);
     (void)guard.release();
-    allocations_.add(p, bytes);
+    allocations_.add(p, bytes, true);
     host = reinterpret_cast<void*>(static_cast<std::uintptr_t>(p));
     out = std::move(b);
     return Status::success();

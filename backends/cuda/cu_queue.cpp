@@ -50,6 +50,17 @@ Status CuQueue::copy_from_host(const void* src, plugin::Buffer& dst, std::size_t
                                std::size_t bytes, bool) noexcept {
   Status s = make_current(ctx_);
   if (!s.ok()) return s;
+  // Managed memory (the host side of Device::alloc_shared) as what it is: cuMemcpyHtoDAsync takes
+  // it for pageable memory and waits for the stream before copying (seen on the H100: a copy
+  // waiting so, while the core's order lock was held, kept another queue's host function from
+  // enqueueing the fill this stream waited for), where cuMemcpyAsync copies it in the stream's order
+  // without blocking; the core waits for a marker after it.
+  if (device_.allocations().managed(src, bytes)) {
+    const CUresult r =
+        cuMemcpyAsync(ptr_of(dst, dst_offset), static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(src)), bytes,
+                      stream_);
+    return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuMemcpyAsync");
+  }
   const CUresult r = cuMemcpyHtoDAsync(ptr_of(dst, dst_offset), src, bytes, stream_);
   return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuMemcpyHtoDAsync");
 }
@@ -58,6 +69,12 @@ Status CuQueue::copy_to_host(plugin::Buffer& src, std::size_t src_offset, void* 
                              std::size_t bytes, bool) noexcept {
   Status s = make_current(ctx_);
   if (!s.ok()) return s;
+  if (device_.allocations().managed(dst, bytes)) {  // as copy_from_host
+    const CUresult r =
+        cuMemcpyAsync(static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(dst)), ptr_of(src, src_offset), bytes,
+                      stream_);
+    return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuMemcpyAsync");
+  }
   const CUresult r = cuMemcpyDtoHAsync(dst, ptr_of(src, src_offset), bytes, stream_);
   return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuMemcpyDtoHAsync");
 }

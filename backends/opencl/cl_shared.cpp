@@ -156,8 +156,15 @@ Status ClDevice::allocate_shared(std::size_t bytes, std::unique_ptr<plugin::Buff
       return Status::failure(ErrorCategory::unsupported, "this device has no buffer SVM", "clSVMAlloc");
     const bool coarse = coarse_shared_;
     auto region = std::make_unique<SvmRegion>(SvmRegion{context_(), nullptr, nullptr});
-    region->pointer =
-        svm_api().alloc(context_(), CL_MEM_READ_WRITE | (coarse ? 0 : mem_svm_fine_grain_buffer), bytes, 0);
+    const cl_mem_flags flags = CL_MEM_READ_WRITE | (coarse ? 0 : mem_svm_fine_grain_buffer);
+    region->pointer = svm_api().alloc(context_(), flags, bytes, 0);
+    // NVIDIA's coarse-grained SVM refuses some sizes that are not a multiple of its page (H100,
+    // driver 580: 4084 and 16396 bytes, while 4, 28 and 4000012 were taken): the size rounded up to
+    // 4 KiB, then to 2 MiB, before saying the memory ran out. The buffer keeps the size asked for.
+    for (const std::size_t page : {std::size_t(4) << 10, std::size_t(2) << 20}) {
+      if (region->pointer || bytes > SIZE_MAX - page) break;
+      region->pointer = svm_api().alloc(context_(), flags, (bytes + page - 1) / page * page, 0);
+    }
     if (!region->pointer)
       return Status::failure(ErrorCategory::out_of_device_memory,
                              "clSVMAlloc could not allocate " + std::to_string(bytes) + " bytes of shared memory",
