@@ -237,15 +237,19 @@ class ClRegistration final : public plugin::HostAllocation {
 };
 }  // namespace
 
-// On CPU devices only. A GPU's OpenCL driver copies at pinned speed only from memory it allocated
-// itself (CL_MEM_ALLOC_HOST_PTR, as allocate_host does): a CL_MEM_USE_HOST_PTR buffer over the
-// application's memory is not measured to be fast there yet, so a GPU says unsupported.
+// On CPU devices only. On a GPU, OpenCL has no call that pins the application's memory where it
+// is: NVIDIA's driver (H100, driver 580, 2026-12-07) copies a CL_MEM_USE_HOST_PTR buffer over it
+// into device memory when the buffer is made (2.6 ms for 64 MiB, 25 GB/s) and copies from the
+// buffer then read that device copy (1,200 GB/s: a device-to-device copy), so it is a snapshot the
+// application's later writes never reach, not a registration; plain writes from the memory ran at
+// 54 GB/s against 54 GB/s from CL_MEM_ALLOC_HOST_PTR memory at 64 MiB (36 against 38 at 1 MiB).
+// So a GPU says unsupported, and copies from the memory as it is run at that pinned speed anyway.
 Status ClDevice::register_host(void* ptr, std::size_t, std::uint32_t&, std::unique_ptr<plugin::HostAllocation>& out) noexcept {
   return guarded("register_host", [&] {
     if (props_.type != DeviceType::cpu)
       return Status::failure(ErrorCategory::unsupported,
-                             "OpenCL registers host memory only on CPU devices for now; on a GPU it has not been shown "
-                             "to copy faster than the memory as it is",
+                             "OpenCL cannot pin the application's memory on a GPU (a CL_MEM_USE_HOST_PTR buffer is "
+                             "the driver's copy of it); copy from the memory as it is, or through Device::alloc_host",
                              "register_host");
     out = std::make_unique<ClRegistration>(ptr);
     return Status::success();

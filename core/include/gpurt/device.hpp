@@ -96,7 +96,8 @@ class Device {
   template <class T> HostBuffer<T> alloc_host(std::size_t count) const;
   // Shared memory for `count` elements of T (api-guide.md, "Shared memory"): a Buffer like
   // alloc's - views, kernels, copies, fills, graphs, the library - whose bytes the host also reaches
-  // through Buffer::host_data() (CUDA managed memory; OpenCL fine-grained buffer SVM). Contents
+  // through Buffer::host_data() (CUDA managed memory; OpenCL buffer SVM: where it is coarse-grained,
+  // as on NVIDIA's OpenCL, properties().shared_memory_after_finish says when the host may). Contents
   // undefined. Counted in memory_usage() like alloc's. Throws unsupported (naming the device) where
   // properties().shared_memory is false, and out_of_device_memory for more than the driver says is
   // free, before the driver sees the request (asking for more can hang an NVIDIA GPU).

@@ -84,7 +84,7 @@ void check_shared(DeviceState* d, std::size_t bytes, const char* call) {
     refuse(ErrorCategory::unsupported,
            d->selector + " (" + d->props.name +
                ") has no shared memory (properties().shared_memory is false: it needs CUDA managed memory or "
-               "OpenCL fine-grained buffer SVM); allocate with Device::alloc and copy, or use a device whose "
+               "OpenCL buffer SVM); allocate with Device::alloc and copy, or use a device whose "
                "properties().shared_memory is true");
   std::uint64_t free_bytes = 0, total = 0;
   bridge::Status s = d->impl->memory_usage(free_bytes, total);

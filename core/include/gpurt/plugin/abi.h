@@ -508,7 +508,7 @@ typedef struct gpurt_plugin_table {
 
   /* ---- 4.5: shared memory; optional ---- */
   /* `bytes` (> 0) of memory that kernels, copies and fills use as a buffer (*out) and the host reaches
-   * at *host, the same bytes (CUDA managed memory, OpenCL fine-grained SVM). The core has checked
+   * at *host, the same bytes (CUDA managed memory, OpenCL buffer SVM). The core has checked
    * the device's free memory. UNSUPPORTED where the device has none (GPURT_CAP_SHARED_MEMORY unset). */
   gpurt_result (*device_allocate_shared)(gpurt_device device, size_t bytes, gpurt_buffer* out, void** host,
                                          gpurt_status* status);
