@@ -340,6 +340,9 @@ class CuDevice final : public plugin::Device {
                       std::unique_ptr<plugin::Queue>& out) noexcept override;
   Status allocate(std::size_t bytes, std::unique_ptr<plugin::Buffer>& out) noexcept override;
   Status allocate_shared(std::size_t bytes, std::unique_ptr<plugin::Buffer>& out, void*& host) noexcept override;
+  // cuMemAdvise for managed memory; unsupported without concurrent managed access.
+  Status advise(plugin::Buffer& buffer, std::size_t offset, std::size_t bytes, std::uint32_t advice,
+                bool set) noexcept override;
   // cuMemHostRegister (portable; read-only pages registered read-only where the device allows).
   Status register_host(void* ptr, std::size_t bytes, std::uint32_t& flags,
                        std::unique_ptr<plugin::HostAllocation>& out) noexcept override;

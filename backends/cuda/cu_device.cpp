@@ -136,6 +136,36 @@ Status CuDevice::allocate_shared(std::size_t bytes, std::unique_ptr<plugin::Buff
   });
 }
 
+Status CuDevice::advise(plugin::Buffer& buffer, std::size_t offset, std::size_t bytes, std::uint32_t advice,
+                        bool set) noexcept {
+  if (!props_.shared_memory_concurrent)
+    return Status::failure(ErrorCategory::unsupported,
+                           "this device has no concurrent managed access, without which CUDA takes no access advice",
+                           "cuMemAdvise");
+  Status s = make_current(ctx_);
+  if (!s.ok()) return s;
+  CUmemLocation where{};
+  where.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  where.id = static_cast<int>(dev_);
+  CUmem_advise a = CU_MEM_ADVISE_SET_READ_MOSTLY;
+  switch (advice) {
+    case GPURT_ADVICE_READ_MOSTLY: a = set ? CU_MEM_ADVISE_SET_READ_MOSTLY : CU_MEM_ADVISE_UNSET_READ_MOSTLY; break;
+    case GPURT_ADVICE_PREFER_HOST:
+      where.type = CU_MEM_LOCATION_TYPE_HOST;
+      where.id = 0;
+      [[fallthrough]];
+    case GPURT_ADVICE_PREFER_DEVICE:  // one preferred location: either withdrawn removes it
+      a = set ? CU_MEM_ADVISE_SET_PREFERRED_LOCATION : CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION;
+      break;
+    case GPURT_ADVICE_ACCESSED_BY_DEVICE: a = set ? CU_MEM_ADVISE_SET_ACCESSED_BY : CU_MEM_ADVISE_UNSET_ACCESSED_BY; break;
+    default:
+      return Status::failure(ErrorCategory::invalid_argument, "unknown advice " + std::to_string(advice), "cuMemAdvise");
+  }
+  const CUdeviceptr p = static_cast<CuBuffer&>(buffer).ptr() + offset;
+  const CUresult r = cuMemAdvise(p, bytes, a, where);
+  return r == CUDA_SUCCESS ? Status::success() : fail(r, "cuMemAdvise");
+}
+
 Status CuDevice::register_host(void* ptr, std::size_t bytes, std::uint32_t& flags,
                                std::unique_ptr<plugin::HostAllocation>& out) noexcept {
   return guarded("cuMemHostRegister", [&] {

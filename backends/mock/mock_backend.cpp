@@ -527,6 +527,12 @@ class MockDevice final : public plugin::Device {
     if (s.ok()) host = static_cast<MockBuffer&>(*out).data();
     return s;
   }
+  // Takes every advice (its memory is the host's: nothing to move); checks the value as a plugin must.
+  Status advise(plugin::Buffer&, std::size_t, std::size_t, std::uint32_t advice, bool) noexcept override {
+    if (advice > GPURT_ADVICE_ACCESSED_BY_DEVICE)
+      return Status::failure(ErrorCategory::invalid_argument, "unknown advice", "mockAdvise");
+    return Status::success();
+  }
   // Fails as a pinned allocation does (GPURT_MOCK_OP_ALLOCATE_HOST); registers read-only what it is
   // asked to (flags unchanged).
   Status register_host(void* ptr, std::size_t, std::uint32_t&, std::unique_ptr<plugin::HostAllocation>& out) noexcept override {

@@ -326,3 +326,58 @@ TEST_CASE("types.hpp: after finish() of every queue that used it the host sees s
   f.q.finish();
   CHECK(std::vector<float>(c.host_data(), c.host_data() + 3) == std::vector<float>(3, 4.25f));
 }
+
+TEST_CASE("device.hpp: access advice is taken or reported as not taken, never changes results, and bad advice is invalid_argument", "[shared]") {
+  // device.hpp advise: "Returns true where the device took it, false where it has no such advice
+  // ... nothing changes then. Throws invalid_argument for a buffer that is not shared memory or of
+  // another device, and for an advice that is not one of MemoryAdvice's values. An empty view:
+  // nothing, true." And it is "never needed for correctness": kernels and the host read the same
+  // values under every advice, set and withdrawn, on views at odd offsets.
+  test::Fixture f;
+  GPURT_NEEDS(f.dev, test::Need::portable_dialect);
+  if (!shared_or_refused(f.dev)) GPURT_SKIP(f.dev.description() + " has no shared memory (refused as promised)");
+  const Kernel add = f.vector_add();
+  const std::size_t n = 262147, offset = 3, len = n - 7;
+  Buffer<float> a = f.dev.alloc_shared<float>(n), b = f.dev.alloc_shared<float>(n), c = f.dev.alloc_shared<float>(n);
+  std::vector<float> x = test::random_vector<float>(n), y = test::random_vector<float>(n);
+  std::copy(x.begin(), x.end(), a.host_data());
+  std::copy(y.begin(), y.end(), b.host_data());
+  const MemoryAdvice all[] = {MemoryAdvice::read_mostly, MemoryAdvice::prefer_device, MemoryAdvice::prefer_host,
+                              MemoryAdvice::accessed_by_device};
+  bool any_taken = false;
+  for (const MemoryAdvice advice : all) {
+    INFO(to_string(advice));
+    const bool taken = f.dev.advise(a.view(offset, len), advice);
+    any_taken = any_taken || taken;
+    // Where the device is CUDA with concurrent managed access, the advice is taken.
+    if (f.dev.backend() == "cuda" && f.dev.properties().shared_memory_concurrent) CHECK(taken);
+    if (f.dev.backend() == "opencl") CHECK_FALSE(taken);
+    CHECK(f.dev.advise(b, advice) == taken);
+    f.q.launch(add, LaunchConfig::cover(Dim3(len), Dim3(64)), a.view(offset, len), b.view(offset, len),
+               c.view(offset, len), static_cast<std::uint64_t>(len));
+    f.q.finish();
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < len; ++i) wrong += c.host_data()[offset + i] != x[offset + i] + y[offset + i];
+    CHECK(wrong == 0);
+    CHECK(f.dev.advise(a.view(offset, len), advice, false) == taken);  // withdrawn
+    CHECK(f.dev.advise(b, advice, false) == taken);
+  }
+  INFO("some advice taken: " << any_taken);
+  CHECK(f.dev.advise(a.view(5, 0), MemoryAdvice::read_mostly));  // empty: nothing, true
+  GPURT_REQUIRE_ERROR(f.dev.advise(a, static_cast<MemoryAdvice>(99)), ErrorCategory::invalid_argument,
+                      "not a gpurt::MemoryAdvice");
+  Buffer<float> plain = f.dev.alloc<float>(16);
+  GPURT_REQUIRE_ERROR(f.dev.advise(plain, MemoryAdvice::read_mostly), ErrorCategory::invalid_argument,
+                      "not shared memory");
+  GPURT_REQUIRE_ERROR(f.dev.advise(Buffer<float>(), MemoryAdvice::read_mostly), ErrorCategory::invalid_argument, "");
+  for (const Device& other : devices()) {
+    if (other == f.dev || !other.properties().shared_memory) continue;
+    GPURT_REQUIRE_ERROR(other.advise(a, MemoryAdvice::read_mostly), ErrorCategory::invalid_argument, "not of this device");
+    break;
+  }
+  // Still usable: the host writes, a fill, the host reads.
+  a.host_data()[0] = 1.5f;
+  f.q.fill(a.view(1, 2), 2.5f);
+  f.q.finish();
+  CHECK(std::vector<float>(a.host_data(), a.host_data() + 3) == std::vector<float>{1.5f, 2.5f, 2.5f});
+}

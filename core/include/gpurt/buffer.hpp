@@ -26,6 +26,8 @@ std::shared_ptr<Allocation> allocate_shared(const Device& device, std::size_t co
 // Where the host reaches byte `offset_bytes` of shared memory; invalid_argument for other memory.
 void* shared_host(const Allocation* a, std::size_t offset_bytes);
 bool is_shared(const Allocation* a) noexcept;
+bool advise(const Device& device, const Allocation* a, std::size_t offset_bytes, std::size_t bytes,
+            MemoryAdvice advice, bool set);
 std::shared_ptr<HostAllocationState> allocate_host(const Device& device, std::size_t count,
                                                    std::size_t elem_size, void** data);
 std::shared_ptr<HostAllocationState> register_host(const Device& device, void* ptr, std::size_t count,
@@ -197,6 +199,11 @@ HostBuffer<const T> Device::register_host(const T* ptr, std::size_t count) const
 template <class T>
 Buffer<T> Device::alloc_shared(std::size_t count) const {
   return detail::Access::make<Buffer<T>>(detail::allocate_shared(*this, count, sizeof(T)), std::size_t{0}, count);
+}
+template <class T>
+bool Device::advise(const Buffer<T>& view, MemoryAdvice advice, bool set) const {
+  return detail::advise(*this, detail::Access::allocation(view, "Device::advise"), view.offset_bytes(),
+                        view.size_bytes(), advice, set);
 }
 template <class T>
 HostBuffer<T> Device::alloc_host(std::size_t count) const {

@@ -102,6 +102,14 @@ class Device {
   // properties().shared_memory is false, and out_of_device_memory for more than the driver says is
   // free, before the driver sees the request (asking for more can hang an NVIDIA GPU).
   template <class T> Buffer<T> alloc_shared(std::size_t count) const;
+  // Access advice for the bytes of `view`, shared memory of this device (api-guide.md, "Shared
+  // memory"): set (or, with set false, withdrawn) for the range from now on, for every queue; not
+  // ordered on any queue and never needed for correctness (CUDA cuMemAdvise; prefer_device and
+  // prefer_host replace each other). Returns true where the device took it, false where it has no
+  // such advice (OpenCL, CUDA without concurrent managed access): nothing changes then. Throws
+  // invalid_argument for a buffer that is not shared memory or of another device, and for an advice
+  // that is not one of MemoryAdvice's values. An empty view: nothing, true.
+  template <class T> bool advise(const Buffer<T>& view, MemoryAdvice advice, bool set = true) const;
   // Registered host memory (api-guide.md, "Registered host memory"): pins the application's own
   // `count` elements at `ptr` (a std::vector's data(), say) in place and returns a HostBuffer over
   // them - no copy, the memory stays the application's. While any handle to it lives, every copy

@@ -162,6 +162,18 @@ enum class FloatMath {
 };
 const char* to_string(FloatMath m) noexcept;
 
+// Access advice for shared memory (Device::advise; api-guide.md, "Shared memory"): hints about how
+// a range will be used, which change how fast, never what, work computes. CUDA: cuMemAdvise.
+enum class MemoryAdvice {
+  read_mostly,         // mostly read: each processor that reads it may keep a copy of its own
+                       // (CU_MEM_ADVISE_SET_READ_MOSTLY); a write drops the copies
+  prefer_device,       // keep it in the device's memory (CU_MEM_ADVISE_SET_PREFERRED_LOCATION)
+  prefer_host,         // keep it in host memory, the device reaching it there
+  accessed_by_device,  // the device will use it: keep it mapped for the device wherever it lies,
+                       // so a first access faults nothing (CU_MEM_ADVISE_SET_ACCESSED_BY)
+};
+const char* to_string(MemoryAdvice a) noexcept;
+
 struct DeviceProperties {
   std::string backend;         // "cuda" or "opencl"
   std::size_t index = 0;       // position within the backend's device list (selector "backend:index")

@@ -9,6 +9,7 @@
 
 #include "api/format.hpp"
 #include "gpurt/buffer.hpp"
+#include "gpurt/plugin/abi.h"
 #include "gpurt/program.hpp"
 #include "gpurt/queue.hpp"
 #include "model/host_ranges.hpp"
@@ -191,6 +192,37 @@ void* shared_host(const Allocation* a, std::size_t offset_bytes) {
 }
 
 bool is_shared(const Allocation* a) noexcept { return a->host != nullptr; }
+
+// Access advice (device.hpp): checked here, taken (or not) by the backend.
+bool advise(const Device& device, const Allocation* a, std::size_t offset, std::size_t bytes, MemoryAdvice advice,
+            bool set) {
+  constexpr const char* call = "Device::advise";
+  DeviceState* d = checked_device(device, call);
+  if (!a) throw_empty_handle("Buffer", call);
+  if (a->device != d)
+    invalid("the buffer is of " + a->device->description + ", not of this device; advise its own device", call, d);
+  if (a->bytes > 0 && !a->host)
+    invalid("the buffer is not shared memory (Device::alloc or Queue::alloc, not Device::alloc_shared): advice is for "
+            "shared memory only",
+            call, d);
+  std::uint32_t native = 0;
+  switch (advice) {
+    case MemoryAdvice::read_mostly: native = GPURT_ADVICE_READ_MOSTLY; break;
+    case MemoryAdvice::prefer_device: native = GPURT_ADVICE_PREFER_DEVICE; break;
+    case MemoryAdvice::prefer_host: native = GPURT_ADVICE_PREFER_HOST; break;
+    case MemoryAdvice::accessed_by_device: native = GPURT_ADVICE_ACCESSED_BY_DEVICE; break;
+    default:
+      invalid("advice " + std::to_string(static_cast<long long>(advice)) +
+                  " is not a gpurt::MemoryAdvice (read_mostly, prefer_device, prefer_host, accessed_by_device)",
+              call, d);
+  }
+  check_range(a, offset, bytes, call);
+  if (bytes == 0) return true;
+  const bridge::Status s = d->impl->advise(*a->impl, offset, bytes, native, set);
+  if (!s.ok() && s.category == ErrorCategory::unsupported) return false;  // no such advice here: not taken
+  check(s, d);
+  return true;
+}
 
 std::shared_ptr<HostAllocationState> allocate_host(const Device& device, std::size_t count,
                                                    std::size_t elem_size, void** data) {

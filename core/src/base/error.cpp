@@ -70,6 +70,16 @@ const char* to_string(FloatMath m) noexcept {
   return "unknown";
 }
 
+const char* to_string(MemoryAdvice a) noexcept {
+  switch (a) {
+    case MemoryAdvice::read_mostly: return "read_mostly";
+    case MemoryAdvice::prefer_device: return "prefer_device";
+    case MemoryAdvice::prefer_host: return "prefer_host";
+    case MemoryAdvice::accessed_by_device: return "accessed_by_device";
+  }
+  return "unknown";
+}
+
 const char* to_string(SourceLanguage l) noexcept {
   switch (l) {
     case SourceLanguage::portable: return "gpurt portable";

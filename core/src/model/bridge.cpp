@@ -279,6 +279,12 @@ Status Device::create_queue(const QueueOptions& options, std::unique_ptr<Queue>&
   return s;
 }
 
+Status Device::advise(Buffer& buffer, std::size_t offset, std::size_t bytes, std::uint32_t advice, bool set) noexcept {
+  if (!t_->device_advise)
+    return Status::failure(ErrorCategory::unsupported, "the plugin has no access advice", "device_advise");
+  return call([&](gpurt_status* st) { return t_->device_advise(h_, buffer.handle(), offset, bytes, advice, set ? 1 : 0, st); });
+}
+
 Status Device::allocate_shared(std::size_t bytes, std::unique_ptr<Buffer>& out, void*& host) noexcept {
   if (!t_->device_allocate_shared)
     return Status::failure(ErrorCategory::unsupported, "the plugin has no shared memory", "device_allocate_shared");

@@ -311,6 +311,8 @@ class Device {
   Status create_queue(const QueueOptions& options, std::unique_ptr<Queue>& out) noexcept;
   Status allocate(std::size_t bytes, std::unique_ptr<Buffer>& out) noexcept;
   Status allocate_shared(std::size_t bytes, std::unique_ptr<Buffer>& out, void*& host) noexcept;
+  // GPURT_ADVICE_* for part of a shared buffer; unsupported where the plugin has no device_advise.
+  Status advise(Buffer& buffer, std::size_t offset, std::size_t bytes, std::uint32_t advice, bool set) noexcept;
   Status allocate_host(std::size_t bytes, std::unique_ptr<HostAllocation>& out) noexcept;
   // read_only: in, the application's memory is const; out, the device may only read it.
   Status register_host(void* ptr, std::size_t bytes, bool& read_only, std::unique_ptr<HostAllocation>& out) noexcept;

@@ -160,6 +160,12 @@ typedef int32_t gpurt_language; /* gpurt::SourceLanguage */
  * (the plugin maps it there: OpenCL coarse-grained SVM), not after an event's wait alone */
 #define GPURT_CAP_SHARED_AFTER_FINISH (1u << 10)
 
+/* device_advise's advice (4.7; gpurt::MemoryAdvice). */
+#define GPURT_ADVICE_READ_MOSTLY 0u
+#define GPURT_ADVICE_PREFER_DEVICE 1u
+#define GPURT_ADVICE_PREFER_HOST 2u
+#define GPURT_ADVICE_ACCESSED_BY_DEVICE 3u
+
 /* device_register_host_flags's flags (4.6). */
 #define GPURT_HOST_REGISTER_READ_ONLY (1u << 0) /* the device only reads the memory */
 
@@ -531,6 +537,14 @@ typedef struct gpurt_plugin_table {
   /* ---- 4.6: registration flags; optional ---- */
   gpurt_result (*device_register_host_flags)(gpurt_device device, void* ptr, size_t bytes, uint32_t flags,
                                              gpurt_host_memory* out, uint32_t* registered, gpurt_status* status);
+
+  /* ---- 4.7: access advice for shared memory; optional ---- */
+  /* Sets (set 1) or withdraws (set 0) GPURT_ADVICE_* `advice` for [offset, offset + bytes) of a
+   * shared buffer (device_allocate_shared's) of this device, for every queue from now on; not
+   * ordered on a queue. The core has checked the buffer, the range (bytes > 0) and the advice.
+   * UNSUPPORTED, or NULL: the device has no such advice (the core then reports it as not taken). */
+  gpurt_result (*device_advise)(gpurt_device device, gpurt_buffer buffer, size_t offset, size_t bytes,
+                                uint32_t advice, int32_t set, gpurt_status* status);
 } gpurt_plugin_table;
 
 /* Stores the plugin's install hint (a string literal) in the ELF section ".gpurt_install_hint" as

@@ -305,6 +305,12 @@ class Device {
     (void)bytes, (void)out, (void)host;
     return unsupported("shared memory");
   }
+  // GPURT_ADVICE_* `advice` set or withdrawn for part of a shared buffer
+  // (gpurt_plugin_table::device_advise, ABI 4.7). Unsupported unless overridden.
+  virtual Status advise(Buffer& buffer, std::size_t offset, std::size_t bytes, std::uint32_t advice, bool set) noexcept {
+    (void)buffer, (void)offset, (void)bytes, (void)advice, (void)set;
+    return unsupported("access advice");
+  }
   virtual Status build(const ProgramSource& source, const std::vector<std::string>& options,
                        std::unique_ptr<Program>& out) noexcept = 0;
   // Unsupported unless overridden.
@@ -631,6 +637,12 @@ struct TableOf {
       Status s = cxx_detail::object<Device>(d)->allocate(bytes, b);
       if (s.ok()) *out = cxx_detail::handle<gpurt_buffer>(b.release());
       return s;
+    });
+  }
+  static gpurt_result advise(gpurt_device d, gpurt_buffer b, std::size_t offset, std::size_t bytes,
+                             std::uint32_t advice, std::int32_t set, gpurt_status* st) {
+    return cxx_detail::run("advise", st, [&] {
+      return cxx_detail::object<Device>(d)->advise(*cxx_detail::object<Buffer>(b), offset, bytes, advice, set != 0);
     });
   }
   static gpurt_result allocate_shared(gpurt_device d, std::size_t bytes, gpurt_buffer* out, void** host,
@@ -1011,7 +1023,7 @@ struct TableOf {
         &event_query, &elapsed_ms, &event_release, &native_handle, &device_import, &import_device,
         &peer_access, &copy_peer, &graph_create, &graph_set_args, &replay, &graph_release, &record_again,
         &wait_gate, &open_gate, &allocate_shared, &prefetch, &register_host,
-        &register_host_flags};
+        &register_host_flags, &advise};
     return &t;
   }
 };
